@@ -1,0 +1,51 @@
+"""Shared fixtures: an isolated home for every test, and the tiny model and tokenizer built in code."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")
+os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+os.environ.setdefault("DISABLE_TQDM", "1")
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """No test reads or writes the user's ~/.whileai or platform keys."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("WHILEAI_HOME", str(home / ".whileai"))
+    for name in ("WHILEAI_API_KEY", "WHILEAI_DELEGATED_CREDENTIAL", "WHILEAI_API_URL"):
+        monkeypatch.delenv(name, raising=False)
+    return home
+
+
+@pytest.fixture(scope="session")
+def tiny_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny Qwen2-shaped model and BPE tokenizer, saved once per session (loadable by subprocesses)."""
+    from whileai_train.tiny import save_tiny
+
+    return save_tiny(tmp_path_factory.mktemp("tiny"))
+
+
+@pytest.fixture()
+def tiny_tokenizer(tiny_dir: Path) -> Any:
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(tiny_dir)
+
+
+@pytest.fixture()
+def tiny_model(tiny_dir: Path) -> Any:
+    """A fresh copy of the tiny model for each test (training mutates it)."""
+    from transformers import AutoModelForCausalLM
+
+    return AutoModelForCausalLM.from_pretrained(tiny_dir)

@@ -1,0 +1,99 @@
+"""The exception tree. Every message names the cause and the fix.
+
+    WhileAIError                      base of everything this library raises on purpose
+    ├── ConfigError (ValueError)      a constructor or call got arguments that cannot work together
+    ├── InputError (ValueError)       the input as a whole is unusable: empty, unreadable, truncated file
+    │   └── RowError                  one row is wrong; carries .index (0-based) and .field
+    │       └── ToolArgumentsError    a tool call's arguments are not a JSON object
+    ├── ChatTemplateError (ValueError)  the tokenizer's chat template cannot render what the export needs
+    ├── ExportRefusedError            an export would train something it must not; nothing was written
+    │   └── PrivilegedLeakError       a reply quotes its own privileged context (.rows names them)
+    ├── LabelError (ValueError)       attach_labels: keys name no row, or one key names two rows
+    ├── PublishGateError              publish_gate refuses the set (ungraded, no mixed group, ...)
+    └── RunError                      a run cannot be opened as asked (bad url, bad key format, ...)
+
+Logging failures are never raised into a training loop: the sender warns and spools instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+__all__ = [
+    "ChatTemplateError",
+    "ConfigError",
+    "ExportRefusedError",
+    "InputError",
+    "LabelError",
+    "PrivilegedLeakError",
+    "PublishGateError",
+    "RowError",
+    "RunError",
+    "ToolArgumentsError",
+    "WhileAIError",
+]
+
+
+class WhileAIError(Exception):
+    """Base class of every error whileai_train raises on purpose."""
+
+
+class ConfigError(WhileAIError, ValueError):
+    """Arguments that cannot work together; raised at construction, with the fix."""
+
+
+class InputError(WhileAIError, ValueError):
+    """The input as a whole is unusable (empty, unreadable, truncated)."""
+
+
+class RowError(InputError):
+    """One row is wrong. `index` is the 0-based row number, `field` the key at fault."""
+
+    def __init__(self, index: int | None, field: str | None, problem: str, fix: str) -> None:
+        self.index = index
+        self.field = field
+        self.problem = problem
+        self.fix = fix
+        where = []
+        if index is not None:
+            where.append(f"row {index}")
+        if field:
+            where.append(f"field {field!r}")
+        prefix = (", ".join(where) + ": ") if where else ""
+        super().__init__(f"{prefix}{problem}. Fix: {fix}")
+
+
+class ToolArgumentsError(RowError):
+    """A tool call's `arguments` is not a JSON object (dict, or a string holding one)."""
+
+
+class ChatTemplateError(WhileAIError, ValueError):
+    """The tokenizer's chat template cannot render what the export needs."""
+
+
+class ExportRefusedError(WhileAIError):
+    """The export would train something it must not; nothing was written."""
+
+    def __init__(self, message: str, rows: Sequence[int] = ()) -> None:
+        self.rows = list(rows)
+        super().__init__(message)
+
+
+class PrivilegedLeakError(ExportRefusedError):
+    """A reply quotes its own privileged context (privileged_leak); `rows` names them."""
+
+
+class LabelError(WhileAIError, ValueError):
+    """attach_labels: no key names a row, or one key names two rows."""
+
+
+class PublishGateError(WhileAIError):
+    """publish_gate refuses the set; `report` holds the gate report that refused it."""
+
+    def __init__(self, message: str, report: object | None = None) -> None:
+        self.report = report
+        super().__init__(message)
+
+
+class RunError(WhileAIError):
+    """A run cannot be opened as asked. Never raised from inside a training step."""
