@@ -1,0 +1,47 @@
+"""The percentile bootstrap over tasks (Efron & Tibshirani 1993), seeded and vectorised.
+
+The resampled unit is the task: rows of one task are repeats of one situation, not independent
+draws, so resampling rows would make intervals too narrow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+__all__ = ["DEFAULT_CONFIDENCE", "DEFAULT_DRAWS", "bootstrap_mean_ci", "bootstrap_means"]
+
+DEFAULT_DRAWS = 2000  # product text: "the percentile bootstrap over tasks (2000 draws, seeded)"
+DEFAULT_CONFIDENCE = 0.95
+_CELLS_PER_CHUNK = 20_000_000  # bound the (draws x tasks) index matrix to ~160 MB of int64
+
+
+def bootstrap_means(task_values: Sequence[float] | np.ndarray, *, draws: int = DEFAULT_DRAWS,
+                    seed: int = 0) -> np.ndarray:
+    """`draws` bootstrap replicates of the mean of `task_values` (one value per task)."""
+    values = np.asarray(task_values, dtype=float)
+    n = len(values)
+    if n == 0:
+        return np.zeros(0)
+    rng = np.random.default_rng(seed)
+    out = np.empty(draws)
+    chunk = max(1, _CELLS_PER_CHUNK // n)
+    for start in range(0, draws, chunk):
+        size = min(chunk, draws - start)
+        out[start:start + size] = values[rng.integers(0, n, size=(size, n))].mean(axis=1)
+    return out
+
+
+def bootstrap_mean_ci(task_values: Sequence[float] | np.ndarray, *, draws: int = DEFAULT_DRAWS, seed: int = 0,
+                      confidence: float = DEFAULT_CONFIDENCE) -> tuple[float, float] | None:
+    """Percentile interval of the mean over tasks; None with no task, a point with one."""
+    values = np.asarray(task_values, dtype=float)
+    if len(values) == 0:
+        return None
+    if len(values) == 1:
+        return (float(values[0]), float(values[0]))
+    replicates = bootstrap_means(values, draws=draws, seed=seed)
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.quantile(replicates, [tail, 1.0 - tail])
+    return (float(low), float(high))
