@@ -1,0 +1,80 @@
+"""ExportReport: what an export wrote, what it trained, what it cut or dropped, and why."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+__all__ = ["ExportReport", "ToolCallRoundtrip"]
+
+
+class ToolCallRoundtrip(BaseModel):
+    """How the tool-call arguments were encoded and checked; `invalid: 0` vouches for `encoding` only."""
+
+    checked: int = 0
+    invalid: int = 0
+    encoding: Literal["dict", "json_string"] = "dict"
+    rendered: bool = False  # True when checked against the tokenizer's chat template, not only by JSON
+
+
+class ExportReport(BaseModel):
+    """The report of one export. Keys follow the product text; `str()` reads it out for a person."""
+
+    kind: Literal["sft", "preference", "prompts"] = "sft"
+    n: int = 0
+    format: Literal["openai", "trl"] = "openai"
+    mask_mode: Literal["assistant", "final"] | None = None
+    unrolled: bool = False
+    trained_messages: int = 0
+    masked_messages: int = 0
+    tool_output_truncated: int = 0
+    tool_output_chars_cut: int = 0
+    tool_call_roundtrip: ToolCallRoundtrip = Field(default_factory=ToolCallRoundtrip)
+    privileged_leaks: list[int] = Field(default_factory=list)
+    dropped: dict[str, int] = Field(default_factory=dict)
+    warnings: list[str] = Field(default_factory=list)
+    path: str | None = None
+    n_written: int = 0
+    trl_turns_cut: int = 0
+    max_length: int | None = None
+    too_long: int = 0
+    trainer_config: dict[str, object] = Field(default_factory=dict)
+
+    def drop(self, reason: str, count: int = 1) -> None:
+        self.dropped[reason] = self.dropped.get(reason, 0) + count
+
+    @property
+    def ok(self) -> bool:
+        """Something was written and nothing needs a person's attention."""
+        return self.n_written > 0 and not self.warnings and not self.privileged_leaks and not self.too_long
+
+    def __str__(self) -> str:
+        where = f" to {self.path}" if self.path else ""
+        verdict = "ok" if self.ok else ("NOTHING WRITTEN" if self.n_written == 0 else "check the warnings")
+        what = {"sft": "training", "preference": "preference", "prompts": "prompt"}[self.kind]
+        mode = f", mask_mode={self.mask_mode}" if self.mask_mode else ""
+        lines = [f"export {verdict}: {self.n_written} {what} rows from {self.n} input rows{where} "
+                 f"(format={self.format}{mode}{', unrolled' if self.unrolled else ''})"]
+        if self.kind == "sft":
+            lines.append(f"  messages trained {self.trained_messages}, masked {self.masked_messages}")
+        if self.kind == "preference":
+            lines.append(f"  pairs that lost later turns (trl_turns_cut) {self.trl_turns_cut}")
+        if self.tool_output_truncated:
+            lines.append(f"  tool outputs capped {self.tool_output_truncated} ({self.tool_output_chars_cut} chars cut)")
+        rt = self.tool_call_roundtrip
+        how = "rendered with the chat template" if rt.rendered else "JSON round trip"
+        lines.append(f"  tool-call arguments as {rt.encoding}: {rt.checked} checked ({how}), {rt.invalid} invalid")
+        if self.dropped:
+            lines.append("  dropped: " + ", ".join(f"{reason} {count}" for reason, count in sorted(self.dropped.items())))
+        if self.max_length is not None:
+            lines.append(f"  rows over max_length={self.max_length} tokens: {self.too_long}")
+        if self.privileged_leaks:
+            shown = ", ".join(str(i) for i in self.privileged_leaks[:10])
+            lines.append(f"  privileged_leak in rows {shown}{' ...' if len(self.privileged_leaks) > 10 else ''}")
+        for warning in self.warnings:
+            lines.append(f"  warning: {warning}")
+        if self.trainer_config:
+            settings = ", ".join(f"{key}={value!r}" for key, value in self.trainer_config.items())
+            lines.append(f"  train with: {settings}")
+        return "\n".join(lines)

@@ -1,0 +1,230 @@
+"""SFT export: rows TRL 1.16 trains exactly as the mask says, or the OpenAI wire rows with a loss_mask.
+
+* ``format="openai"``: the whole conversation in ``messages`` (arguments as JSON strings), the ask as
+  ``prompt``, and ``loss_mask`` (one 0/1 per message: 1 on the agent's turns).
+* ``format="trl"``: ``mask_mode="assistant"`` writes ``messages`` rows (train with
+  ``SFTConfig(assistant_only_loss=True)``; without it TRL trains every token); ``mask_mode="final"`` and
+  ``unroll=True`` write conversational ``prompt``/``completion`` rows, which TRL trains on the completion
+  only by default. No TRL row carries a ``prompt`` string (the ask survives as ``prompt_text``), and every
+  row of one export has the same keys, so TRL reads all of them as conversational (FACTS.md).
+
+``unroll=True`` turns an N-turn conversation into N samples, the k-th ending at the k-th agent turn with
+loss on that turn only, so each turn trains once with the context it had (Lambert 2025, RLHF book,
+chapter "Tool Use"). Turns after the last agent turn (a trailing tool result) are never trained.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from whileai_train.errors import PrivilegedLeakError
+from whileai_train.exporters.defaults import TRL_MAX_LENGTH
+from whileai_train.exporters.jsonl import atomic_jsonl, dumps
+from whileai_train.exporters.leaks import quotes_privileged
+from whileai_train.exporters.options import check_common, check_training, default_path
+from whileai_train.exporters.report import ExportReport
+from whileai_train.exporters.shape import Shaped, check_arguments, encode_messages, iter_input, shape_row
+from whileai_train.exporters.template import TemplateCheck
+from whileai_train.rows import reward_of, task_key
+
+__all__ = ["export_dataset", "export_training", "training_rows"]
+
+_NOTES = {
+    "system_replaced": "rows whose own system turn was replaced by system_prompt=",
+    "extra_system_dropped": "rows with more than one system turn: only the first was kept",
+    "empty_agent_turn_removed": "empty agent turns (no text, no tool call) removed",
+    "trailing_turns_cut": "rows ending after the agent's last turn (a tool result or an unanswered user turn): "
+                          "those turns were cut, never trained",
+    "agent_turn_without_context": "agent turns with nothing before them skipped (a prompt/completion row needs "
+                                  "a prompt)",
+}
+
+
+class _Export:
+    """One pass over the rows: shapes, checks and counts; yields the rows to write."""
+
+    def __init__(self, *, format: str, mask_mode: str, unroll: bool, max_tool_output_chars: int | None,
+                 system_prompt: str | None, tools: list[Any] | None, tokenizer: Any, max_length: int | None,
+                 validate: bool) -> None:
+        check_common(format=format, max_tool_output_chars=max_tool_output_chars, system_prompt=system_prompt,
+                     tools=tools, max_length=max_length)
+        check_training(mask_mode=mask_mode, unroll=unroll)
+        self.format, self.mask_mode, self.unroll = format, mask_mode, unroll
+        self.cap, self.system_prompt, self.tools, self.validate = max_tool_output_chars, system_prompt, tools, validate
+        self.template = TemplateCheck(tokenizer, max_length or TRL_MAX_LENGTH) if tokenizer is not None else None
+        # the encoding the TRL rows carry: the template's when we have one, else dict (Qwen2.5, Llama 3.1, gpt-oss)
+        encoding = "json_string" if format == "openai" else (self.template.encoding if self.template else "dict")
+        self.report = ExportReport(kind="sft", format=format, mask_mode=mask_mode, unrolled=unroll)
+        self.report.tool_call_roundtrip.encoding = encoding  # type: ignore[assignment]
+        self.report.tool_call_roundtrip.rendered = self.template is not None
+        if self.template is not None:
+            self.report.max_length = self.template.max_length
+        self.notes: dict[str, int] = {}
+
+    def rows(self, source: Any) -> Iterator[dict[str, Any]]:
+        report = self.report
+        for index, row in enumerate(iter_input(source)):
+            report.n += 1
+            if isinstance(row, dict) and "reward" in row:
+                reward_of(row, index)  # a reward of the wrong type is bad input, named here
+            shaped = shape_row(row, index, system_prompt=self.system_prompt, max_tool_output_chars=self.cap,
+                               tools=self.tools)
+            for key, count in shaped.notes.items():
+                self.notes[key] = self.notes.get(key, 0) + count
+            if not shaped.agent:
+                report.drop("no_assistant_turn")
+                continue
+            checked, invalid = check_arguments(shaped)
+            report.tool_call_roundtrip.checked += checked
+            report.tool_call_roundtrip.invalid += invalid
+            if isinstance(row, dict) and row.get("privileged") is not None and quotes_privileged(
+                    shaped.messages[: shaped.agent[-1] + 1], row["privileged"]):
+                report.privileged_leaks.append(index)
+            report.tool_output_truncated += shaped.outputs_capped  # once per source row, also under unroll
+            report.tool_output_chars_cut += shaped.chars_cut
+            if len(shaped.messages) > shaped.agent[-1] + 1 and (self.format == "trl" or self.unroll):
+                self.notes["trailing_turns_cut"] = self.notes.get("trailing_turns_cut", 0) + 1
+            longest: tuple[list[dict[str, Any]], str] | None = None
+            for out, internal in self._samples(shaped):
+                if self.template is not None:
+                    rendered = encode_messages(internal, self.template.encoding)
+                    over, text = self.template.too_long(rendered, shaped.tools, index)
+                    report.too_long += int(over)
+                    longest = (rendered, text)
+                report.n_written += 1
+                yield out
+            if longest is not None and self.format == "trl":
+                calls, missing = self.template.missing_arguments(*longest)  # type: ignore[union-attr]
+                report.tool_call_roundtrip.invalid += missing
+
+    def _samples(self, shaped: Shaped) -> Iterator[tuple[dict[str, Any], list[dict[str, Any]]]]:
+        messages, agent, report = shaped.messages, shaped.agent, self.report
+        last = agent[-1]
+        if self.format == "openai":
+            wire = encode_messages(messages, "json_string")
+            extra = shaped.metadata()
+            extra["prompt"] = shaped.ask
+            if shaped.tools is not None:
+                extra["tools"] = shaped.tools
+            if self.cap is not None:
+                extra["tool_output_chars_cut"] = shaped.chars_cut
+            if self.unroll:
+                for step, k in enumerate(agent):
+                    mask = [0] * (k + 1)
+                    mask[k] = 1
+                    report.trained_messages += 1
+                    report.masked_messages += k
+                    yield {"messages": wire[: k + 1], "loss_mask": mask, **extra, "unroll_step": step,
+                           "unroll_turns": len(agent)}, messages[: k + 1]
+                return
+            if self.mask_mode == "final":
+                mask = [0] * len(messages)
+                mask[last] = 1
+            else:
+                mask = [1 if m["role"] == "assistant" else 0 for m in messages]
+            trained = sum(mask)
+            report.trained_messages += trained
+            report.masked_messages += len(mask) - trained
+            yield {"messages": wire, "loss_mask": mask, **extra}, messages
+            return
+        kept = encode_messages(messages[: last + 1], report.tool_call_roundtrip.encoding)
+        extra = {"prompt_text": shaped.ask, "task": task_key(shaped.row),
+                 "tools": dumps(shaped.tools) if shaped.tools is not None else None}
+        if self.mask_mode == "assistant" and not self.unroll:
+            report.trained_messages += len(agent)
+            report.masked_messages += len(kept) - len(agent)
+            yield {"messages": kept, **extra}, messages[: last + 1]
+            return
+        for k in (agent if self.unroll else [last]):
+            if k == 0:
+                self.notes["agent_turn_without_context"] = self.notes.get("agent_turn_without_context", 0) + 1
+                continue
+            report.trained_messages += 1
+            report.masked_messages += k
+            yield {"prompt": kept[:k], "completion": [kept[k]], **extra}, messages[: k + 1]
+
+    def finish(self, path: str | None) -> ExportReport:
+        report = self.report
+        report.path = path
+        for key, count in sorted(self.notes.items()):
+            report.warnings.append(f"{count} {_NOTES[key]}")
+        if report.dropped.get("no_assistant_turn"):
+            report.warnings.append(f"{report.dropped['no_assistant_turn']} rows had no agent turn and were dropped "
+                                   "(TRL refuses a whole set with assistant_only_loss when one row has none)")
+        if report.too_long:
+            report.warnings.append(f"{report.too_long} rows are longer than max_length={report.max_length} tokens: "
+                                   "TRL truncates them and silently drops any left with no trained token")
+        if report.tool_call_roundtrip.invalid:
+            report.warnings.append(f"{report.tool_call_roundtrip.invalid} tool calls did not survive the arguments "
+                                   "round trip (see tool_call_roundtrip)")
+        if report.privileged_leaks and not self.validate:
+            report.warnings.append(f"{len(report.privileged_leaks)} rows quote their own privileged context and "
+                                   "were written anyway (validate=False)")
+        if self.format == "trl":
+            report.trainer_config = ({"assistant_only_loss": True} if self.mask_mode == "assistant" and not self.unroll
+                                     else {"completion_only_loss": True})
+            if report.max_length is not None:
+                report.trainer_config["max_length"] = report.max_length
+        return report
+
+    def refuse_leaks(self) -> None:
+        leaks = self.report.privileged_leaks
+        if leaks and self.validate:
+            shown = ", ".join(str(i) for i in leaks[:20]) + (" ..." if len(leaks) > 20 else "")
+            raise PrivilegedLeakError(
+                f"privileged_leak: {len(leaks)} rows quote their own privileged context in a reply (rows {shown}); "
+                "nothing was written. Fix: drop the rows leak_report() names, or pass validate=False", rows=leaks)
+
+
+def training_rows(rows: Any, *, format: str = "openai", mask_mode: str = "assistant", unroll: bool = False,
+                  max_tool_output_chars: int | None = None, system_prompt: str | None = None,
+                  tools: list[Any] | None = None, tokenizer: Any = None, validate: bool = True,
+                  max_length: int | None = None) -> tuple[list[dict[str, Any]], ExportReport]:
+    """The rows `export_dataset` would write, and its report; writes nothing."""
+    export = _Export(format=format, mask_mode=mask_mode, unroll=unroll, max_tool_output_chars=max_tool_output_chars,
+                     system_prompt=system_prompt, tools=tools, tokenizer=tokenizer, max_length=max_length,
+                     validate=validate)
+    out = list(export.rows(rows))
+    export.refuse_leaks()
+    return out, export.finish(None)
+
+
+def export_dataset(rows: Any, path: Any = None, *, format: str = "openai", mask_mode: str = "assistant",
+                   unroll: bool = False, max_tool_output_chars: int | None = None, system_prompt: str | None = None,
+                   tools: list[Any] | None = None, tokenizer: Any = None, validate: bool = True,
+                   max_length: int | None = None) -> ExportReport:
+    """Write training rows to `path` as JSONL (streamed; temp name, then rename) and return the report.
+
+    `rows`: a list or iterator of dicts, a JSONL path, or a `datasets.Dataset`. `path` defaults to
+    ``export-<format>-<mask_mode>.jsonl`` in the current directory. With `tokenizer=`, each row is rendered
+    with its chat template: the arguments encoding is chosen from it and rows over `max_length` tokens
+    (default 1024, trl 1.16's) are counted. Rows quoting their own privileged context raise
+    PrivilegedLeakError (nothing written) unless `validate=False`.
+    """
+    export = _Export(format=format, mask_mode=mask_mode, unroll=unroll, max_tool_output_chars=max_tool_output_chars,
+                     system_prompt=system_prompt, tools=tools, tokenizer=tokenizer, max_length=max_length,
+                     validate=validate)
+    target = path if path is not None else default_path(f"export-{format}-{mask_mode}")
+    with atomic_jsonl(target) as handle:
+        batch: list[str] = []
+        for out in export.rows(rows):
+            batch.append(dumps(out))
+            if len(batch) >= 2048:
+                batch.append("")
+                handle.write("\n".join(batch))
+                batch = []
+        if batch:
+            batch.append("")
+            handle.write("\n".join(batch))
+        export.refuse_leaks()
+        if export.report.n_written == 0:
+            from whileai_train.errors import ExportRefusedError
+
+            raise ExportRefusedError(
+                f"no row had anything to train (dropped: {export.report.dropped}); nothing was written. Fix: "
+                "give rows with at least one agent turn", rows=[])
+    return export.finish(str(target))
+
+
+export_training = export_dataset
