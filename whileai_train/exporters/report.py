@@ -63,8 +63,9 @@ class ExportReport(BaseModel):
         if self.tool_output_truncated:
             lines.append(f"  tool outputs capped {self.tool_output_truncated} ({self.tool_output_chars_cut} chars cut)")
         rt = self.tool_call_roundtrip
-        how = "rendered with the chat template" if rt.rendered else "JSON round trip"
-        lines.append(f"  tool-call arguments as {rt.encoding}: {rt.checked} checked ({how}), {rt.invalid} invalid")
+        if self.kind != "prompts":
+            how = "rendered with the chat template" if rt.rendered else "JSON round trip"
+            lines.append(f"  tool-call arguments as {rt.encoding}: {rt.checked} checked ({how}), {rt.invalid} invalid")
         if self.dropped:
             lines.append("  dropped: " + ", ".join(f"{reason} {count}" for reason, count in sorted(self.dropped.items())))
         if self.max_length is not None:

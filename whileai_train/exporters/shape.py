@@ -21,7 +21,8 @@ _CONSUMED = frozenset({"messages", "steps", "final_text", "prompt", "privileged"
 class Shaped:
     """One row, ready to be written: normalised messages (arguments as dicts) and what was done to it."""
 
-    __slots__ = ("agent", "ask", "chars_cut", "index", "messages", "notes", "outputs_capped", "row", "tools")
+    __slots__ = ("agent", "ask", "capped", "chars_cut", "index", "messages", "notes", "outputs_capped", "row",
+                 "tools")
 
     def __init__(self, row: Mapping[str, Any], index: int, messages: list[dict[str, Any]],
                  tools: list[Any] | None) -> None:
@@ -33,6 +34,7 @@ class Shaped:
         self.ask = ""
         self.chars_cut = 0
         self.outputs_capped = 0
+        self.capped: dict[int, int] = {}  # message index -> chars cut from that tool message
         self.notes: dict[str, int] = {}
 
     def note(self, key: str) -> None:
@@ -112,6 +114,7 @@ def shape_row(row: Any, index: int, *, system_prompt: str | None, max_tool_outpu
                 message = dict(message)
                 message["content"] = content[:cap] + "\n" + TOOL_OUTPUT_MARKER.format(n=cut)
                 shaped.chars_cut += cut
+                shaped.capped[len(out)] = cut
                 shaped.outputs_capped += 1
         elif role == "user" and not shaped.ask:
             shaped.ask = message["content"]

@@ -1,0 +1,204 @@
+"""Preference export: the one-turn preference pair DPO trains as meant.
+
+``prompt`` is the prefix both sides share (tool turns and later asks included); ``chosen`` and ``rejected``
+are each the one assistant turn where the sides diverge. DPOTrainer masks the prompt and scores every
+completion token (Lambert 2025, RLHF book, chapter "Direct Alignment"), so a tool result or user turn left
+on a side would be trained; later turns are cut and the pairs that lost some are counted as
+``trl_turns_cut``. Divergence ignores tool-call ids: two sides that differ only in an id are the same turn.
+
+Pairs are given (``{"chosen": row, "rejected": row}``, sides as rows or message lists), or built from the
+graded rows of each task: a passing rollout (reward >= 0.5) against a failing one, each row used once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from whileai_train.errors import ExportRefusedError, PrivilegedLeakError, RowError
+from whileai_train.exporters.defaults import PASS_THRESHOLD, TRL_MAX_LENGTH
+from whileai_train.exporters.jsonl import atomic_jsonl, dumps
+from whileai_train.exporters.leaks import quotes_privileged
+from whileai_train.exporters.options import check_common, default_path
+from whileai_train.exporters.report import ExportReport
+from whileai_train.exporters.shape import Shaped, check_arguments, encode_messages, iter_input, shape_row, strip_ids
+from whileai_train.exporters.template import TemplateCheck
+from whileai_train.rows import reward_of, task_key
+
+__all__ = ["export_preference", "preference_rows"]
+
+
+def _side(pair: Mapping[str, Any], key: str, index: int) -> dict[str, Any]:
+    """One side of a given pair as a row dict (a row, or the pair's prompt + a list/str completion)."""
+    side = pair[key]
+    if isinstance(side, Mapping):
+        return dict(side)
+    prompt = pair.get("prompt")
+    if isinstance(prompt, str):
+        head: list[Any] = [{"role": "user", "content": prompt}]
+    elif isinstance(prompt, list):
+        head = list(prompt)
+    elif prompt is None:
+        head = []
+    else:
+        raise RowError(index, "prompt", f"prompt is a {type(prompt).__name__}",
+                       "give the pair's prompt as text or a list of messages")
+    if isinstance(side, str):
+        tail: list[Any] = [{"role": "assistant", "content": side}]
+    elif isinstance(side, list):
+        tail = side
+    else:
+        raise RowError(index, key, f"{key} is a {type(side).__name__}",
+                       f"give {key} as a row, a list of messages, or the reply text")
+    row: dict[str, Any] = {"messages": head + tail}
+    for extra in ("privileged", "tools", "task_id", "scenario_id"):
+        if pair.get(extra) is not None:
+            row[extra] = pair[extra]
+    return row
+
+
+def _pairs(items: list[Any], threshold: float, report: ExportReport) -> list[tuple[int, dict[str, Any], dict[str, Any]]]:
+    """(source index, chosen row, rejected row): the given pairs, or pass-vs-fail pairs within each task."""
+    is_pair = [isinstance(item, Mapping) and "chosen" in item and "rejected" in item for item in items]
+    if any(is_pair):
+        if not all(is_pair):
+            index = is_pair.index(False)
+            raise RowError(index, "chosen", "this item is not a pair while others are",
+                           "pass either pairs ({chosen, rejected}) or graded rows, not both")
+        return [(i, _side(item, "chosen", i), _side(item, "rejected", i)) for i, item in enumerate(items)]
+    tasks: dict[str, tuple[list[int], list[int]]] = {}
+    for index, row in enumerate(items):
+        if not isinstance(row, Mapping):
+            raise RowError(index, None, f"row is a {type(row).__name__}, not an object", "pass rows as dicts")
+        reward = reward_of(row, index)
+        if reward is None:
+            report.drop("ungraded")
+            continue
+        passes, fails = tasks.setdefault(task_key(row), ([], []))
+        (passes if reward >= threshold else fails).append(index)
+    pairs = []
+    for passes, fails in tasks.values():
+        if not passes or not fails:
+            report.drop("no_mixed_task", len(passes) + len(fails))
+            continue
+        for chosen, rejected in zip(passes, fails):
+            pairs.append((chosen, items[chosen], items[rejected]))
+        if len(passes) != len(fails):
+            report.drop("unpaired", abs(len(passes) - len(fails)))
+    return pairs
+
+
+def _divergence(chosen: Shaped, rejected: Shaped) -> int:
+    """Index of the first message where the sides differ, tool-call ids ignored (len of the shorter if none)."""
+    shorter = min(len(chosen.messages), len(rejected.messages))
+    for position in range(shorter):
+        if strip_ids(chosen.messages[position]) != strip_ids(rejected.messages[position]):
+            return position
+    return shorter
+
+
+def preference_rows(pairs_or_rows: Any, *, format: str = "trl", max_tool_output_chars: int | None = None,
+                    system_prompt: str | None = None, tools: list[Any] | None = None, tokenizer: Any = None,
+                    validate: bool = True, max_length: int | None = None,
+                    threshold: float = PASS_THRESHOLD) -> tuple[list[dict[str, Any]], ExportReport]:
+    """The pairs `export_preference` would write, and its report; writes nothing."""
+    check_common(format=format, max_tool_output_chars=max_tool_output_chars, system_prompt=system_prompt,
+                 tools=tools, max_length=max_length)
+    template = TemplateCheck(tokenizer, max_length or TRL_MAX_LENGTH) if tokenizer is not None else None
+    encoding = "json_string" if format == "openai" else (template.encoding if template else "dict")
+    report = ExportReport(kind="preference", format=format)
+    report.tool_call_roundtrip.encoding = encoding  # type: ignore[assignment]
+    report.tool_call_roundtrip.rendered = template is not None
+    if template is not None:
+        report.max_length = template.max_length
+    items = list(iter_input(pairs_or_rows))
+    report.n = len(items)
+    out: list[dict[str, Any]] = []
+    for source, chosen_row, rejected_row in _pairs(items, threshold, report):
+        sides = [shape_row(row, source, system_prompt=system_prompt, max_tool_output_chars=max_tool_output_chars,
+                           tools=tools) for row in (chosen_row, rejected_row)]
+        chosen, rejected = sides
+        at = _divergence(chosen, rejected)
+        if at >= min(len(chosen.messages), len(rejected.messages)):
+            report.drop("no_divergence")
+            continue
+        if chosen.messages[at]["role"] != "assistant" or rejected.messages[at]["role"] != "assistant":
+            report.drop("diverges_outside_agent_turn")
+            continue
+        if at == 0:
+            report.drop("no_shared_prompt")
+            continue
+        for side in sides:
+            checked, invalid = check_arguments(side)
+            report.tool_call_roundtrip.checked += checked
+            report.tool_call_roundtrip.invalid += invalid
+        if any(row.get("privileged") is not None and quotes_privileged(side.messages[: at + 1], row["privileged"])
+               for row, side in ((chosen_row, chosen), (rejected_row, rejected))):
+            report.privileged_leaks.append(source)
+        if len(chosen.messages) > at + 1 or len(rejected.messages) > at + 1:
+            report.trl_turns_cut += 1
+        capped = [cut for position, cut in chosen.capped.items() if position < at]
+        report.tool_output_truncated += len(capped)
+        report.tool_output_chars_cut += sum(capped)
+        prompt = encode_messages(chosen.messages[:at], encoding)
+        good = encode_messages([chosen.messages[at]], encoding)
+        bad = encode_messages([rejected.messages[at]], encoding)
+        if template is not None:
+            for completion in (good, bad):
+                over, text = template.too_long(prompt + completion, chosen.tools, source)
+                report.too_long += int(over)
+                report.tool_call_roundtrip.invalid += template.missing_arguments(completion, text)[1]
+        report.trained_messages += 2
+        report.masked_messages += len(prompt)
+        if format == "openai":
+            row: dict[str, Any] = {"input": {"messages": prompt}, "preferred_output": good,
+                                   "non_preferred_output": bad}
+            if chosen.tools is not None:
+                row["input"]["tools"] = chosen.tools
+        else:
+            row = {"prompt": prompt, "chosen": good, "rejected": bad, "prompt_text": chosen.ask,
+                   "task": task_key(chosen_row), "tools": dumps(chosen.tools) if chosen.tools is not None else None}
+        out.append(row)
+    report.n_written = len(out)
+    leaks = report.privileged_leaks
+    if leaks and validate:
+        raise PrivilegedLeakError(
+            f"privileged_leak: {len(leaks)} pairs quote their own privileged context in a reply (rows "
+            f"{', '.join(map(str, leaks[:20]))}); nothing was written. Fix: drop the rows leak_report() names, "
+            "or pass validate=False", rows=leaks)
+    if report.trl_turns_cut:
+        report.warnings.append(f"{report.trl_turns_cut} pairs lost turns after the divergence (trl_turns_cut): "
+                               "a one-turn pair cannot carry them without DPO scoring them")
+    for reason in ("no_divergence", "diverges_outside_agent_turn", "no_shared_prompt"):
+        if report.dropped.get(reason):
+            report.warnings.append(f"{report.dropped[reason]} pairs dropped: {reason.replace('_', ' ')}")
+    if report.too_long:
+        report.warnings.append(f"{report.too_long} sides are longer than max_length={report.max_length} tokens")
+    if report.privileged_leaks and not validate:
+        report.warnings.append(f"{len(leaks)} pairs quote privileged context and were written (validate=False)")
+    if format == "trl" and report.max_length is not None:
+        report.trainer_config = {"max_length": report.max_length}
+    return out, report
+
+
+def export_preference(pairs_or_rows: Any, path: Any = None, *, format: str = "trl",
+                      max_tool_output_chars: int | None = None, system_prompt: str | None = None,
+                      tools: list[Any] | None = None, tokenizer: Any = None, validate: bool = True,
+                      max_length: int | None = None, threshold: float = PASS_THRESHOLD) -> ExportReport:
+    """Write one-turn preference pairs as JSONL (temp name, then rename) and return the report.
+
+    ``format="trl"``: conversational ``prompt``/``chosen``/``rejected`` for DPOTrainer.
+    ``format="openai"``: ``input.messages``/``preferred_output``/``non_preferred_output`` (arguments as JSON
+    strings). `path` defaults to ``preference-<format>.jsonl`` in the current directory.
+    """
+    rows, report = preference_rows(pairs_or_rows, format=format, max_tool_output_chars=max_tool_output_chars,
+                                   system_prompt=system_prompt, tools=tools, tokenizer=tokenizer, validate=validate,
+                                   max_length=max_length, threshold=threshold)
+    if not rows:
+        raise ExportRefusedError(f"no preference pair to write (dropped: {report.dropped}); nothing was written. "
+                                 "Fix: give each task at least one passing and one failing graded rollout", rows=[])
+    target = path if path is not None else default_path(f"preference-{format}")
+    with atomic_jsonl(target) as handle:
+        handle.write("".join(dumps(row) + "\n" for row in rows))
+    report.path = str(target)
+    return report
