@@ -1,0 +1,377 @@
+"""judge_trust: can the judge's rewards be believed? Measured against gold labels stamped by attach_labels.
+
+The reading, first line of ``str(report)`` (and of :func:`format_judge_trust`):
+
+* NOT MEASURED: no gold labels; the judge is unmeasured, not untrustworthy (``ok`` is False);
+* INCONCLUSIVE: over ``max_skipped_share`` (0.10) of the gold rows had no exact 0/1 reward (partial credit,
+  text, ungraded), or the gold labels hold one class only, so kappa cannot be read;
+* PASS: the Wilson lower bound of agreement >= 0.80, Cohen's kappa >= 0.60, and no probe found a hole;
+* FAIL: otherwise, with the number, the floor and what to do.
+
+The judge contract is the one in :mod:`whileai_train.checks.judge_probes`: ``judge(row) -> reward`` or
+``{"reward": ..., "markers": ...}``. Without ``judge=`` the rows' own ``reward`` is the judge's verdict; with
+it, a gold row with no reward is judged, and a sample is re-judged as-is (consistency) and with neutral filler
+appended (a flip means the judge reads length).
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel
+
+from whileai_train.checks.judge_defaults import (
+    AGREEMENT_FLOOR,
+    CONSISTENCY_SAMPLE,
+    KAPPA_FLOOR,
+    MAX_SKIPPED_SHARE,
+    PROBE_FLAG_RATE,
+    PROBE_MIN_N,
+    REVIEW_QUEUE_MAX,
+    SEED,
+)
+from whileai_train.checks.judge_probes import JudgeCalls, JudgeProbesReport, judge_probes, with_filler
+from whileai_train.checks.labels import gold_kind_of, kind_words
+from whileai_train.errors import ConfigError, LabelError
+from whileai_train.rows import task_key
+from whileai_train.stats import cohen_kappa, wilson_interval
+
+__all__ = ["AgreementRate", "JudgeTrustReport", "LengthBias", "format_judge_trust", "judge_trust"]
+
+
+class AgreementRate(BaseModel):
+    """A rate (agreement, consistency, flip) over n rows with its Wilson 95% interval."""
+
+    name: str
+    k: int
+    n: int
+    rate: float | None
+    ci95: tuple[float, float]
+
+    def text(self) -> str:
+        if self.rate is None:
+            return f"{self.name}: no rows"
+        return f"{self.name}: {self.rate:.0%} of {self.n} (95% CI {self.ci95[0]:.0%}-{self.ci95[1]:.0%})"
+
+
+class LengthBias(BaseModel):
+    """Judge pass rate on short vs long replies among rows with the same gold label."""
+
+    gold_label: int
+    split_words: float
+    short: AgreementRate
+    long: AgreementRate
+    flagged: bool
+
+
+class JudgeTrustReport(BaseModel):
+    """The judge measured against gold labels. str() prints the reading first, then the numbers, then the fix."""
+
+    verdict: str
+    reading: str
+    ok: bool
+    n_gold: int
+    gold_kind: str
+    agreement: float | None
+    agreement_low: float | None
+    agreement_high: float | None
+    kappa: float | None
+    agreement_floor: float
+    kappa_floor: float
+    one_class: bool
+    gold_pass_rate: float | None
+    judge_pass_rate: float | None
+    halves: list[AgreementRate]
+    length_bias: list[LengthBias]
+    consistency: AgreementRate | None
+    filler_flip: AgreementRate | None
+    review_queue: list[dict[str, Any]]
+    n_disagreements: int
+    skipped: int
+    skipped_share: float
+    skipped_by_reason: dict[str, int]
+    max_skipped_share: float
+    model_gold_excluded: int
+    probes: JudgeProbesReport | None
+    exploitable_by: list[str]
+    warnings: list[str]
+    what_to_do: list[str]
+
+    def __getitem__(self, key: str) -> Any:
+        return getattr(self, key)
+
+    def summary(self) -> dict[str, Any]:
+        """The block other reports carry (judge_meta["trust"], publish_gate's judge_trust)."""
+        return {"agreement": self.agreement, "agreement_low": self.agreement_low, "kappa": self.kappa,
+                "n_gold": self.n_gold, "ok": self.ok}
+
+    def __str__(self) -> str:
+        lines = [self.reading]
+        if self.agreement is not None:
+            kappa = "undefined" if self.kappa is None else f"{self.kappa:.2f}"
+            lines.append(f"  agreement {self.agreement:.1%} (95% CI {self.agreement_low:.1%}-{self.agreement_high:.1%},"
+                         f" floor {self.agreement_floor:.2f} on the lower bound); kappa {kappa} "
+                         f"(floor {self.kappa_floor:.2f}); n_gold {self.n_gold} ({self.gold_kind})")
+            lines.append(f"  gold pass rate {self.gold_pass_rate:.0%}, judge pass rate {self.judge_pass_rate:.0%}; "
+                         f"{self.n_disagreements} disagreements in the review queue")
+        for half in self.halves:
+            lines.append(f"  {half.text()}")
+        for bias in self.length_bias:
+            flag = "  <- the judge reads length" if bias.flagged else ""
+            s, lo = bias.short, bias.long
+            lines.append(f"  gold={bias.gold_label}: judge passes {s.rate:.0%} of {s.n} short replies (<= "
+                         f"{bias.split_words:.0f} words; CI {s.ci95[0]:.0%}-{s.ci95[1]:.0%}) vs {lo.rate:.0%} of "
+                         f"{lo.n} long (CI {lo.ci95[0]:.0%}-{lo.ci95[1]:.0%}){flag}")
+        for rate in (self.consistency, self.filler_flip):
+            if rate is not None:
+                lines.append(f"  {rate.text()}")
+        if self.skipped:
+            reasons = ", ".join(f"{v} {k}" for k, v in self.skipped_by_reason.items())
+            lines.append(f"  skipped {self.skipped} gold rows ({self.skipped_share:.0%}; {reasons})")
+        if self.probes is not None:
+            lines.append(f"  probes: {self.probes.verdict}")
+            lines.extend(f"  {line}" for line in self.probes.lines())
+        lines.extend(f"  warning: {w}" for w in self.warnings)
+        if self.what_to_do:
+            lines.append("What to do:")
+            lines.extend(f"  - {step}" for step in self.what_to_do)
+        return "\n".join(lines)
+
+
+def format_judge_trust(report: JudgeTrustReport) -> str:
+    """The printed reading: NOT MEASURED / INCONCLUSIVE / PASS / FAIL on the first line, then the numbers."""
+    return str(report)
+
+
+def _rate(name: str, k: int, n: int) -> AgreementRate:
+    return AgreementRate(name=name, k=k, n=n, rate=(k / n if n else None), ci95=wilson_interval(k, n))
+
+
+def _exact01(value: Any) -> tuple[int | None, str | None]:
+    """(0 or 1, None) for an exact 0/1 reward, else (None, why it is skipped)."""
+    if value is None:
+        return None, "ungraded"
+    if isinstance(value, bool):
+        return int(value), None
+    if isinstance(value, str):
+        return None, "text"
+    if not isinstance(value, (int, float)) or math.isnan(value):
+        return None, "not a number"
+    if value in (0, 1):
+        return int(value), None
+    return None, "partial"
+
+
+def _words(row: Mapping[str, Any]) -> int:
+    from whileai_train.rows import agent_text
+
+    return len(agent_text(row).split())
+
+
+def _length_bias(rows: list[dict[str, Any]], gold: np.ndarray, judged: np.ndarray) -> list[LengthBias]:
+    out: list[LengthBias] = []
+    lengths = np.array([_words(r) for r in rows], dtype=float)
+    for label in (0, 1):
+        mask = gold == label
+        if mask.sum() < 4:
+            continue
+        split = float(np.median(lengths[mask]))
+        short, long_ = mask & (lengths <= split), mask & (lengths > split)
+        if not long_.any() or not short.any():
+            continue
+        s = _rate("short", int(judged[short].sum()), int(short.sum()))
+        lo = _rate("long", int(judged[long_].sum()), int(long_.sum()))
+        flagged = s.ci95[1] < lo.ci95[0]  # disjoint intervals, long replies passed more: not chance
+        out.append(LengthBias(gold_label=label, split_words=split, short=s, long=lo, flagged=flagged))
+    return out
+
+
+def judge_trust(rows: Sequence[Mapping[str, Any]], judge: Callable[[dict[str, Any]], Any] | None = None, *,
+                rubric: Any = None, probes: Any = None, allow_model_gold: bool = False,
+                max_skipped_share: float = MAX_SKIPPED_SHARE, agreement_floor: float = AGREEMENT_FLOOR,
+                kappa_floor: float = KAPPA_FLOOR, sample: int = CONSISTENCY_SAMPLE,
+                seed: int = SEED) -> JudgeTrustReport:
+    """Measure the judge against the rows' gold labels (``gold_reward``, stamped by attach_labels).
+
+    ``probes="all"`` (or a list of names) also runs :func:`judge_probes` (needs ``judge=``); ``rubric=`` feeds
+    its keyword probe. Model-written gold is refused unless ``allow_model_gold=True``.
+    """
+    if probes is not None and judge is None:
+        raise ConfigError("probes= needs the judge. Fix: pass judge=, a callable row -> reward")
+    if not 0.0 <= max_skipped_share <= 1.0:
+        raise ConfigError(f"max_skipped_share={max_skipped_share}. Fix: a share between 0 and 1 (default 0.10)")
+    rows = [dict(r) for r in rows]
+    calls = JudgeCalls(judge) if judge is not None else None
+    warnings_: list[str] = []
+    todo: list[str] = []
+
+    labelled = [i for i, r in enumerate(rows)
+                if r.get("gold_reward") is not None
+                and not (isinstance(r["gold_reward"], float) and math.isnan(r["gold_reward"]))]
+    model_rows = [i for i in labelled if gold_kind_of(rows[i]) == "model"]
+    if model_rows and not allow_model_gold:
+        if len(model_rows) == len(labelled):
+            raise LabelError(f"the {len(model_rows)} gold labels were written by a model (gold_kind='model'); a "
+                             "judge graded against another model measures agreement between models, not trust. "
+                             "Fix: label a sample by hand (attach_labels(kind='human')) or by rule (kind='program'),"
+                             " or pass allow_model_gold=True to read it anyway")
+        warnings_.append(f"{len(model_rows)} model-written gold labels left out (allow_model_gold=True counts them)")
+        labelled = [i for i in labelled if i not in set(model_rows)]
+
+    kept: list[int] = []
+    gold_list: list[int] = []
+    judged_list: list[int] = []
+    reasons: dict[str, int] = {}
+    for i in labelled:
+        gold, why = _exact01(rows[i]["gold_reward"])
+        if gold is None:
+            reasons[f"gold {why}"] = reasons.get(f"gold {why}", 0) + 1
+            continue
+        reward = rows[i].get("reward")
+        if reward is None and calls is not None:
+            reward = calls.reward(rows[i])
+        verdict, why = _exact01(reward)
+        if verdict is None:
+            reasons[str(why)] = reasons.get(str(why), 0) + 1
+            continue
+        kept.append(i)
+        gold_list.append(gold)
+        judged_list.append(verdict)
+    skipped = sum(reasons.values())
+    skipped_share = skipped / len(labelled) if labelled else 0.0
+    kinds = sorted({gold_kind_of(rows[i]) for i in kept})
+    gold_kind = kinds[0] if len(kinds) == 1 else ("none" if not kinds else "mixed (" + ", ".join(kinds) + ")")
+    against = kind_words(kinds[0]) if len(kinds) == 1 else "gold labels"
+    if "unknown" in kinds:
+        warnings_.append("some gold rows carry no gold_kind (older rows): counted as unknown; re-attach them "
+                         "with attach_labels(kind=...) so the report says who wrote them")
+
+    gold = np.array(gold_list, dtype=int)
+    judged = np.array(judged_list, dtype=int)
+    n = len(kept)
+    agree = gold == judged
+    agreement = agreement_low = agreement_high = kappa = None
+    one_class = False
+    halves: list[AgreementRate] = []
+    length_bias: list[LengthBias] = []
+    queue: list[dict[str, Any]] = []
+    n_disagree = 0
+    if n:
+        agreement = float(agree.mean())
+        agreement_low, agreement_high = wilson_interval(int(agree.sum()), n)
+        one_class = len(set(gold_list)) < 2
+        kappa = None if one_class else cohen_kappa(gold_list, judged_list)
+        halves_of = np.array([zlib.crc32(task_key(rows[i]).encode()) % 2 for i in kept])
+        for half, name in ((0, "agreement, task half A"), (1, "agreement, task half B")):
+            mask = halves_of == half
+            halves.append(_rate(name, int(agree[mask].sum()), int(mask.sum())))
+        if not one_class:
+            length_bias = _length_bias([rows[i] for i in kept], gold, judged)
+        for position in np.flatnonzero(~agree).tolist():
+            n_disagree += 1
+            if len(queue) < REVIEW_QUEUE_MAX:
+                row = rows[kept[position]]
+                queue.append({"row": kept[position], "rollout_id": row.get("rollout_id"), "task": task_key(row),
+                              "gold": int(gold[position]), "judge": int(judged[position]),
+                              "gold_kind": gold_kind_of(row), "prompt": str(row.get("prompt") or "")[:200],
+                              "reply": str(row.get("final_text") or "")[:200]})
+
+    consistency = filler_flip = None
+    if calls is not None:
+        pool = kept or [i for i, r in enumerate(rows) if _exact01(r.get("reward"))[0] is not None]
+        chosen = np.random.default_rng(seed).permutation(len(pool))[:sample].tolist()
+        same = flips = n_same = n_flip = 0
+        for position in chosen:
+            row = rows[pool[position]]
+            before = judged_list[position] if kept else _exact01(row.get("reward"))[0]
+            again = calls.verdict(row)
+            filled = calls.verdict(with_filler(row))
+            if before is not None and again is not None:
+                n_same += 1
+                same += int(again == bool(before))
+            if again is not None and filled is not None:
+                n_flip += 1
+                flips += int(filled != again)
+        consistency = _rate("consistency (re-judged as-is, same verdict)", same, n_same)
+        filler_flip = _rate("filler flip (neutral filler appended, verdict changed)", flips, n_flip)
+        if n_same and consistency.rate is not None and consistency.rate < 1 - PROBE_FLAG_RATE:
+            warnings_.append(f"the judge changed {n_same - same} of {n_same} verdicts on the same reply: its "
+                             "rewards are noisy; grade at temperature 0 or average several calls")
+        if n_flip >= PROBE_MIN_N and filler_flip.rate is not None and filler_flip.rate >= PROBE_FLAG_RATE:
+            warnings_.append(f"neutral filler changed {flips} of {n_flip} verdicts: the judge reads length")
+
+    probe_report = judge_probes(rows, judge, rubric=rubric, probes=probes, seed=seed) \
+        if probes is not None and judge is not None else None
+    exploitable_by = list(probe_report.exploitable_by) if probe_report is not None else []
+    if calls is not None:
+        calls.raise_if_all_failed()
+        if calls.errors:
+            warnings_.append(f"{calls.errors} of {calls.calls} judge calls raised (first: {calls.first_error!r})")
+    flagged_lengths = [b for b in length_bias if b.flagged]
+    if flagged_lengths:
+        warnings_.append("the judge passes long replies more often than short ones with the same "
+                         f"{against} verdict (length bias the labels rule out)")
+
+    # the reading
+    if not labelled:
+        verdict = "NOT MEASURED"
+        reading = ("NOT MEASURED: no gold labels on these rows, so the judge is unmeasured (not untrustworthy). "
+                   "Label 50-100 rows by hand, attach_labels(rows, labels, kind='human'), and run judge_trust again.")
+        todo.append("label a sample by hand (both passes and failures) and attach_labels(kind='human')")
+    elif skipped_share > max_skipped_share:
+        verdict = "INCONCLUSIVE"
+        reading = (f"INCONCLUSIVE: {skipped} of {len(labelled)} gold rows skipped ({skipped_share:.0%} > "
+                   f"{max_skipped_share:.0%}): agreement counts exact 0/1 rewards only.")
+        todo.append("make the judge's verdict exact (Criterion(kind='hard')), or grade those rows again so each "
+                    "reward is 0 or 1")
+    elif n and one_class and agreement_low is not None and agreement_low < agreement_floor:
+        verdict = "FAIL"
+        reading = (f"FAIL: agreement with {against} {agreement:.0%} (lower bound {agreement_low:.2f} < floor "
+                   f"{agreement_floor:.2f}); the gold labels hold one class only, so kappa is not read.")
+        todo.append("read the review queue; label some rows of the other class too")
+    elif one_class:
+        verdict = "INCONCLUSIVE"
+        only = "passes" if gold_list and gold_list[0] == 1 else "failures"
+        reading = (f"INCONCLUSIVE: the {n} {against} are all {only}: one class only, so kappa and the length flags "
+                   "are skipped and the judge's errors on the other class are unseen.")
+        todo.append(f"label some {'failures' if only == 'passes' else 'passes'} too, so both classes are measured")
+    else:
+        low_ok = agreement_low is not None and agreement_low >= agreement_floor
+        kappa_ok = kappa is not None and kappa >= kappa_floor
+        if low_ok and kappa_ok and not exploitable_by:
+            verdict = "PASS"
+            reading = (f"PASS: the judge agrees with {against} on {agreement:.0%} of {n} rows (lower bound "
+                       f"{agreement_low:.2f} >= {agreement_floor:.2f}), kappa {kappa:.2f} >= {kappa_floor:.2f}.")
+        else:
+            verdict = "FAIL"
+            why = []
+            if not low_ok:
+                why.append(f"agreement lower bound {agreement_low:.2f} < floor {agreement_floor:.2f}")
+                todo.append("read the review queue, fix the rubric on task half A and re-read half B; more labels "
+                            "narrow the interval when agreement is high but n is small")
+            if not kappa_ok:
+                shown = "undefined" if kappa is None else f"{kappa:.2f}"
+                why.append(f"kappa {shown} < floor {kappa_floor:.2f}")
+                todo.append("kappa under the floor means agreement beyond chance is weak: check the judge is not "
+                            "passing (or failing) nearly everything")
+            if exploitable_by:
+                why.append(f"exploitable by {', '.join(exploitable_by)}")
+                todo.append("close the probe holes before training on this judge")
+            reading = f"FAIL against {against} (n={n}): " + "; ".join(why) + "."
+    if flagged_lengths:
+        todo.append("tell the judge that length is not quality, or penalise length in the reward")
+    ok = verdict == "PASS"
+    return JudgeTrustReport(
+        verdict=verdict, reading=reading, ok=ok, n_gold=n, gold_kind=gold_kind, agreement=agreement,
+        agreement_low=agreement_low, agreement_high=agreement_high, kappa=kappa, agreement_floor=agreement_floor,
+        kappa_floor=kappa_floor, one_class=one_class,
+        gold_pass_rate=float(gold.mean()) if n else None, judge_pass_rate=float(judged.mean()) if n else None,
+        halves=halves, length_bias=length_bias, consistency=consistency, filler_flip=filler_flip,
+        review_queue=queue, n_disagreements=n_disagree, skipped=skipped, skipped_share=skipped_share,
+        skipped_by_reason=reasons, max_skipped_share=max_skipped_share, model_gold_excluded=len(model_rows)
+        if not allow_model_gold else 0, probes=probe_report, exploitable_by=exploitable_by, warnings=warnings_,
+        what_to_do=todo)
