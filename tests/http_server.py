@@ -1,0 +1,144 @@
+"""A real runs-API server on 127.0.0.1 for the tests, which can be told to fail.
+
+It serves whileai_train.server.api.RunsAPI over its own SQLite store (so it de-duplicates on (run id, seq)
+exactly as a real server must) and, per request, applies the current fault:
+
+    ok        serve normally                   error500  answer 500 Internal Server Error
+    r429      answer 429 with Retry-After      hang      hold the request `hang_s` seconds, then close it
+    drop      close the connection without a response
+    (down)    `FaultyServer.down()` closes the listening socket; `.up()` listens again on the same port
+
+`fail_for(n, mode)` applies `mode` to the next n requests only, then goes back to ok.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from http.server import ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from whileai_train.runs.store import LocalStore
+from whileai_train.server.api import RunsAPI, make_handler
+
+__all__ = ["FaultyServer"]
+
+
+class FaultyServer:
+    def __init__(self, db_path: Path, api_key: str = "test-key-0123456789", port: int = 0) -> None:
+        self.store = LocalStore(db_path)
+        self.api = RunsAPI(self.store, api_key=api_key)
+        self.api_key = api_key
+        self.mode = "ok"
+        self.retry_after = "1"
+        self.hang_s = 2.0
+        self._remaining: int | None = None
+        self._lock = threading.Lock()
+        self.requests: list[tuple[str, str, str]] = []  # (method, path, outcome)
+        self.bodies: list[bytes] = []
+        self.headers_seen: list[dict[str, str]] = []
+        self._server: ThreadingHTTPServer | None = None
+        self.port = port or _free_port()
+        self.up()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    # -- faults -------------------------------------------------------------------------------------
+    def set(self, mode: str) -> None:
+        with self._lock:
+            self.mode, self._remaining = mode, None
+
+    def fail_for(self, n: int, mode: str) -> None:
+        with self._lock:
+            self.mode, self._remaining = mode, n
+
+    def _take_mode(self) -> str:
+        with self._lock:
+            mode = self.mode
+            if self._remaining is not None:
+                self._remaining -= 1
+                if self._remaining <= 0:
+                    self.mode, self._remaining = "ok", None
+            return mode
+
+    # -- lifecycle ----------------------------------------------------------------------------------
+    def up(self) -> None:
+        if self._server is not None:
+            return
+        handler = _faulty_handler(self)
+        server = ThreadingHTTPServer(("127.0.0.1", self.port), handler, bind_and_activate=False)
+        server.allow_reuse_address = True
+        server.daemon_threads = True
+        server.server_bind()
+        server.server_activate()
+        self._server = server
+        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+
+    def down(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def close(self) -> None:
+        self.down()
+        self.store.close()
+
+    # -- what arrived -------------------------------------------------------------------------------
+    def runs(self) -> list[dict[str, Any]]:
+        return self.store.list_runs(limit=1000)
+
+    def points(self, run_id: str) -> list[dict[str, Any]]:
+        return self.store.points(run_id)
+
+    def run(self, run_id: str) -> dict[str, Any]:
+        record = self.store.get_run(run_id)
+        assert record is not None, f"no run {run_id} on the test server"
+        return record
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _faulty_handler(owner: FaultyServer) -> type:
+    base = make_handler(owner.api)
+
+    class Handler(base):  # type: ignore[misc, valid-type]
+        def _dispatch(self, method: str) -> None:
+            mode = owner._take_mode()
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else b""
+            owner.headers_seen.append({k.lower(): v for k, v in self.headers.items()})
+            owner.bodies.append(body)
+            owner.requests.append((method, self.path, mode))
+            if mode == "error500":
+                self._respond(500, {"error": "told to fail"})
+            elif mode == "r429":
+                body_out = b'{"error": "slow down"}'
+                self.send_response(429)
+                self.send_header("Retry-After", owner.retry_after)
+                self.send_header("Content-Length", str(len(body_out)))
+                self.end_headers()
+                self.wfile.write(body_out)
+            elif mode == "hang":
+                time.sleep(owner.hang_s)
+                self.close_connection = True
+            elif mode == "drop":
+                self.close_connection = True
+                try:
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+            else:
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                status, payload = owner.api.handle(method, self.path, headers, body)
+                self._respond(status, payload)
+
+    return Handler

@@ -1,0 +1,229 @@
+"""WhileCallback: stream a transformers/TRL training run's loss, progress and GPU cost into a Run.
+
+    trainer = SFTTrainer(..., callbacks=[wai.WhileCallback(name="sft-v2")])
+    with wai.track(trainer):          # a crash inside train() finishes the run "failed" with the error
+        trainer.train()
+
+What it does, event by event (transformers 5.24 calls callbacks with args, state, control, **kwargs):
+- on_train_begin: opens the run on global rank 0 only (total_steps = state.max_steps), or continues the
+  run saved in the checkpoint when training resumes (`state()` below rides in trainer_state.json);
+- on_step_end: progress (step of max_steps);
+- on_log: every numeric key transformers and TRL log, under their own names (loss, grad_norm, reward,
+  reward_std, rewards/<fn>/mean, kl, entropy, completions/mean_length, clip_ratio/..., frac_reward_zero_std,
+  eval_*), with learning_rate shortened to lr; the end-of-training totals (train_runtime, train_loss, ...)
+  go to the summary instead;
+- on_train_end: finishes "stopped" with the reason when training ended before max_steps (whichever
+  callback set control.should_training_stop, in whatever order callbacks were added), else "done".
+  A crash inside train() reaches no callback: `track(trainer)` catches it and finishes "failed"; without
+  it, a run left open when the interpreter exits is finished "failed" by an exit hook.
+
+Contract for subclasses (RewardMonitor subclasses this to stream into the same run):
+- `self.run` is the open Run on global rank 0 and None on every other rank (and before train begin);
+- `self.stop(reason, control)` sets control.should_training_stop and records the reason, so the run
+  finishes "stopped" with it (summary["stop_reason"]); every rank should call it on the same step;
+- override on_train_begin / on_step_end / on_log / on_evaluate / on_save / on_train_end and call super()
+  first in on_train_begin (it opens the run) and last in on_train_end (it finishes the run);
+- `_export_args()` returns the JSON-safe constructor arguments transformers uses to rebuild the callback
+  when restore_callback_states_from_checkpoint=True; a subclass with other arguments overrides it.
+"""
+
+from __future__ import annotations
+
+import logging
+from types import TracebackType
+from typing import Any
+
+from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
+from transformers.trainer_callback import ExportableState
+
+from whileai_train.runs.run import Run, run as open_run
+
+__all__ = ["WhileCallback", "track"]
+
+logger = logging.getLogger("whileai_train.callbacks")
+
+# the end-of-training log of transformers: run totals, kept in the summary rather than as a point
+_TOTALS = ("train_runtime", "train_samples_per_second", "train_steps_per_second", "total_flos", "train_loss")
+_RENAMES = {"learning_rate": "lr"}
+_JSON_SAFE = (str, int, float, bool, type(None))
+
+
+class WhileCallback(TrainerCallback, ExportableState):
+    """Streams a Trainer's logs into a Run (platform with a key, else the local store).
+
+    Args:
+        run: an open Run to stream into; by default one is opened at train begin.
+        **open_kwargs: passed to `wai.run` (name, dataset_id, base_model, total_steps, api_key, url, rate, ...).
+    """
+
+    def __init__(self, run: Run | None = None, **open_kwargs: Any) -> None:
+        self.run: Run | None = run
+        self.open_kwargs = open_kwargs
+        self.stop_reason: str | None = None
+        self._saved_run: dict[str, Any] | None = None
+        self._totals: dict[str, Any] = {}
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(run={self.run!r})"
+
+    # -- the subclass contract ------------------------------------------------------------------------
+    def stop(self, reason: str, control: TrainerControl) -> None:
+        """Stop training at the end of this step and finish the run "stopped" with `reason`."""
+        control.should_training_stop = True
+        if self.stop_reason is None:
+            self.stop_reason = str(reason)
+            if self.run is not None:
+                self.run.note(f"Training stopped: {reason}")
+
+    def _export_args(self) -> dict[str, Any]:
+        return {k: v for k, v in self.open_kwargs.items() if k != "api_key" and isinstance(v, _JSON_SAFE)}
+
+    def state(self) -> dict[str, Any]:
+        """Saved with each checkpoint (no key in it): which run to continue on resume."""
+        saved = self.run.state() if self.run is not None else self._saved_run
+        return {"args": self._export_args(), "attributes": {"_saved_run": saved}}
+
+    # -- events ---------------------------------------------------------------------------------------
+    def on_train_begin(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
+                       **kwargs: Any) -> None:
+        self.stop_reason = None
+        self._totals = {}
+        if not state.is_world_process_zero:
+            self.run = None
+            return
+        if self.run is not None and self.run.status == "running":
+            return
+        resume = self._resume_state(state)
+        kwargs_open = dict(self.open_kwargs)
+        kwargs_open.setdefault("name", getattr(args, "run_name", None) or _default_name(args))
+        if state.max_steps and state.max_steps > 0:
+            kwargs_open.setdefault("total_steps", int(state.max_steps))
+        model = kwargs.get("model")
+        base = getattr(getattr(model, "config", None), "_name_or_path", None)
+        if base and "base_model" not in kwargs_open:
+            kwargs_open["base_model"] = str(base)
+        try:
+            self.run = open_run(resume=resume, **kwargs_open)
+        except Exception as exc:
+            if type(exc).__name__ in ("ConfigError", "RunError"):
+                raise  # a configuration mistake: say it now, with the fix
+            logger.warning("whileai: could not open the run (%s: %s); training goes on without it",
+                           type(exc).__name__, exc)
+            self.run = None
+
+    def _resume_state(self, state: TrainerState) -> dict[str, Any] | None:
+        if self._saved_run:  # restored by transformers (restore_callback_states_from_checkpoint=True)
+            return self._saved_run if state.global_step > 0 else None
+        if state.global_step <= 0:
+            return None
+        saved = (state.stateful_callbacks or {}).get(type(self).__name__)
+        for entry in saved if isinstance(saved, list) else [saved]:
+            found = ((entry or {}).get("attributes") or {}).get("_saved_run")
+            if found:
+                return dict(found)
+        return None
+
+    def on_step_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
+                    **kwargs: Any) -> None:
+        run = self.run
+        if run is not None:
+            run.progress(state.global_step, state.max_steps)
+
+    def on_log(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
+               logs: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        run = self.run
+        if run is None or not logs:
+            return
+        if "train_runtime" in logs:
+            self._totals.update({k: logs[k] for k in _TOTALS if k in logs})
+            return
+        metrics = dict(logs)
+        for old, new in _RENAMES.items():
+            if old in metrics:
+                metrics[new] = metrics.pop(old)
+        metrics.pop("step", None)
+        run.log(state.global_step, **metrics)
+
+    def on_evaluate(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
+                    **kwargs: Any) -> None:
+        """Eval metrics reach the run through on_log (transformers logs them first); nothing to do here."""
+
+    def on_save(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
+                **kwargs: Any) -> None:
+        """The run's identity is saved with the checkpoint through `state()`; nothing to do here."""
+
+    def on_train_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
+                     **kwargs: Any) -> None:
+        run = self.run
+        if run is None or run.status != "running":
+            return
+        summary: dict[str, Any] = {"steps": state.global_step, "max_steps": state.max_steps}
+        summary.update({k: v for k, v in self._totals.items() if isinstance(v, (int, float))})
+        reason = self.stop_reason
+        if reason is None and state.max_steps and state.global_step < state.max_steps:
+            reason = (f"training stopped at step {state.global_step} of {state.max_steps} by a callback "
+                      "(control.should_training_stop)")
+        if reason is not None:
+            summary["stop_reason"] = reason
+            run.finish("stopped", summary=summary)
+        else:
+            run.finish("done", summary=summary)
+        self._saved_run = run.state()
+
+    def fail(self, exc: BaseException) -> None:
+        """Finish the run "failed" with the error text (what `track` calls when train() raises)."""
+        run = self.run
+        if run is not None and run.status == "running":
+            run.finish("failed", error=f"{type(exc).__name__}: {exc}")
+
+
+def _default_name(args: TrainingArguments) -> str:
+    from pathlib import Path  # noqa: PLC0415
+
+    out = getattr(args, "output_dir", None)
+    return Path(out).name if out else "train"
+
+
+class track:  # noqa: N801  (used as a function: `with wai.track(trainer): ...`)
+    """Finish the trainer's run "failed" with the error when `trainer.train()` raises.
+
+    transformers calls no callback on an exception, so without this a crashed run would stay "running"
+    until the interpreter exits. Adds a WhileCallback(**open_kwargs) when the trainer has none.
+
+        with wai.track(trainer):
+            trainer.train()
+        # or: wai.track(trainer).train(resume_from_checkpoint=True)
+    """
+
+    def __init__(self, trainer: Any, **open_kwargs: Any) -> None:
+        self.trainer = trainer
+        if self.callback is None:
+            trainer.add_callback(WhileCallback(**open_kwargs))
+
+    @property
+    def callback(self) -> WhileCallback | None:
+        """The trainer's WhileCallback (looked up each time: a checkpoint restore may replace it)."""
+        for cb in self.trainer.callback_handler.callbacks:
+            if isinstance(cb, WhileCallback):
+                return cb
+        return None
+
+    @property
+    def run(self) -> Run | None:
+        cb = self.callback
+        return cb.run if cb is not None else None
+
+    def __enter__(self) -> track:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if exc is not None:
+            cb = self.callback
+            if cb is not None:
+                cb.fail(exc)
+
+    def train(self, *args: Any, **kwargs: Any) -> Any:
+        """`trainer.train(*args, **kwargs)` inside this guard."""
+        with self:
+            return self.trainer.train(*args, **kwargs)

@@ -1,0 +1,61 @@
+"""Defaults for runs, the sender and cost, each with its source. The one place to change them."""
+
+from __future__ import annotations
+
+__all__ = [
+    "BACKOFF_BASE_S",
+    "BACKOFF_MAX_S",
+    "CONNECT_TIMEOUT_S",
+    "DEFAULT_API_URL",
+    "FINISH_WAIT_S",
+    "FLUSH_INTERVAL_S",
+    "GPU_PRICE_DATE",
+    "GPU_PRICE_SOURCE",
+    "GPU_USD_PER_HOUR",
+    "MAX_POINTS_PER_CALL",
+    "OPEN_TIMEOUT_S",
+    "READ_TIMEOUT_S",
+    "RETRY_AFTER_MAX_S",
+]
+
+# Product text, "Plain HTTP": "points ... up to 500 a call".
+MAX_POINTS_PER_CALL = 500
+
+# Issue 3: a process killed mid-run loses at most the last flush interval, <= 1 s.
+FLUSH_INTERVAL_S = 1.0
+
+# Issue 3: `finish` flushes with a bounded wait of 10 s, then leaves the rest in the spool.
+FINISH_WAIT_S = 10.0
+
+# Short timeouts (issue 3). A log POST of 500 points is ~100 kB; 5 s covers a slow link, and a hanging
+# server costs the background thread at most this long per try, never the training thread.
+CONNECT_TIMEOUT_S = 2.0
+READ_TIMEOUT_S = 5.0
+
+# How long `run()` waits for `POST /runs` before going on with a client-side id (the sender opens the run
+# on the platform later). Open happens once, at train begin, so a short wait there costs nothing per step.
+OPEN_TIMEOUT_S = 3.0
+
+# Exponential backoff with full jitter (AWS Architecture Blog, "Exponential Backoff and Jitter", 2015):
+# sleep ~ U(0.5, 1.5) x min(BACKOFF_MAX_S, BACKOFF_BASE_S x 2^failures).
+BACKOFF_BASE_S = 0.5
+BACKOFF_MAX_S = 30.0
+
+# A 429's Retry-After is honoured up to this many seconds (RFC 9110 s10.2.3 leaves the cap to the client).
+RETRY_AFTER_MAX_S = 120.0
+
+# The platform's API when WHILEAI_API_URL is not set. Assumption: the product text names the site
+# (while.ai) but not the API host; override with WHILEAI_API_URL or url=.
+DEFAULT_API_URL = "https://api.while.ai"
+
+# Product text, "Train, and watch it": Modal's on-demand list price, USD per GPU-hour, read 2026-09-20
+# (whileai.simulations.defaults.GPU_USD_PER_HOUR in the reference SDK).
+GPU_USD_PER_HOUR: dict[str, float] = {
+    "A10G": 1.10,
+    "L40S": 1.95,
+    "H100": 3.95,
+    "A100": 2.50,
+    "T4": 0.59,
+}
+GPU_PRICE_SOURCE = "modal.com/pricing"
+GPU_PRICE_DATE = "2026-09-20"

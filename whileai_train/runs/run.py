@@ -1,0 +1,312 @@
+"""A training run: log points, progress and notes from any loop; finish with a status and a summary.
+
+    with wai.run(name="sft-v2", total_steps=200) as run:       # "failed" with the error if the body raises
+        for step in range(200):
+            run.log(step, loss=loss, lr=lr)                     # enqueue only: microseconds, no I/O
+            run.progress(step + 1, 200)
+    print(run)                                                  # about $0.02 (A10G, 56 s, estimate)
+
+Where the run goes is decided once, at open, and said in one printed line: with a key (api_key=, then
+WHILEAI_DELEGATED_CREDENTIAL, WHILEAI_API_KEY, then $WHILEAI_HOME/credentials.json) the platform's HTTP API
+at WHILEAI_API_URL; without one the local SQLite store at $WHILEAI_HOME/runs.db (~/.whileai by default).
+Under a distributed launcher only global rank 0 writes: other ranks get a run that records nothing.
+"""
+
+from __future__ import annotations
+
+import atexit
+import itertools
+import logging
+import os
+import sys
+import threading
+import time
+import uuid
+import weakref
+from types import TracebackType
+from typing import Any
+
+from whileai_train.errors import ConfigError
+from whileai_train.runs.config import SenderConfig, api_url
+from whileai_train.runs.cost import CostMeter
+from whileai_train.runs.credentials import Credential, redact, resolve_credential
+from whileai_train.runs.sender import Sender
+from whileai_train.runs.sinks import HttpSink, LocalSink, SendError, Sink
+from whileai_train.runs.spool import Spool, SpoolState, read_spool, spool_dir
+from whileai_train.runs.store import LocalStore
+
+__all__ = ["Run", "run"]
+
+logger = logging.getLogger("whileai_train.runs")
+
+FINISH_STATUSES = ("done", "failed", "stopped")
+_OPEN_RUNS: weakref.WeakSet[Run] = weakref.WeakSet()
+
+
+class Run:
+    """One run. `log`, `progress` and `note` only enqueue; `finish` flushes with a bounded wait."""
+
+    def __init__(self, *, name: str, sender: Sender | None, meter: CostMeter, seq_start: int = 0,
+                 credential: Credential | None = None, started: float | None = None) -> None:
+        self.name = name
+        self.status = "running" if sender is not None else "disabled"
+        self.summary: dict[str, Any] | None = None
+        self.error: str | None = None
+        self.meter = meter
+        self.started = started if started is not None else time.time()
+        self.ended: float | None = None
+        self._sender = sender
+        self._seq = itertools.count(seq_start)
+        self._seq_start = seq_start
+        self._note_seq = itertools.count(seq_start)
+        self._credential = credential
+        self._warned_closed = False
+        self._finish_lock = threading.Lock()
+        if sender is not None:
+            _OPEN_RUNS.add(self)
+
+    # -- identity -------------------------------------------------------------------------------------
+    @property
+    def id(self) -> str | None:
+        """The run id (the platform's once it has answered; before that the client id)."""
+        if self._sender is None:
+            return None
+        return self._sender.run_id or self._sender.client_id
+
+    @property
+    def client_id(self) -> str | None:
+        return self._sender.client_id if self._sender is not None else None
+
+    @property
+    def sink(self) -> str:
+        """'platform', 'local', 'memory' or 'disabled' (a non-zero rank)."""
+        return self._sender.sink.kind if self._sender is not None else "disabled"
+
+    @property
+    def where(self) -> str:
+        return self._sender.sink.where if self._sender is not None else "nowhere (not global rank 0)"
+
+    @property
+    def logged(self) -> int:
+        """How many points this process logged to the run."""
+        if self._sender is None:
+            return 0
+        return self._sender.flushed_points + len(self._sender.points)
+
+    @property
+    def seconds(self) -> float:
+        return (self.ended or time.time()) - self.started
+
+    def __repr__(self) -> str:
+        return f"Run(id={self.id!r}, name={self.name!r}, status={self.status!r}, sink={self.sink!r})"
+
+    def __str__(self) -> str:
+        return self.meter.line(self.seconds)
+
+    # -- the training thread's calls: enqueue only ----------------------------------------------------
+    def log(self, step: int, **metrics: Any) -> None:
+        """Record one point at `step`. Numeric values are kept (others dropped on the background thread)."""
+        sender = self._sender
+        if sender is None:
+            return
+        if self.status != "running":
+            self._closed_warning()
+            return
+        point = {"step": step, "ts": time.time(), "seq": next(self._seq)}
+        point.update(metrics)
+        sender.points.append(point)
+
+    def progress(self, step: int, total: int | None = None) -> None:
+        """Where training is: `step` of `total` (the progress bar)."""
+        if self._sender is not None and self.status == "running":
+            self._sender.progress = (int(step), int(total) if total is not None else None)
+
+    def note(self, markdown: str) -> None:
+        """Attach a markdown note to the run (what changed, why it was stopped)."""
+        if self._sender is None:
+            return
+        if self.status != "running":
+            self._closed_warning()
+            return
+        self._sender.notes.append((next(self._note_seq), str(markdown), time.time()))
+
+    def _closed_warning(self) -> None:
+        if not self._warned_closed:
+            self._warned_closed = True
+            logger.warning("whileai: run %s is already %s; later log/note calls are dropped", self.id, self.status)
+
+    # -- the end --------------------------------------------------------------------------------------
+    def finish(self, status: str = "done", summary: dict[str, Any] | None = None, error: str | None = None,
+               *, wait_s: float | None = None) -> None:
+        """End the run: "done", "failed" (with `error`) or "stopped". Flushes for at most `wait_s`
+        (default 10 s); what could not be sent stays in the spool, said in one line. Never raises for I/O."""
+        if status not in FINISH_STATUSES:
+            raise ConfigError(f"status {status!r} is not one of done, failed, stopped. Fix: pass one of those.")
+        with self._finish_lock:
+            if self._sender is None or self.status != "running":
+                return
+            self.status = status
+            self.ended = time.time()
+            self.error = redact(error, self._credential) if error else None
+            full = dict(self.meter.summary(self.seconds))
+            self._sender.flush()
+            full["points"] = self.logged
+            if summary:
+                full.update(summary)
+            self.summary = full
+            _OPEN_RUNS.discard(self)
+            try:
+                landed = self._sender.finish(status, full, self.error, wait_s)
+            except Exception as exc:  # noqa: BLE001  (the finish of a log must not end a training script)
+                logger.warning("whileai: finishing run %s failed (%s)", self.id, redact(repr(exc), self._credential))
+                return
+            if not landed:
+                owed = self._sender.owed
+                spool = self._sender.spool.path if self._sender.spool is not None else "memory"
+                print(f"whileai: run {self.id} finished {status}; {owed} records not yet at {self.where} are "
+                      f"kept in {spool}; run `whileai-train sync` to send them", flush=True)
+
+    def __enter__(self) -> Run:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if exc is None:
+            self.finish("done")
+        else:
+            self.finish("failed", error=f"{type(exc).__name__}: {exc}")
+
+    def state(self) -> dict[str, Any]:
+        """What a checkpoint needs to continue this run after a resume (no key in it)."""
+        s = self._sender
+        if s is None:
+            return {}
+        return {"run_id": s.run_id, "client_id": s.client_id, "sink": s.sink.kind, "where": s.sink.where,
+                "name": self.name, "started": self.started}
+
+
+def _rank() -> int:
+    for name in ("RANK", "SLURM_PROCID"):
+        value = os.environ.get(name)
+        if value and value.lstrip("-").isdigit():
+            return int(value)
+    return 0
+
+
+def run(
+    name: str | None = None,
+    dataset_id: str | None = None,
+    base_model: str | None = None,
+    total_steps: int | None = None,
+    api_key: str | None = None,
+    url: str | None = None,
+    rate: float | None = None,
+    *,
+    config: SenderConfig | None = None,
+    sink: Sink | None = None,
+    resume: dict[str, Any] | None = None,
+    gpu: str | None = None,
+    gpu_count: int | None = None,
+) -> Run:
+    """Open a run and say where it goes in one printed line.
+
+    Args:
+        name: shown on the run page; defaults to "run-<time>".
+        dataset_id, base_model, total_steps: recorded with the run (total_steps drives the progress bar).
+        api_key: the platform key (else WHILEAI_DELEGATED_CREDENTIAL, WHILEAI_API_KEY, credentials.json);
+            without any key the run goes to the local store.
+        url: the platform API (else WHILEAI_API_URL).
+        rate: USD per GPU-hour, for a GPU not in GPU_USD_PER_HOUR or a price of your own.
+        config: sender timings (SenderConfig); sink: a sink of your own (MemorySink in tests);
+        resume: `Run.state()` saved with a checkpoint: continue that run.
+    """
+    if total_steps is not None and int(total_steps) < 0:
+        raise ConfigError(f"total_steps={total_steps} is negative. Fix: pass the number of optimizer steps.")
+    if rate is not None and not (float(rate) >= 0):
+        raise ConfigError(f"rate={rate} must be >= 0 USD per GPU-hour. Fix: pass e.g. rate=1.10.")
+    config = config or SenderConfig.from_env()
+    meter = CostMeter.for_job(rate=rate, gpu=gpu, gpu_count=gpu_count)
+    run_name = name or (resume or {}).get("name") or time.strftime("run-%Y%m%d-%H%M%S")
+    if _rank() != 0:
+        return Run(name=run_name, sender=None, meter=meter)
+    meta = {"name": run_name, "dataset_id": dataset_id, "base_model": base_model,
+            "total_steps": int(total_steps) if total_steps is not None else None}
+    credential = resolve_credential(api_key) if sink is None else None
+    started = float((resume or {}).get("started") or time.time())
+    client_id = (resume or {}).get("client_id") or "c-" + uuid.uuid4().hex[:16]
+    run_id: str | None = (resume or {}).get("run_id")
+    # a resumed run never reuses a sequence number: start past anything the first attempt could have sent
+    seq_start = int(time.time() * 1e6) if resume else 0
+    spool: Spool | None = None
+    owed: SpoolState | None = None
+    if sink is None and credential is not None:
+        base = api_url(url)
+        sink = HttpSink(base, credential, connect_timeout_s=config.connect_timeout_s,
+                        read_timeout_s=config.read_timeout_s)
+        path = spool_dir() / f"{client_id}.jsonl"
+        if path.exists():
+            owed = read_spool(path)
+            run_id = run_id or owed.remote_id
+        spool = Spool(path)
+        if owed is None:
+            spool.write(Spool.open_record(client_id, base, meta))
+        if run_id is None:
+            try:
+                run_id = sink.open_run(meta, client_id, timeout=config.open_timeout_s)
+                spool.write({"t": "remote", "run_id": run_id})
+            except SendError as exc:
+                logger.warning("whileai: could not open the run at %s (%s); training goes on, the run is opened "
+                               "when the platform answers", base, redact(str(exc), credential))
+    elif sink is None:
+        sink = LocalSink(LocalStore())
+    if sink.durable:
+        if run_id is not None and isinstance(sink, LocalSink) and sink.store.has_run(run_id):
+            sink.store.reopen(run_id)
+        else:
+            run_id = sink.open_run(meta, client_id)
+    sender = Sender(sink, client_id=client_id, run_id=run_id, meta=meta, config=config, meter=meter,
+                    started=started, spool=spool, owed=owed, credential=credential)
+    handle = Run(name=run_name, sender=sender, meter=meter, seq_start=seq_start, credential=credential,
+                 started=started)
+    if total_steps is not None:
+        handle.progress(0, int(total_steps))
+    sender.start()
+    verb = "continues" if resume else "goes to"
+    if sink.kind == "platform":
+        print(f"whileai: run {run_name!r} ({handle.id}) {verb} {sink.where} (key from {credential.source})",  # type: ignore[union-attr]
+              flush=True)
+    elif sink.kind == "local":
+        print(f"whileai: run {run_name!r} ({handle.id}) {verb} the local store {sink.where} (no platform key; "
+              f"`whileai-train show {handle.id}`)", flush=True)
+    else:
+        print(f"whileai: run {run_name!r} ({handle.id}) {verb} {sink.where}", flush=True)
+    _install_exit_hooks()
+    return handle
+
+
+# -- a run left open when the interpreter exits is finished "failed" with the error that ended it --------
+_hooks_installed = False
+_last_error: str | None = None
+
+
+def _install_exit_hooks() -> None:
+    global _hooks_installed
+    if _hooks_installed:
+        return
+    _hooks_installed = True
+    previous = sys.excepthook
+
+    def hook(exc_type: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
+        global _last_error
+        _last_error = f"{exc_type.__name__}: {exc}"
+        previous(exc_type, exc, tb)
+
+    sys.excepthook = hook
+    atexit.register(_finish_open_runs)
+
+
+def _finish_open_runs() -> None:
+    for open_run in list(_OPEN_RUNS):
+        error = _last_error or "the process exited before the run was finished"
+        open_run.finish("failed", error=error, wait_s=min(2.0, open_run._sender.config.finish_wait_s)
+                        if open_run._sender else 0.0)
