@@ -10,7 +10,7 @@ import random
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["REFUND_TOOLS", "refund_rollouts"]
+__all__ = ["REFUND_TOOLS", "marked_rollout", "refund_rollouts"]
 
 REFUND_TOOLS: list[dict[str, Any]] = [
     {"type": "function", "function": {
@@ -54,3 +54,23 @@ def refund_rollouts(n: int, *, seed: int = 0, tasks: int = 8, rollouts_per_task:
             "privileged": {"fraud_note": f"internal risk code RC-{task:04d}"},
             "finish_reason": "stop",
         }
+
+
+def marked_rollout(task: int = 0, *, end_on_tool: bool = False, user_turn: bool = True) -> dict[str, Any]:
+    """One rollout whose every turn carries a marker naming who wrote it (USER-MARK, TOOL-MARK, AGENT-k).
+
+    Decode what a trainer trains and look for the markers: only AGENT-k may appear. With `end_on_tool`
+    the rollout stops on a tool result (no final reply); with `user_turn` a user step sits between calls.
+    """
+    order = f"A{100 + task}"
+    steps: list[dict[str, Any]] = [
+        {"tool": "lookup", "arguments": {"order_id": order, "tag": "AGENT-1"}, "result": f"TOOL-MARK-1 {order} paid"},
+    ]
+    if user_turn:
+        steps.append({"user": "USER-MARK-2 please hurry"})
+    steps.append({"tool": "refund", "arguments": {"order_id": order, "tag": "AGENT-2"}, "result": "TOOL-MARK-3 ok"})
+    row: dict[str, Any] = {"prompt": f"USER-MARK-1 refund order {order}", "steps": steps, "task_id": f"marked-{task}",
+                           "reward": 1.0}
+    if not end_on_tool:
+        row["final_text"] = f"AGENT-3 refunded {order}"
+    return row

@@ -81,9 +81,12 @@ class _Export:
             if isinstance(row, dict) and row.get("privileged") is not None and quotes_privileged(
                     shaped.messages[: shaped.agent[-1] + 1], row["privileged"]):
                 report.privileged_leaks.append(index)
-            report.tool_output_truncated += shaped.outputs_capped  # once per source row, also under unroll
-            report.tool_output_chars_cut += shaped.chars_cut
-            if len(shaped.messages) > shaped.agent[-1] + 1 and (self.format == "trl" or self.unroll):
+            cuts_trailing = self.format == "trl" or self.unroll
+            written = shaped.agent[-1] if cuts_trailing else len(shaped.messages)
+            capped = [cut for position, cut in shaped.capped.items() if position < written]
+            report.tool_output_truncated += len(capped)  # once per source row, also under unroll
+            report.tool_output_chars_cut += sum(capped)
+            if cuts_trailing and len(shaped.messages) > shaped.agent[-1] + 1:
                 self.notes["trailing_turns_cut"] = self.notes.get("trailing_turns_cut", 0) + 1
             longest: tuple[list[dict[str, Any]], str] | None = None
             for out, internal in self._samples(shaped):
@@ -108,7 +111,7 @@ class _Export:
             if shaped.tools is not None:
                 extra["tools"] = shaped.tools
             if self.cap is not None:
-                extra["tool_output_chars_cut"] = shaped.chars_cut
+                extra["tool_output_chars_cut"] = sum(shaped.capped.values())
             if self.unroll:
                 for step, k in enumerate(agent):
                     mask = [0] * (k + 1)
