@@ -9,6 +9,7 @@ __all__ = [
     "LOW_PAIRED_SHARE",
     "MIN_PAIRED_TASKS",
     "PASS_THRESHOLD",
+    "RL_SHAPED_SHARE",
     "SHOW_FIRST",
 ]
 
@@ -44,3 +45,7 @@ CONFIG_KEYS: dict[str, tuple[str, ...]] = {
 # run_config reads at most this many rows, an even stride through the set (our choice: keeps pass_at's config
 # block under ~0.1 s at 1M rows; runs mixed in blocks of more than n/20000 rows are still seen).
 CONFIG_SAMPLE_ROWS = 20_000
+
+# publish_gate reads a set as RL-shaped (repeats of one ask) when at least this share of its rows sit in tasks
+# with two or more rows. Our choice: a stray repeat in an SFT set does not make it RL-shaped; mode= overrides.
+RL_SHAPED_SHARE = 0.5

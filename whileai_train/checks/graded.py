@@ -82,7 +82,7 @@ def graded_table(rows: Sequence[Mapping[str, Any]], *, pass_threshold: float = P
     task_ids = np.empty(n, dtype=np.int64)
     rewards = np.empty(n, dtype=float)
     for i, row in enumerate(rows):
-        if not isinstance(row, Mapping):
+        if type(row) is not dict and not isinstance(row, Mapping):
             raise RowError(i, None, f"row is {type(row).__name__}, not an object", "pass rows as dicts")
         key = task_key(row)
         number = index_of.get(key)

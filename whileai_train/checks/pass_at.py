@@ -23,7 +23,7 @@ from whileai_train.errors import ConfigError, InputError
 from whileai_train.stats import DEFAULT_DRAWS
 from whileai_train.stats.shared_draws import bootstrap_mean_cis
 
-__all__ = ["PassAtReport", "pass_at", "pass_at_k_estimate", "pass_pow_k_estimate", "run_config"]
+__all__ = ["PassAtReport", "most_common_k", "pass_at", "pass_at_k_estimate", "pass_pow_k_estimate", "run_config"]
 
 
 class PassAtReport(BaseModel):
@@ -188,13 +188,19 @@ def _stamp_k(rows: Sequence[Mapping[str, Any]]) -> int | None:
         stamp = row.get("calibration")
         if stamp is None:
             extra = row.get("extra")
-            stamp = extra.get("calibration") if isinstance(extra, Mapping) else None
-        if isinstance(stamp, Mapping):
-            n = stamp.get("n", stamp.get("k"))
-        else:
-            n = getattr(stamp, "n", None)
-        if isinstance(n, int) and not isinstance(n, bool) and n >= 1:
+            if extra is None or not isinstance(extra, Mapping):
+                continue
+            stamp = extra.get("calibration")
+            if stamp is None:
+                continue
+        n = stamp.get("n") if isinstance(stamp, Mapping) else getattr(stamp, "n", None)
+        if type(n) is int and n >= 1:
             counts[n] += 1
+    return most_common_k(counts)
+
+
+def most_common_k(counts: Counter[int]) -> int | None:
+    """The most common k (ties: the smaller), or None with no stamp."""
     return max(counts, key=lambda v: (counts[v], -v)) if counts else None
 
 

@@ -1,0 +1,288 @@
+"""publish_gate: is this row set fit to publish for training? Stamps, refusals, warnings, and the blocks.
+
+* Every graded row gets a calibration stamp (its task's pass rate over k repeats, k, the policy); a stamp a
+  row carries is kept, not re-measured (checks/calibration.py).
+* An RL-shaped set (repeats of one ask) is refused with PublishGateError when it is ungraded or has no
+  mixed group: a grouped update (GRPO's group-relative advantage) learns nothing from it.
+* Warnings when unanimous asks or asks outside the 0.2-0.8 band remain: optimize(mode="rl") prunes those.
+* Blocks: pass_at over the rows in front (saying so when carried stamps' k differs), judge_trust when the
+  rows carry gold labels, hack_scan on RL-shaped rows (strict_hacks=True refuses a reward_hack),
+  near-duplicate asks and length spread.
+
+Everything is arrays after one pass over the rows (checks/graded.py); no pairwise loop, no per-row pydantic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from whileai_train.checks.calibration import stamp_rows
+from whileai_train.checks.gate_defaults import BAND, PASS_THRESHOLD, RL_SHAPED_SHARE, SHOW_FIRST
+from whileai_train.checks.graded import Graded, graded_table, show_indices
+from whileai_train.checks.pass_at import PassAtReport, most_common_k, pass_at_from_table
+from whileai_train.errors import ConfigError, PublishGateError
+from whileai_train.stats import DEFAULT_DRAWS
+
+__all__ = ["PublishGateReport", "publish_gate"]
+
+Verdict = Literal["PASS", "WARN", "REFUSED"]
+_OPTIMIZE = 'wai.optimize(rows, mode="rl") prunes unanimous and out-of-band asks (print pass_at before it)'
+
+
+class PublishGateReport(BaseModel):
+    """The gate's reading. str(): the verdict first, then the numbers, then what to do."""
+
+    verdict: Verdict = "PASS"
+    mode: Literal["rl", "sft"] = "sft"
+    rl_shaped: bool = False
+    n_rows: int = 0
+    n_tasks: int = 0
+    n_graded: int = 0
+    n_ungraded: int = 0
+    n_stamped: int = 0
+    n_carried: int = 0
+    n_mixed: int = 0
+    n_unanimous: int = 0
+    n_all_pass: int = 0
+    n_all_fail: int = 0
+    n_out_of_band: int = 0  # mixed asks whose pass rate is outside `band`
+    band: tuple[float, float] = BAND
+    refusals: list[str] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    what_to_do: list[str] = Field(default_factory=list)
+    pass_at: PassAtReport | None = None
+    judge_trust: dict[str, Any] | None = None
+    hack_scan: Any = None            # HackScanReport on RL-shaped rows
+    near_duplicates: Any = None      # hygiene.near_duplicate_prompts report
+    length: Any = None               # hygiene.length_report report
+    rows: Any = Field(default=None, exclude=True, repr=False)  # the stamped rows (input rows are not changed)
+
+    def __getitem__(self, key: str) -> Any:
+        if key in type(self).model_fields:
+            return getattr(self, key)
+        raise KeyError(key)
+
+    def __str__(self) -> str:
+        shape = "RL-shaped (repeats of one ask)" if self.rl_shaped else "not RL-shaped"
+        head = {"PASS": "fit to publish", "WARN": "publishable, with warnings",
+                "REFUSED": "refused"}[self.verdict]
+        lines = [f"publish_gate: {self.verdict} ({head}): {self.n_rows} rows, {self.n_tasks} tasks, {shape}, "
+                 f"mode={self.mode}"]
+        lines += [f"  REFUSED: {refusal}" for refusal in self.refusals]
+        lines.append(f"  graded {self.n_graded}, ungraded {self.n_ungraded}; calibration stamps: {self.n_stamped} "
+                     f"added, {self.n_carried} carried (kept, not re-measured)")
+        if self.rl_shaped:
+            lo, hi = self.band
+            lines.append(f"  asks: {self.n_mixed} mixed, {self.n_unanimous} unanimous ({self.n_all_pass} all pass, "
+                         f"{self.n_all_fail} all fail), {self.n_out_of_band} mixed but outside the {lo:.1f}-{hi:.1f} "
+                         "band")
+        if self.pass_at is not None:
+            lines += ["  " + line for line in str(self.pass_at).splitlines()]
+        if self.judge_trust is not None:
+            lines.append(f"  judge_trust: {self.judge_trust.get('reading', '')} (ok={self.judge_trust.get('ok')})")
+        for name in ("hack_scan", "near_duplicates", "length"):
+            block = getattr(self, name)
+            if block is not None:
+                first = str(block).splitlines()[0] if str(block) else ""
+                lines.append(f"  {name}: {first}")
+        lines += [f"  note: {note}" for note in self.notes]
+        lines += [f"  warning: {warning}" for warning in self.warnings]
+        if self.what_to_do:
+            lines.append("What to do:")
+            lines += [f"  - {step}" for step in self.what_to_do]
+        return "\n".join(lines)
+
+
+def _task_names(table: Graded, tasks: np.ndarray) -> str:
+    names = [repr(table.tasks[t][:60]) for t in tasks[:SHOW_FIRST].tolist()]
+    more = f", ... ({len(tasks)} in all)" if len(tasks) > SHOW_FIRST else ""
+    return ", ".join(names) + more
+
+
+def _rl_shaped(table: Graded, mode: str | None) -> bool:
+    if mode == "rl":
+        return True
+    if mode == "sft":
+        return False
+    in_groups = int(table.rows_per_task[table.rows_per_task >= 2].sum())
+    return in_groups >= RL_SHAPED_SHARE * table.n_rows
+
+
+def _check_arguments(mode: Any, band: Any, strict_hacks: bool, endorsed: Any) -> tuple[float, float]:
+    if mode not in (None, "rl", "sft"):
+        raise ConfigError(f"publish_gate: mode={mode!r}. Fix: mode='rl' (repeats of one ask, grouped updates), "
+                          "mode='sft', or leave it unset to read the shape off the rows")
+    try:
+        lo, hi = (float(band[0]), float(band[1]))
+    except (TypeError, ValueError, IndexError):
+        raise ConfigError(f"publish_gate: band={band!r}. Fix: a (low, high) pass-rate pair such as (0.2, 0.8)") from None
+    if not 0.0 <= lo < hi <= 1.0:
+        raise ConfigError(f"publish_gate: band={band!r}. Fix: 0 <= low < high <= 1, e.g. (0.2, 0.8)")
+    if strict_hacks and endorsed is None:
+        raise ConfigError("publish_gate: strict_hacks=True without endorsed= can never find a reward_hack (the scan "
+                          "needs to know what the reward should track). Fix: pass endorsed=[...] (substrings of "
+                          "feature names, e.g. ['tool:issue_refund'])")
+    return lo, hi
+
+
+def _groups(report: PublishGateReport, table: Graded, carried_rate: dict[int, float], lo: float, hi: float,
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """Count mixed / unanimous / out-of-band asks; returns (unanimous task numbers, out-of-band task numbers)."""
+    tasks = table.graded_tasks
+    mixed = table.reward_max[tasks] > table.reward_min[tasks]
+    unanimous = tasks[~mixed]
+    report.n_mixed, report.n_unanimous = int(mixed.sum()), int(len(unanimous))
+    all_pass = table.n_passed[unanimous] == table.n_graded[unanimous]
+    report.n_all_pass, report.n_all_fail = int(all_pass.sum()), int((~all_pass).sum())
+    rates = table.pass_rates()[tasks]
+    for position, task in enumerate(tasks.tolist()):  # the grader's measurement wins where a stamp carries it
+        if task in carried_rate:
+            rates[position] = carried_rate[task]
+    outside = mixed & ((rates < lo) | (rates > hi))
+    report.n_out_of_band = int(outside.sum())
+    return unanimous, tasks[outside]
+
+
+def _hygiene_blocks(report: PublishGateReport, rows: Sequence[Mapping[str, Any]]) -> None:
+    try:
+        from whileai_train.checks.hygiene import length_report, near_duplicate_prompts
+    except ImportError:  # pragma: no cover - only while hygiene is being built
+        report.notes.append("near-duplicate and length checks unavailable (whileai_train.checks.hygiene missing)")
+        return
+    report.near_duplicates = near_duplicate_prompts(rows)
+    report.length = length_report(rows)
+    for block in (report.near_duplicates, report.length):
+        report.warnings += [f"{type(block).__name__}: {w}" for w in getattr(block, "warnings", None) or []]
+
+
+def _hack_block(report: PublishGateReport, rows: Sequence[Mapping[str, Any]], endorsed: Any, strict_hacks: bool,
+                seed: int) -> None:
+    from whileai_train.checks.hack_scan import hack_scan
+
+    scan = hack_scan(rows, endorsed=endorsed, seed=seed)
+    report.hack_scan = scan
+    report.warnings += [f"hack_scan: {w}" for w in scan.warnings]
+    if scan.reward_hack:
+        message = (f"hack_scan: reward_hack: the reward tracks {scan.top_feature!r}, which endorsed= does not name; "
+                   "a policy trained on it learns that instead")
+        if strict_hacks:
+            report.refusals.append(message + " (strict_hacks=True)")
+        else:
+            report.warnings.append(message)
+        report.what_to_do.append(f"fix the grader so it stops paying for {scan.top_feature!r}, or endorse it if it "
+                                 "is what the reward should track")
+    elif strict_hacks and scan.reward_hack is None:
+        report.warnings.append(f"hack_scan could not decide reward_hack ({scan.verdict}); strict_hacks refuses "
+                               "only a measured reward_hack")
+
+
+def _judge_block(report: PublishGateReport, rows: Sequence[Mapping[str, Any]], judge: Any) -> None:
+    if not any(row.get("gold_reward") is not None for row in rows):
+        report.notes.append("judge_trust: NOT MEASURED (no row carries gold_reward; attach_labels(rows, labels, "
+                            "kind='human') measures the judge)")
+        return
+    from whileai_train.checks.judge_trust import judge_trust
+
+    trust = judge_trust(rows, judge=judge)
+    report.judge_trust = {**trust.summary(), "verdict": trust.verdict, "reading": trust.reading}
+    if not trust.ok:
+        report.warnings.append(f"judge_trust: {trust.reading}")
+
+
+def publish_gate(rows: Any, *, mode: Literal["rl", "sft"] | None = None, policy: str | None = None,
+                 endorsed: Sequence[str] | None = None, strict_hacks: bool = False,
+                 judge: Callable[[dict[str, Any]], Any] | None = None, band: tuple[float, float] = BAND,
+                 k: int | None = None, scan: bool = True, pass_threshold: float = PASS_THRESHOLD,
+                 draws: int = DEFAULT_DRAWS, seed: int = 0) -> PublishGateReport:
+    """Check a row set before it is published for training; raise PublishGateError when it must not be.
+
+    `mode`: "rl" / "sft", or None to read the shape off the rows (RL-shaped when at least half the rows
+    are repeats of an ask). `endorsed` / `strict_hacks`: passed to the hack scan; strict refuses a
+    reward_hack. `judge`: handed to judge_trust when the rows carry gold labels. `scan=False` skips the
+    hack scan. The stamped rows are `report.rows` (shallow copies; the input is not changed); the
+    refused report is `error.report`.
+    """
+    from whileai_train.rows import read_rows
+
+    lo, hi = _check_arguments(mode, band, strict_hacks, endorsed)
+    if not isinstance(rows, list):
+        rows = read_rows(rows)
+    table = graded_table(rows, pass_threshold=pass_threshold, what="publish_gate")
+    rl_shaped = _rl_shaped(table, mode)
+    report = PublishGateReport(mode=mode or ("rl" if rl_shaped else "sft"), rl_shaped=rl_shaped,
+                               n_rows=table.n_rows, n_tasks=table.n_tasks, n_graded=int(table.graded.sum()),
+                               n_ungraded=int((~table.graded).sum()), band=(lo, hi))
+    stamped = stamp_rows(rows, table, policy=policy)
+    report.rows, report.n_stamped, report.n_carried = stamped.rows, stamped.n_stamped, stamped.n_carried
+    ungraded = table.ungraded_rows()
+    if report.n_graded == 0:
+        if rl_shaped:
+            report.refusals.append(f"ungraded: none of the {table.n_rows} rows has a reward (rows "
+                                   f"{show_indices(ungraded)}); a grouped update learns nothing without rewards")
+            report.what_to_do.append("grade the rows (a reward 0..1 on each), then run the gate again")
+        else:
+            report.notes.append("no row is graded: no stamps, no pass_at (fine for demonstrations)")
+        return _finish(report)
+    if len(ungraded):
+        report.warnings.append(f"{len(ungraded)} ungraded rows (rows {show_indices(ungraded)}) get no calibration "
+                               "stamp and no advantage; grade them or drop them")
+    if rl_shaped:
+        unanimous, outside = _groups(report, table, stamped.carried_pass_rate, lo, hi)
+        if report.n_mixed == 0:
+            report.refusals.append(
+                f"no mixed group: all {len(unanimous)} graded asks are unanimous ({report.n_all_pass} all pass, "
+                f"{report.n_all_fail} all fail; tasks {_task_names(table, unanimous)}), so every group-relative "
+                "advantage is zero and a grouped update learns nothing")
+            report.what_to_do.append("sample more rollouts per ask, or harder/easier asks, until some groups mix "
+                                     "passes and failures")
+        else:
+            if len(unanimous):
+                report.warnings.append(f"{len(unanimous)} unanimous asks remain (zero advantage; tasks "
+                                       f"{_task_names(table, unanimous)})")
+            if len(outside):
+                report.warnings.append(f"{len(outside)} asks outside the {lo:.1f}-{hi:.1f} pass-rate band remain "
+                                       f"(tasks {_task_names(table, outside)})")
+            if len(unanimous) or len(outside):
+                report.what_to_do.append(_OPTIMIZE)
+    stamp_k = most_common_k(stamped.carried_k) if k is None else None
+    report.pass_at = pass_at_from_table(table, rows, k=k, draws=draws, seed=seed, pass_threshold=pass_threshold,
+                                        stamp_k=stamp_k)
+    report.warnings += [f"pass_at: {w}" for w in report.pass_at.warnings if "ungraded" not in w]
+    _carried_k_note(report, table, stamped.carried_n)
+    _judge_block(report, rows, judge)
+    if rl_shaped and scan and report.n_mixed:
+        _hack_block(report, rows, endorsed, strict_hacks, seed)
+    _hygiene_blocks(report, rows)
+    return _finish(report)
+
+
+def _carried_k_note(report: PublishGateReport, table: Graded, carried_n: dict[int, int]) -> None:
+    if not carried_n:
+        return
+    tasks = np.fromiter(carried_n.keys(), dtype=np.int64, count=len(carried_n))
+    ks = np.fromiter(carried_n.values(), dtype=np.int64, count=len(carried_n))
+    here = table.n_graded[tasks]
+    differ = int((here != ks).sum())
+    if differ:
+        block = report.pass_at
+        assert block is not None
+        note = (f"carried calibration stamps measured k={int(np.median(ks))} repeats per task (the grader's); "
+                f"{differ} of {len(tasks)} stamped tasks have a different number of graded rows here "
+                f"({int(here.min())}-{int(here.max())}): pass_at is over the rows in front, the stamps keep the "
+                "graded measurement")
+        block.notes.append(note)
+        report.notes.append(note)
+
+
+def _finish(report: PublishGateReport) -> PublishGateReport:
+    if report.refusals:
+        report.verdict = "REFUSED"
+        raise PublishGateError("publish_gate refused the rows: " + "; ".join(report.refusals) +
+                               ". Fix: " + "; ".join(report.what_to_do or ["see error.report"]), report)
+    report.verdict = "WARN" if report.warnings else "PASS"
+    return report
