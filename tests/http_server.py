@@ -36,7 +36,7 @@ class FaultyServer:
         self.hang_s = 2.0
         self._remaining: int | None = None
         self._lock = threading.Lock()
-        self.requests: list[tuple[str, str, str]] = []  # (method, path, outcome)
+        self.requests: list[tuple[str, str, str, float]] = []  # (method, path, outcome, time)
         self.bodies: list[bytes] = []
         self.headers_seen: list[dict[str, str]] = []
         self._server: ThreadingHTTPServer | None = None
@@ -117,7 +117,7 @@ def _faulty_handler(owner: FaultyServer) -> type:
             body = self.rfile.read(length) if length else b""
             owner.headers_seen.append({k.lower(): v for k, v in self.headers.items()})
             owner.bodies.append(body)
-            owner.requests.append((method, self.path, mode))
+            owner.requests.append((method, self.path, mode, time.monotonic()))
             if mode == "error500":
                 self._respond(500, {"error": "told to fail"})
             elif mode == "r429":

@@ -97,6 +97,8 @@ class Sender:
         self._wake = threading.Event()
         self._halt = threading.Event()
         self._failures = 0
+        self._not_before = 0.0  # monotonic time before which the send thread does not try (backoff)
+        self._retry_after_until = 0.0  # the same, set by a 429's Retry-After: honoured even at finish
         self._failing_since: float | None = None
         self._gave_up: str | None = None
         self._warned: set[str] = set()
@@ -230,7 +232,9 @@ class Sender:
         self._warn_once("unreachable", f"whileai: could not send to {where} ({exc}); training goes on, points are "
                                        f"kept in {kept} and re-sent when it is back")
         if exc.retry_after is not None:
-            return min(exc.retry_after, self.config.retry_after_max_s)
+            wait = min(exc.retry_after, self.config.retry_after_max_s)
+            self._retry_after_until = time.monotonic() + wait
+            return wait
         delay = min(self.config.backoff_max_s, self.config.backoff_base_s * 2 ** (self._failures - 1))
         return delay * random.uniform(0.5, 1.5)
 
@@ -239,13 +243,17 @@ class Sender:
 
     # -- send thread ------------------------------------------------------------------------------------
     def _send_loop(self) -> None:
-        delay: float | None = None
         while not self._halt.is_set():
-            self._wake.wait(self.config.flush_interval_s if delay is None else delay)
+            now = time.monotonic()
+            wait = self._not_before - now if self._not_before > now else self.config.flush_interval_s
+            self._wake.wait(wait)
             self._wake.clear()
             if self._halt.is_set():
                 break
+            if time.monotonic() < self._not_before:
+                continue  # new points do not cut a backoff or a Retry-After short
             delay = self._deliver()
+            self._not_before = time.monotonic() + delay if delay else 0.0
 
     # -- finish -----------------------------------------------------------------------------------------
     @property
@@ -265,7 +273,8 @@ class Sender:
             with self._flush_lock:
                 self._deliver()
         else:
-            self._failures = 0  # the end of the run deserves a prompt try
+            self._failures = 0  # the end of the run deserves a prompt try (but a 429 is still honoured)
+            self._not_before = self._retry_after_until
             self._wake.set()
             self._done.wait(wait)
         self._halt.set()

@@ -198,11 +198,13 @@ class LocalStore:
 
     def list_runs(self, limit: int = 50) -> list[dict[str, Any]]:
         rows = self._connect().execute(
-            "SELECT id, name, status, step, total_steps, created, summary FROM runs ORDER BY created DESC LIMIT ?",
+            "SELECT id, name, status, step, total_steps, created, summary, client_id FROM runs"
+            " ORDER BY created DESC LIMIT ?",
             (int(limit),),
         ).fetchall()
         out = []
-        for rid, name, status, step, total, created, summary in rows:
+        for rid, name, status, step, total, created, summary, client_id in rows:
             out.append({"id": rid, "name": name, "status": status, "step": step, "total_steps": total,
-                        "created": created, "summary": json.loads(summary) if summary else None})
+                        "created": created, "summary": json.loads(summary) if summary else None,
+                        "client_id": client_id})
         return out
