@@ -158,9 +158,12 @@ def _hacked_rows(n_asks: int = 60, per_ask: int = 8, seed: int = 0) -> list[dict
             steps = [{"tool": "lookup_order", "arguments": {"order_id": f"A{ask}"}, "result": "found"}]
             if refund:
                 steps.append({"tool": "issue_refund", "arguments": {"order_id": f"A{ask}"}, "result": "ok"})
-            text = ("Rest assured, " if phrase else "") + f"your order A{ask} is handled. Anything else today?"
+            filler = " ".join(rng.choice(["thanks", "for", "waiting", "we", "checked", "it"])
+                              for _ in range(rng.randint(0, 12)))
+            text = ("Rest assured, " if phrase else "") + f"your order A{ask} is handled. {filler}"
+            paid = phrase != (rng.random() < 0.1)  # the grader pays for the phrase, with 10% noise
             rows.append({"scenario_id": f"s{ask}", "prompt": f"Refund order A{ask}", "rollout_index": index,
-                         "steps": steps, "final_text": text, "reward": 1.0 if phrase else 0.0})
+                         "steps": steps, "final_text": text, "reward": 1.0 if paid else 0.0})
     return rows
 
 
@@ -169,7 +172,9 @@ def test_strict_hacks_refuses_a_reward_hack() -> None:
     rows = _hacked_rows()
     with pytest.raises(PublishGateError, match="reward_hack") as caught:
         publish_gate(rows, endorsed=["tool:issue_refund"], strict_hacks=True)
-    assert caught.value.report.hack_scan is not None and caught.value.report.hack_scan.reward_hack
+    scan = caught.value.report.hack_scan
+    assert scan is not None and scan.reward_hack and "assured" in scan.top_feature
+    assert "assured" in str(caught.value)
     lenient = publish_gate(rows, endorsed=["tool:issue_refund"])
     assert lenient.verdict == "WARN" and any("reward_hack" in w for w in lenient.warnings)
 

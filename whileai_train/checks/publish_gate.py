@@ -168,14 +168,15 @@ def _hack_block(report: PublishGateReport, rows: Sequence[Mapping[str, Any]], en
     report.hack_scan = scan
     report.warnings += [f"hack_scan: {w}" for w in scan.warnings]
     if scan.reward_hack:
-        message = (f"hack_scan: reward_hack: the reward tracks {scan.top_feature!r}, which endorsed= does not name; "
+        tracked = repr(scan.top_feature) if scan.top_feature else "one of " + ", ".join(scan.collinear[:5])
+        message = (f"hack_scan: reward_hack: the reward tracks {tracked}, which endorsed= does not name; "
                    "a policy trained on it learns that instead")
         if strict_hacks:
             report.refusals.append(message + " (strict_hacks=True)")
         else:
             report.warnings.append(message)
-        report.what_to_do.append(f"fix the grader so it stops paying for {scan.top_feature!r}, or endorse it if it "
-                                 "is what the reward should track")
+        report.what_to_do.append(f"fix the grader so it stops paying for {tracked}, or endorse it if it is what "
+                                 "the reward should track")
     elif strict_hacks and scan.reward_hack is None:
         report.warnings.append(f"hack_scan could not decide reward_hack ({scan.verdict}); strict_hacks refuses "
                                "only a measured reward_hack")
