@@ -1,0 +1,402 @@
+"""select_for_rl: prune graded rollouts to the asks a grouped (GRPO-style) update learns from.
+
+Drop order (product text, "Prune before training"): junk rows; duplicate rollouts within an ask; truncated
+rollouts (keep | penalize | drop); unanimous asks (all pass or all fail: zero advantage); asks outside the
+pass-rate band. Then whole groups are kept round-robin across fault kinds and, within a fault kind, across
+pass rates (a 25%, a 50% and a 75% ask in turn); `order="middle"` ranks nearest-to-50% first instead.
+
+A row's fault kind is the first of `fault_kind`, `fault`, `faults` on the row, then the same keys under
+`lineage` ("none" when absent; a list of faults reads as their sorted names joined by "+"); an ask's fault
+kind is that of its first surviving row. Pass means reward >= 0.5 (partial credit splits there).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import Field
+
+from whileai_train.checks.optimize_defaults import (
+    BAND,
+    LOW_K,
+    ORDERS,
+    PASS_THRESHOLD,
+    TRUNCATED,
+    TRUNCATED_MODES,
+)
+from whileai_train.checks.select_rows import (
+    GradedRows,
+    OptimizeResult,
+    SelectionReport,
+    calibration_stamps,
+    carries_stamp,
+    eval_warning,
+    name_rows,
+    read_graded,
+)
+from whileai_train.errors import ConfigError
+from whileai_train.stats import wilson_interval
+
+__all__ = ["RLSelectionReport", "fault_kind", "select_for_rl"]
+
+DROP_ORDER = ("junk", "duplicate", "truncated", "unanimous", "out_of_band", "budget")
+
+
+class RLSelectionReport(SelectionReport):
+    """What select_for_rl / optimize(mode="rl") kept, what it dropped (in drop order) and why."""
+
+    mode: Literal["rl"] = "rl"
+    n: int = 0
+    kept: int = 0
+    asks: int = 0
+    asks_kept: int = 0
+    dropped: dict[str, int] = Field(default_factory=dict)
+    dropped_asks: dict[str, int] = Field(default_factory=dict)
+    junk: dict[str, int] = Field(default_factory=dict)
+    truncated: dict[str, int] = Field(default_factory=dict)
+    truncated_mode: Literal["keep", "penalize", "drop"] = "drop"
+    band: tuple[float, float] = BAND
+    order: Literal["round_robin", "middle"] = "round_robin"
+    max_rows: int | None = None
+    max_asks: int | None = None
+    fault_kinds: dict[str, int] = Field(default_factory=dict)
+    pass_rates: dict[str, int] = Field(default_factory=dict)
+    rollouts_per_task: float = 0.0
+    low_k: bool = False
+    calibration: dict[str, int] = Field(default_factory=dict)
+    hygiene_warnings: list[str] = Field(default_factory=list)
+    correlations: Any = None
+    hack_scan: Any = None
+
+    @property
+    def verdict(self) -> str:
+        if self.kept == 0:
+            return "NOTHING KEPT"
+        if self.warnings or self.low_k:
+            return "kept, check the warnings"
+        return "kept"
+
+    def __str__(self) -> str:
+        lo, hi = self.band
+        lines = [(f"optimize rl: {self.verdict}: {self.kept} of {self.n} rows, {self.asks_kept} of {self.asks} "
+                  f"asks (band {lo:g}-{hi:g}, order {self.order})")]
+        lines.append("  dropped in order: " + ", ".join(
+            f"{reason} {self.dropped.get(reason, 0)}" for reason in DROP_ORDER) + " rows")
+        if self.junk:
+            lines.append("  junk: " + ", ".join(f"{reason} {count}" for reason, count in self.junk.items()))
+        if self.truncated.get("seen"):
+            lines.append(f"  truncated ({self.truncated_mode}): " + ", ".join(
+                f"{key} {value}" for key, value in self.truncated.items()))
+        if self.fault_kinds:
+            lines.append("  asks kept per fault kind: " + ", ".join(
+                f"{kind} {count}" for kind, count in self.fault_kinds.items()))
+        if self.pass_rates:
+            lines.append("  asks kept per pass rate: " + ", ".join(
+                f"{rate} {count}" for rate, count in self.pass_rates.items()))
+        stamp = self.calibration
+        lines.append(f"  calibration: {stamp.get('stamped', 0)} rows stamped, {stamp.get('carried', 0)} carried a "
+                     f"stamp; median {self.rollouts_per_task:g} rollouts per ask at the band")
+        lines.append(f"  eval_sourced: {self.eval_sourced}")
+        for warning in self.warnings:
+            lines.append(f"  warning: {warning}")
+        for warning in self.hygiene_warnings:
+            lines.append(f"  hygiene: {warning}")
+        if self.kept == 0:
+            lines.append("  next: sample more rollouts per ask, or widen band=, before an RL run")
+        return "\n".join(lines)
+
+
+def _kind(value: Any) -> str | None:
+    if value is None or value == "" or value == [] or value == ():
+        return None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping):
+        for key in ("kind", "type", "name"):
+            if value.get(key):
+                return str(value[key])
+        return json.dumps(value, sort_keys=True, default=str)
+    if isinstance(value, (list, tuple)):
+        names = sorted({_kind(item) or "none" for item in value})
+        return "+".join(names)
+    return str(value)
+
+
+def fault_kind(row: Mapping[str, Any]) -> str:
+    """The row's fault kind: `fault_kind`, `fault`, `faults` on the row or its lineage; "none" when absent."""
+    for source in (row, row.get("lineage")):
+        if isinstance(source, Mapping):
+            for key in ("fault_kind", "fault", "faults"):
+                kind = _kind(source.get(key))
+                if kind is not None:
+                    return kind
+    return "none"
+
+
+def _trajectory(row: Mapping[str, Any]) -> str:
+    """The whole trajectory as one string: two rows with the same one are the same rollout."""
+    return json.dumps([row.get("steps"), row.get("final_text"), row.get("messages"), row.get("completion")],
+                      sort_keys=True, default=str)
+
+
+def _duplicates(view: GradedRows, candidates: np.ndarray) -> np.ndarray:
+    """Rows (among candidates) repeating an earlier candidate's trajectory within the same ask.
+
+    A cheap key (task, final text, step and message counts) finds the candidates for a collision; only those
+    are serialised in full, so the common case (every rollout ends differently) costs a dict lookup per row.
+    """
+    rows = view.rows
+    task_of = view.task_of.tolist()
+    duplicate = np.zeros(view.n, dtype=bool)
+    seen: dict[tuple[Any, ...], Any] = {}
+    for i in candidates.tolist():
+        row = rows[i]
+        final, steps, messages = row.get("final_text"), row.get("steps"), row.get("messages")
+        coarse = (task_of[i], final if type(final) is str else None,
+                  len(steps) if type(steps) is list else -1, len(messages) if type(messages) is list else -1)
+        bucket = seen.get(coarse)
+        if bucket is None:
+            seen[coarse] = i
+            continue
+        if isinstance(bucket, int):
+            bucket = seen[coarse] = {_trajectory(rows[bucket])}
+        fine = _trajectory(row)
+        if fine in bucket:
+            duplicate[i] = True
+        else:
+            bucket.add(fine)
+    return duplicate
+
+
+def _interleave(sequences: Sequence[Sequence[int]]) -> list[int]:
+    """Round robin: the first of each sequence, then the second of each, until all are used up."""
+    out: list[int] = []
+    depth = max((len(seq) for seq in sequences), default=0)
+    for position in range(depth):
+        out.extend(seq[position] for seq in sequences if position < len(seq))
+    return out
+
+
+def _order_groups(groups: np.ndarray, rates: np.ndarray, kinds: list[str], order: str) -> list[int]:
+    """Kept asks in the order they are taken (and cut by a budget)."""
+    if order == "middle":
+        distance = np.round(np.abs(rates - 0.5), 9)
+        return [int(groups[i]) for i in np.lexsort((groups, rates, distance))]
+    by_kind: dict[str, dict[float, list[int]]] = {}
+    for group, rate, kind in zip(groups.tolist(), np.round(rates, 9).tolist(), kinds):
+        by_kind.setdefault(kind, {}).setdefault(rate, []).append(group)
+    per_kind = [_interleave([buckets[rate] for rate in sorted(buckets)]) for buckets in by_kind.values()]
+    return _interleave(per_kind)
+
+
+def _check_arguments(truncated: str, order: str, band: Sequence[float], max_rows: int | None,
+                     max_asks: int | None, endorsed: Any) -> tuple[float, float]:
+    if truncated not in TRUNCATED_MODES:
+        raise ConfigError(f"truncated={truncated!r}. Fix: use one of {', '.join(TRUNCATED_MODES)}")
+    if order not in ORDERS:
+        raise ConfigError(f"order={order!r}. Fix: use one of {', '.join(ORDERS)}")
+    try:
+        lo, hi = (float(edge) for edge in band)
+    except (TypeError, ValueError):
+        raise ConfigError(f"band={band!r} is not two pass rates. Fix: pass band=(0.2, 0.8)") from None
+    if not 0.0 <= lo <= hi <= 1.0:
+        raise ConfigError(f"band=({lo}, {hi}) is not 0 <= low <= high <= 1. Fix: pass band=(0.2, 0.8)")
+    if isinstance(endorsed, (str, bytes)):
+        raise ConfigError(f"endorsed={endorsed!r} is a string; it would be read letter by letter. "
+                          f"Fix: pass a list, endorsed=[{endorsed!r}]")
+    for name, value in (("max_rows", max_rows), ("max_asks", max_asks)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise ConfigError(f"{name}={value!r}. Fix: pass a positive whole number, or None for no budget")
+    return lo, hi
+
+
+def select_for_rl(
+    rows: Any,
+    *,
+    band: Sequence[float] = BAND,
+    truncated: str = TRUNCATED,
+    order: str = "round_robin",
+    max_rows: int | None = None,
+    max_asks: int | None = None,
+    endorsed: Sequence[str] | None = None,
+    features: Mapping[str, Any] | None = None,
+    seed: int = 0,
+) -> OptimizeResult:
+    """Keep the asks a grouped RL update learns from; return OptimizeResult(rows, report). Input rows untouched.
+
+    Every kept row carries a calibration stamp measured on the rows given (before dedupe and trims), or the
+    stamp it already had. `max_rows` / `max_asks` cut the ordered selection after whole asks. With
+    `endorsed=`, hack_scan runs on the selection and is carried as report["hack_scan"].
+    """
+    lo, hi = _check_arguments(truncated, order, band, max_rows, max_asks, endorsed)
+    view = read_graded(rows, what="optimize(mode='rl')")
+    n, task_of, rows = view.n, view.task_of, view.rows
+    report = RLSelectionReport.model_validate({
+        "n": n, "asks": view.n_tasks, "truncated_mode": truncated, "band": (lo, hi), "order": order,
+        "max_rows": max_rows, "max_asks": max_asks})
+
+    # 1. junk: a row is counted once, under its first reason
+    errored = np.zeros(n, dtype=bool)
+    empty = np.zeros(n, dtype=bool)
+    cut = np.zeros(n, dtype=bool)
+    for i, row in enumerate(rows):
+        if row.get("error"):
+            errored[i] = True
+        if not (row.get("steps") or row.get("final_text") or row.get("messages") or row.get("completion")):
+            empty[i] = True
+        if row.get("truncated") is True or row.get("finish_reason") == "length":
+            cut[i] = True
+    no_task = np.array([name == "" for name in view.task_names], dtype=bool)[task_of]
+    alive = np.ones(n, dtype=bool)
+    junk_rows: list[int] = []
+    for reason, mask in (("ungraded", ~view.graded), ("no_task", no_task), ("errored", errored), ("empty", empty)):
+        hit = alive & mask
+        if hit.any():
+            report.junk[reason] = int(hit.sum())
+            junk_rows.extend(np.flatnonzero(hit).tolist())
+            alive &= ~mask
+    report.dropped["junk"] = len(junk_rows)
+    if junk_rows:
+        report.warnings.append(f"dropped {len(junk_rows)} junk rows (" + ", ".join(
+            f"{reason} {count}" for reason, count in report.junk.items()) + f"): {name_rows(sorted(junk_rows))}")
+
+    # 2. the same trajectory twice in one ask adds nothing to a group-relative advantage
+    duplicate = _duplicates(view, np.flatnonzero(alive))
+    report.dropped["duplicate"] = int(duplicate.sum())
+    alive &= ~duplicate
+
+    # 3. truncated rollouts
+    rewards = view.rewards.copy()
+    cut &= alive
+    report.truncated = {"seen": int(cut.sum())}
+    if truncated == "drop":
+        alive &= ~cut
+        report.dropped["truncated"] = report.truncated["dropped"] = int(cut.sum())
+    else:
+        report.dropped["truncated"] = 0
+        if truncated == "penalize":
+            rewards[cut] = 0.0
+            report.truncated["penalized"] = int(cut.sum())
+        else:
+            report.truncated["kept_as_overlong"] = int(cut.sum())
+
+    # 4-5. unanimous asks, then asks outside the band, measured on what is left
+    tasks = view.n_tasks
+    live_tasks = task_of[alive]
+    sizes = np.bincount(live_tasks, minlength=tasks)
+    passes = np.bincount(live_tasks, weights=rewards[alive] >= PASS_THRESHOLD, minlength=tasks)
+    present = sizes > 0
+    unanimous = present & ((passes == 0) | (passes == sizes))
+    rates = np.divide(passes, sizes, out=np.zeros(tasks), where=present)
+    outside = present & ~unanimous & ((rates < lo) | (rates > hi))
+    for reason, mask in (("unanimous", unanimous), ("out_of_band", outside)):
+        report.dropped[reason] = int(sizes[mask].sum())
+        report.dropped_asks[reason] = int(mask.sum())
+    keep = present & ~unanimous & ~outside
+    if present.any():
+        report.rollouts_per_task = float(statistics.median(sizes[present].tolist()))
+        report.low_k = report.rollouts_per_task < LOW_K
+    if report.low_k:
+        k = int(report.rollouts_per_task)
+        low, high = wilson_interval(k / 2, k) if k else (0.0, 1.0)
+        report.warnings.append(
+            f"low k: the band was measured from a median of {report.rollouts_per_task:g} rollouts per ask (fewer "
+            f"than {LOW_K}); at that k a 50% ask's 95% interval is {low:.2f}-{high:.2f}, so its band assignment "
+            f"can be off by about {(high - low) / 2:.1f}. Sample {LOW_K} or more rollouts per ask")
+
+    # 6. whole asks, round robin (or nearest-to-50%), then the budget
+    groups = np.flatnonzero(keep)
+    alive_index = np.flatnonzero(alive)
+    order_index = np.argsort(task_of[alive_index], kind="stable")
+    sorted_rows = alive_index[order_index]
+    starts = np.searchsorted(task_of[sorted_rows], np.arange(tasks + 1))
+    kinds = [fault_kind(rows[int(sorted_rows[starts[g]])]) for g in groups.tolist()]
+    kind_of = dict(zip(groups.tolist(), kinds))
+    taken: list[int] = []
+    kept_rows = 0
+    for group in _order_groups(groups, rates[groups], kinds, order):
+        size = int(sizes[group])
+        if (max_asks is not None and len(taken) >= max_asks) or (
+                max_rows is not None and kept_rows + size > max_rows):
+            break
+        taken.append(group)
+        kept_rows += size
+    cut_by_budget = len(groups) - len(taken)
+    report.dropped["budget"] = int(sizes[groups].sum()) - kept_rows
+    report.dropped_asks["budget"] = cut_by_budget
+
+    # 7. new dicts, stamped
+    stamps = calibration_stamps(view)
+    penalized = cut if truncated == "penalize" else np.zeros(n, dtype=bool)
+    out: list[dict[str, Any]] = []
+    carried = 0
+    for group in taken:
+        stamp = stamps[group]
+        for i in sorted_rows[starts[group]:starts[group + 1]].tolist():
+            row = rows[i]
+            new = dict(row)
+            if penalized[i]:
+                new["reward_before_penalty"] = row.get("reward")
+                new["reward"] = 0.0
+            if carries_stamp(row):
+                carried += 1
+            else:
+                new["calibration"] = dict(stamp)  # type: ignore[arg-type]
+            out.append(new)
+        report.fault_kinds[kind_of[group]] = report.fault_kinds.get(kind_of[group], 0) + 1
+        rate = f"{rates[group]:.2f}"
+        report.pass_rates[rate] = report.pass_rates.get(rate, 0) + 1
+    report.pass_rates = dict(sorted(report.pass_rates.items()))
+    report.kept, report.asks_kept = len(out), len(taken)
+    report.calibration = {"stamped": len(out) - carried, "carried": carried}
+
+    kept_index = [i for group in taken for i in sorted_rows[starts[group]:starts[group + 1]].tolist()]
+    eval_kept = [i for i in kept_index if view.eval_sourced[i]]
+    report.eval_sourced, report.eval_sourced_rows = len(eval_kept), sorted(eval_kept)
+    if eval_kept:
+        report.warnings.append(eval_warning(len(eval_kept), sorted(eval_kept)))
+    if not out:
+        report.warnings.append(_why_nothing(view, report))
+    if len(out) < n:
+        report.hygiene_warnings.append(
+            "pass^k and pass@k are n/a on this selection: pruning shrank the groups, so the k-way reliability "
+            "numbers of the graded rows do not survive it. Print pass_at on the graded rows before optimize; each "
+            "kept row's calibration stamp keeps the graded per-task measurement")
+    if out:
+        _hygiene(out, report, endorsed, features, seed)
+    elif endorsed is not None:
+        report.hygiene_warnings.append("hack_scan not run: nothing was kept to scan")
+    return OptimizeResult(out, report)
+
+
+def _why_nothing(view: GradedRows, report: RLSelectionReport) -> str:
+    passed = view.passed[view.graded]
+    if passed.all() or not passed.any():
+        which = "passes" if passed.all() else "fails"
+        return (f"nothing kept: every graded row {which} (one class only), so every ask is unanimous and a grouped "
+                "update would learn nothing from it. Fix: add harder (or easier) asks, or grade with partial credit")
+    asks = report.dropped_asks
+    return (f"nothing kept: {asks.get('unanimous', 0)} asks unanimous, {asks.get('out_of_band', 0)} outside the "
+            f"{report.band[0]:g}-{report.band[1]:g} band, {asks.get('budget', 0)} over the budget. Fix: sample more "
+            "rollouts per ask, widen band=, or raise the budget")
+
+
+def _hygiene(out: list[dict[str, Any]], report: RLSelectionReport, endorsed: Sequence[str] | None,
+             features: Mapping[str, Any] | None, seed: int) -> None:
+    """The pooled reward correlations, and hack_scan when `endorsed=` names what the reward should track."""
+    from whileai_train.checks.hygiene import reward_correlations
+
+    report.correlations = reward_correlations(out)
+    for warning in getattr(report.correlations, "warnings", None) or ():
+        report.hygiene_warnings.append(f"correlations: {warning}")
+    if endorsed is None:
+        return
+    from whileai_train.checks.hack_scan import hack_scan
+
+    report.hack_scan = hack_scan(out, endorsed=endorsed, features=features, seed=seed)
+    for warning in getattr(report.hack_scan, "warnings", None) or ():
+        report.hygiene_warnings.append(f"hack_scan: {warning}")
