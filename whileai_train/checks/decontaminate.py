@@ -1,0 +1,440 @@
+"""decontaminate: which training rows leak the evaluation? Four rules, each counted, a row counted once.
+
+In order (a row is counted under the first rule that flags it):
+
+1. ``n_same_task``: the row shares a ``scenario_id`` or ``task_id`` with an eval row. A task is a situation,
+   not a string: a rephrasing of an eval situation is the eval situation.
+2. ``n_exact``: the row's text is an eval text verbatim (case, spacing and punctuation aside).
+3. ``n_near``: one eval text covers at least ``overlap`` (80%) of the row's words in shared ``n``-grams (8; the
+   Llama 2 rule). Per single eval text, not the union of all of them: situations written from one template share
+   whole sentences without sharing the question. Texts under n words match verbatim only.
+4. ``n_semantic`` (only with ``embedder=``): the row's prompt is within ``similarity`` cosine of an eval prompt.
+   Only rows the task-id rule left are looked at, so it only ever compares different tasks; a flag means the
+   prompts read alike, a question to check, not proof.
+
+The near rule indexes the eval n-gram hashes (hash -> eval texts) and looks up each row's n-grams, so it grows
+with the number of rows, not rows x eval; the semantic pass is numpy matrix products in blocks.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from whileai_train.checks.decontaminate_defaults import (
+    EVAL_TEXT_KEYS,
+    FLOOR_PERCENTILE,
+    FLOOR_SAMPLE,
+    MAX_EVAL_DF,
+    NGRAM_N,
+    OFFENDERS_SHOWN,
+    OVERLAP,
+    SIMILARITY,
+)
+from whileai_train.checks.ngrams import NgramTable, ngram_table
+from whileai_train.errors import ConfigError, InputError
+from whileai_train.rows import agent_text, read_rows
+
+__all__ = ["DecontaminateReport", "decontaminate"]
+
+_BITS = 40  # low hash bits kept in an (eval text, n-gram) key; the eval text number takes the bits above
+_MASK = np.uint64((1 << _BITS) - 1)
+_CHUNK = 2_000_000  # row n-grams looked up per pass (bounds memory)
+_RULES = ("same_task", "exact", "near", "semantic")
+
+
+class DecontaminateReport(BaseModel):
+    """What leaks: counts per rule, the first offenders, and the clean rows (not in model_dump)."""
+
+    verdict: str
+    clean: bool
+    n_rows: int
+    n_eval: int
+    n_contaminated: int
+    n_same_task: int
+    n_exact: int
+    n_near: int
+    n_semantic: int
+    fields: list[str]
+    hits_per_field: dict[str, int]
+    near_same_template: int
+    near_same_template_share: float | None
+    similarity_floor: float | None
+    contaminated: list[int]
+    offenders: list[dict[str, Any]]
+    notes: list[str]
+    what_to_do: list[str]
+    clean_rows: list[dict[str, Any]] = Field(default_factory=list, exclude=True, repr=False)
+
+    def __getitem__(self, key: str) -> Any:
+        return getattr(self, key)
+
+    def __str__(self) -> str:
+        lines = [self.verdict,
+                 f"  same task {self.n_same_task}, exact {self.n_exact}, near {self.n_near}, semantic "
+                 f"{self.n_semantic}; hits per field {self.hits_per_field}"]
+        if self.n_near:
+            lines.append(f"  {self.near_same_template} of {self.n_near} near flags share only template text with "
+                         f"their eval row ({self.near_same_template_share:.0%}): same template, another situation")
+        for hit in self.offenders:
+            score = (f"coverage {hit['coverage']:.0%}" if hit.get("coverage") is not None else
+                     f"similarity {hit['similarity']:.2f}" if hit.get("similarity") is not None else hit["rule"])
+            lines.append(f"  row {hit['row']} ({hit['rule']}, {hit['field']}, {score}) ~ eval row {hit['eval_row']}: "
+                         f"{hit['text']!r}")
+        lines.extend(f"  note: {note}" for note in self.notes)
+        if self.what_to_do:
+            lines.append("What to do:")
+            lines.extend(f"  - {step}" for step in self.what_to_do)
+        return "\n".join(lines)
+
+
+def _read_eval(eval_source: Any) -> list[dict[str, Any]]:
+    if eval_source is None:
+        raise InputError("eval_source is None. Fix: pass the eval rows (a list of dicts) or JSONL path(s)")
+    if isinstance(eval_source, (str, os.PathLike)):
+        sources: list[Any] = [eval_source]
+    elif isinstance(eval_source, Sequence) and eval_source and all(
+            isinstance(s, (str, os.PathLike)) for s in eval_source):
+        sources = list(eval_source)
+    else:
+        sources = [eval_source]
+    out: list[dict[str, Any]] = []
+    for source in sources:
+        out.extend(dict(r) for r in read_rows(source))
+    if not out:
+        raise InputError("the eval source holds no rows, so nothing could be checked (an empty eval would clear "
+                         "every row). Fix: pass the eval rows or the JSONL file(s) they are in")
+    return out
+
+
+def _prompt_text(row: Mapping[str, Any]) -> str:
+    prompt = row.get("prompt")
+    if isinstance(prompt, str):
+        return prompt
+    for message in row.get("messages") or ():
+        if isinstance(message, Mapping) and message.get("role") == "user":
+            return str(message.get("content") or "")
+    return ""
+
+
+def _row_text(row: Mapping[str, Any], field: str) -> str:
+    if field == "prompt":
+        return _prompt_text(row)
+    if field == "final_text":
+        return agent_text(row)
+    value = row.get(field)
+    return value if isinstance(value, str) else ""
+
+
+def _eval_texts(row: Mapping[str, Any], field: str) -> list[str]:
+    if field == "prompt":
+        text = _prompt_text(row)
+        return [text] if text else []
+    keys = EVAL_TEXT_KEYS.get(field, (field,))
+    return [row[k] for k in keys if isinstance(row.get(k), str) and row[k]]
+
+
+def _ids(row: Mapping[str, Any], key: str) -> str | None:
+    value = row.get(key)
+    return None if value is None or value == "" else str(value)
+
+
+def _near(rows_tab: NgramTable, eval_tab: NgramTable, active: np.ndarray, overlap: float, n: int,
+          max_df: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Per row: best single-eval coverage, that eval text, whether it shares only template text; n-grams skipped."""
+    n_rows = len(rows_tab.lengths)
+    best = np.zeros(n_rows)
+    best_eval = np.full(n_rows, -1, dtype=np.int64)
+    template_only = np.zeros(n_rows, dtype=bool)
+    if len(eval_tab.hashes) == 0 or len(rows_tab.hashes) == 0:
+        return best, best_eval, template_only, 0
+    keys = np.unique((eval_tab.owner.astype(np.uint64) << np.uint64(_BITS)) | (eval_tab.hashes & _MASK))
+    key_hash = keys & _MASK
+    key_owner = (keys >> np.uint64(_BITS)).astype(np.int64)
+    order = np.argsort(key_hash, kind="stable")
+    posting_hash, posting_owner = key_hash[order], key_owner[order]
+    unique_hash, unique_start, df = np.unique(posting_hash, return_index=True, return_counts=True)
+    n_common = int((df > max_df).sum())
+
+    row_hash = rows_tab.hashes & _MASK
+    where = np.minimum(np.searchsorted(unique_hash, row_hash), len(unique_hash) - 1)
+    found = unique_hash[where] == row_hash
+    row_df = np.where(found, df[where], 0)
+    informative = found & (row_df <= max_df) & active[rows_tab.owner]
+    # words each row covers with template n-grams alone: whatever eval text it copies, those are the most the
+    # common n-grams can add, and k rare shared n-grams add at most k*n words on top
+    common_cover = _covered_words(rows_tab, found & (row_df > max_df), np.arange(n_rows), n)
+    n_eval = len(eval_tab.lengths)
+
+    starts = rows_tab.first
+    row_breaks = np.searchsorted(starts, np.arange(0, starts[-1], _CHUNK), side="right") - 1
+    bounds = sorted(set(row_breaks.tolist()) | {n_rows})
+    for lo_row, hi_row in zip(bounds[:-1], bounds[1:], strict=False):
+        lo, hi = starts[lo_row], starts[hi_row]
+        pick = np.flatnonzero(informative[lo:hi]) + lo
+        if len(pick) == 0:
+            continue
+        counts = row_df[pick]
+        first_posting = unique_start[where[pick]]
+        total = int(counts.sum())
+        run_start = np.repeat(np.cumsum(counts) - counts, counts)
+        posting = np.repeat(first_posting, counts) + (np.arange(total) - run_start)
+        pair_key = np.repeat(rows_tab.owner[pick], counts) * n_eval + posting_owner[posting]
+        pairs, rare_shared = np.unique(pair_key, return_counts=True)
+        pair_row, pair_eval = pairs // n_eval, pairs % n_eval
+        bound = common_cover[pair_row] + rare_shared * n
+        keep = bound >= overlap * rows_tab.lengths[pair_row]
+        _cover(rows_tab, keys, row_df, pair_row[keep], pair_eval[keep], n, best, best_eval, template_only)
+    return best, best_eval, template_only, n_common
+
+
+def _coverage(shared: np.ndarray, ms: np.ndarray, lengths: np.ndarray, n: int) -> np.ndarray:
+    """Words covered per segment: word j is covered when an n-gram starting in [j-n+1, j] is shared.
+
+    `shared` is flat over segments of ms[s] n-gram flags each; segment s has lengths[s] words.
+    """
+    seg = np.cumsum(ms) - ms
+    prefix = np.concatenate([[0], np.cumsum(shared, dtype=np.int64)])
+    owner = np.repeat(np.arange(len(ms)), lengths)
+    word = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    last = np.minimum(word, ms[owner] - 1)
+    first = np.maximum(word - n + 1, 0)
+    top = len(prefix) - 1  # a text under n words has no n-gram (last < first): never covered, index kept in range
+    high = np.minimum(seg[owner] + np.maximum(last, first) + 1, top)
+    low = np.minimum(seg[owner] + first, top)
+    covered = (last >= first) & (prefix[high] - prefix[low] > 0)
+    return np.bincount(owner, weights=covered, minlength=len(ms))
+
+
+def _covered_words(table: NgramTable, flags: np.ndarray, texts: np.ndarray, n: int) -> np.ndarray:
+    """Words of each text covered by its flagged n-grams (flags is over all of table.hashes)."""
+    ms = table.first[texts + 1] - table.first[texts]
+    return _coverage(flags, ms, table.lengths[texts], n)
+
+
+def _cover(rows_tab: NgramTable, keys: np.ndarray, row_df: np.ndarray, pair_row: np.ndarray,
+           pair_eval: np.ndarray, n: int, best: np.ndarray, best_eval: np.ndarray,
+           template_only: np.ndarray) -> None:
+    """Exact coverage of each (row, eval text) pair; keeps the best eval text per row."""
+    m = rows_tab.first[pair_row + 1] - rows_tab.first[pair_row]
+    step = max(1, _CHUNK // max(1, int(m.max()) if len(m) else 1))
+    for lo in range(0, len(pair_row), step):
+        rows_, evals, ms = pair_row[lo: lo + step], pair_eval[lo: lo + step], m[lo: lo + step]
+        total = int(ms.sum())
+        seg = np.cumsum(ms) - ms
+        pair_of = np.repeat(np.arange(len(rows_)), ms)
+        offset = np.arange(total) - seg[pair_of]
+        index = rows_tab.first[rows_][pair_of] + offset
+        query = (evals[pair_of].astype(np.uint64) << np.uint64(_BITS)) | (rows_tab.hashes[index] & _MASK)
+        at = np.minimum(np.searchsorted(keys, query), len(keys) - 1)
+        shared = keys[at] == query
+        specific = np.bincount(pair_of, weights=shared & (row_df[index] == 1), minlength=len(rows_)) > 0
+        lengths = rows_tab.lengths[rows_]
+        coverage = _coverage(shared, ms, lengths, n) / lengths
+        order = np.lexsort((evals, -coverage, rows_))  # per row: highest coverage, then the first eval text
+        head = np.ones(len(order), dtype=bool)
+        head[1:] = rows_[order][1:] != rows_[order][:-1]
+        chosen = order[head]
+        for p in chosen[coverage[chosen] > best[rows_[chosen]]].tolist():
+            best[rows_[p]] = coverage[p]
+            best_eval[rows_[p]] = evals[p]
+            template_only[rows_[p]] = not specific[p]
+
+
+def _embed(embedder: Callable[[list[str]], Any], texts: list[str], what: str) -> np.ndarray:
+    vectors = np.asarray(embedder(texts), dtype=np.float64)
+    if vectors.ndim != 2 or vectors.shape[0] != len(texts):
+        raise ConfigError(f"embedder returned shape {vectors.shape} for {len(texts)} {what}. Fix: return one "
+                          "vector per text, e.g. model.encode(texts, normalize_embeddings=True).tolist()")
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.where(norms == 0, 1.0, norms)
+
+
+def _similarity_floor(vectors: np.ndarray, tasks: list[str | None], seed: int = 0) -> float | None:
+    known = np.array([i for i, t in enumerate(tasks) if t is not None])
+    if len(known) < 2:
+        return None
+    if len(known) > FLOOR_SAMPLE:
+        known = np.sort(np.random.default_rng(seed).choice(known, FLOOR_SAMPLE, replace=False))
+    labels = np.array([tasks[i] for i in known], dtype=object)
+    sims = vectors[known] @ vectors[known].T
+    upper = np.triu(np.ones_like(sims, dtype=bool), k=1) & (labels[:, None] != labels[None, :])
+    if not upper.any():
+        return None
+    return float(np.percentile(sims[upper], FLOOR_PERCENTILE))
+
+
+def _fields(fields: Any) -> list[str]:
+    if isinstance(fields, str):
+        return [fields]
+    if not isinstance(fields, Iterable):
+        raise ConfigError(f"fields={fields!r}. Fix: a tuple of row keys, e.g. ('prompt', 'final_text')")
+    out = [str(f) for f in fields]
+    if not out:
+        raise ConfigError("fields=() checks nothing. Fix: fields=('prompt',) or ('prompt', 'final_text')")
+    return out
+
+
+def decontaminate(rows: Sequence[Mapping[str, Any]], eval_source: Any, *, fields: Any = ("prompt",),
+                  overlap: float = OVERLAP, n: int = NGRAM_N,
+                  embedder: Callable[[list[str]], Any] | None = None, similarity: float = SIMILARITY,
+                  max_eval_df: int = MAX_EVAL_DF) -> DecontaminateReport:
+    """Flag training rows that leak the eval (same task, exact, 8-gram near copy, semantic); return the clean ones.
+
+    ``eval_source``: eval rows (list of dicts), or JSONL path(s). ``embedder``: any callable from a list of texts
+    to one vector per text; nothing is imported for it.
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ConfigError(f"n={n!r}: the near rule needs n-grams of at least one word. Fix: n=8 (the default)")
+    if not isinstance(overlap, (int, float)) or not 0.0 < overlap <= 1.0:
+        raise ConfigError(f"overlap={overlap!r}. Fix: a share of the row's words in (0, 1], default 0.8")
+    if not isinstance(similarity, (int, float)) or not -1.0 <= similarity <= 1.0:
+        raise ConfigError(f"similarity={similarity!r}. Fix: a cosine in [-1, 1], default 0.85")
+    if max_eval_df < 1:
+        raise ConfigError(f"max_eval_df={max_eval_df}. Fix: at least 1 (default {MAX_EVAL_DF})")
+    names = _fields(fields)
+    rows = read_rows(rows) if not isinstance(rows, list) else rows
+    if not rows:
+        raise InputError("decontaminate got no rows. Fix: pass the training rows (a list of dicts or a JSONL path)")
+    evals = _read_eval(eval_source)
+    n_rows = len(rows)
+    rule = np.full(n_rows, -1, dtype=np.int64)  # index into _RULES
+    hit_field: list[str | None] = [None] * n_rows
+    hit_eval = np.full(n_rows, -1, dtype=np.int64)
+    score = np.full(n_rows, np.nan)
+    notes: list[str] = []
+
+    # 1. same task
+    eval_ids = {key: {v for r in evals if (v := _ids(r, key)) is not None} for key in ("scenario_id", "task_id")}
+    first_eval = {}
+    for number, r in enumerate(evals):
+        for key in ("scenario_id", "task_id"):
+            value = _ids(r, key)
+            if value is not None:
+                first_eval.setdefault((key, value), number)
+    for number, r in enumerate(rows):
+        for key in ("scenario_id", "task_id"):
+            value = _ids(r, key)
+            if value is not None and value in eval_ids[key]:
+                rule[number], hit_field[number], hit_eval[number] = 0, key, first_eval[(key, value)]
+                break
+
+    # 2. exact and 3. near, field by field
+    near_template = np.zeros(n_rows, dtype=bool)
+    n_common_total = 0
+    any_eval_text = False
+    for field in names:
+        all_text: list[str] = []
+        all_owner: list[int] = []
+        for number, r in enumerate(evals):
+            for text in _eval_texts(r, field):
+                all_text.append(text)
+                all_owner.append(number)
+        all_hash = ngram_table(all_text, n).text_hash if all_text else np.zeros(0, np.uint64)
+        distinct_hash, first_seen = np.unique(all_hash, return_index=True)  # df counts distinct eval texts
+        keep = distinct_hash != 0  # a text with no words matches nothing
+        distinct_hash, first_seen = distinct_hash[keep], first_seen[keep]
+        if len(distinct_hash) == 0:
+            notes.append(f"the eval rows have no {field!r} text: exact and near rules not run on {field!r}")
+            continue
+        any_eval_text = True
+        order = np.sort(first_seen)
+        eval_text = [all_text[i] for i in order.tolist()]
+        eval_owner = [all_owner[i] for i in order.tolist()]
+        texts = [_row_text(r, field) for r in rows]
+        row_tab, eval_tab = ngram_table(texts, n), ngram_table(eval_text, n)
+        sorted_hash = eval_tab.text_hash[np.argsort(eval_tab.text_hash)]
+        by_hash = np.argsort(eval_tab.text_hash)
+        at = np.minimum(np.searchsorted(sorted_hash, row_tab.text_hash), len(sorted_hash) - 1)
+        exact = (sorted_hash[at] == row_tab.text_hash) & (row_tab.text_hash != 0) & (rule < 0)
+        for number in np.flatnonzero(exact).tolist():
+            rule[number], hit_field[number], hit_eval[number] = 1, field, eval_owner[by_hash[at[number]]]
+        active = (rule < 0)
+        best, best_eval, template_only, n_common = _near(row_tab, eval_tab, active, overlap, n, max_eval_df)
+        n_common_total += n_common
+        flagged = active & (best >= overlap)
+        for number in np.flatnonzero(flagged).tolist():
+            rule[number], hit_field[number] = 2, field
+            hit_eval[number], score[number] = eval_owner[best_eval[number]], best[number]
+            near_template[number] = template_only[number]
+    if n_common_total:
+        notes.append(f"{n_common_total} eval {n}-grams occur in more than {max_eval_df} eval texts (template text, "
+                     "too common to say which eval item a row copies): they were not used to find near copies, so a "
+                     "row sharing only such text with the eval is not flagged by the near rule")
+
+    # 4. semantic
+    similarity_floor = None
+    if embedder is not None:
+        eval_prompts = [(i, _prompt_text(r)) for i, r in enumerate(evals) if _prompt_text(r)]
+        candidates = [i for i in range(n_rows) if rule[i] < 0 and _prompt_text(rows[i])]
+        if eval_prompts and candidates:
+            eval_vectors = _embed(embedder, [t for _, t in eval_prompts], "eval prompts")
+            row_vectors = _embed(embedder, [_prompt_text(rows[i]) for i in candidates], "row prompts")
+            if row_vectors.shape[1] != eval_vectors.shape[1]:
+                raise ConfigError("embedder returned vectors of different sizes for rows and eval. Fix: one model")
+            for lo in range(0, len(candidates), 4096):
+                sims = row_vectors[lo: lo + 4096] @ eval_vectors.T
+                top = sims.argmax(axis=1)
+                top_sim = sims[np.arange(len(top)), top]
+                for offset in np.flatnonzero(top_sim >= similarity).tolist():
+                    number = candidates[lo + offset]
+                    rule[number], hit_field[number] = 3, "prompt"
+                    hit_eval[number], score[number] = eval_prompts[top[offset]][0], float(top_sim[offset])
+            tasks = [_ids(evals[i], "scenario_id") or _ids(evals[i], "task_id") for i, _ in eval_prompts]
+            similarity_floor = _similarity_floor(eval_vectors, tasks)
+        notes.append("a semantic flag means the two prompts read alike, not that they are the same task: a question "
+                     "to check (only prompts of different task ids are compared)")
+        if similarity_floor is not None:
+            notes.append(f"similarity floor: distinct eval tasks reach {similarity_floor:.2f} cosine to this embedder "
+                         f"(99th percentile over eval-prompt pairs with different task ids)")
+            if similarity < similarity_floor:
+                notes.append(f"similarity={similarity} sits below that floor: it flags tasks that merely share a "
+                             f"domain; raise it above {similarity_floor:.2f}")
+    if not any_eval_text and not any(eval_ids.values()):
+        raise InputError(f"the {len(evals)} eval rows carry no task ids and no text in {names}, so nothing could be "
+                         "checked. Fix: pass eval rows with prompt (and scenario_id/task_id)")
+
+    counts = {name: int((rule == k).sum()) for k, name in enumerate(_RULES)}
+    contaminated = np.flatnonzero(rule >= 0).tolist()
+    hits_per_field: dict[str, int] = {}
+    for number in contaminated:
+        if rule[number] > 0:
+            field = str(hit_field[number])
+            hits_per_field[field] = hits_per_field.get(field, 0) + 1
+    n_near = counts["near"]
+    same_template = int(near_template.sum())
+    offenders = []
+    for number in contaminated[:OFFENDERS_SHOWN]:
+        kind = _RULES[rule[number]]
+        field = str(hit_field[number])
+        text = _row_text(rows[number], field) if field in names else _prompt_text(rows[number])
+        offenders.append({"row": number, "rule": kind, "field": field, "eval_row": int(hit_eval[number]),
+                          "coverage": float(score[number]) if kind == "near" else None,
+                          "similarity": float(score[number]) if kind == "semantic" else None,
+                          "text": text[:120]})
+    clean_rows = [dict(r) for i, r in enumerate(rows) if rule[i] < 0]
+    k = len(contaminated)
+    if k:
+        verdict = (f"CONTAMINATED: {k} of {n_rows} rows overlap the {len(evals)} eval rows (same task "
+                   f"{counts['same_task']}, exact {counts['exact']}, near {n_near}, semantic {counts['semantic']}); "
+                   f"{len(clean_rows)} clean rows returned")
+        todo = ["train on report.clean_rows (the flagged rows would inflate the eval)"]
+        if n_near and same_template:
+            todo.append("near flags that share only template text may be fine to keep: read them")
+        if counts["semantic"]:
+            todo.append("read the semantic flags by hand: alike prompts, not necessarily the same task")
+    else:
+        verdict = f"CLEAN: none of {n_rows} rows overlaps the {len(evals)} eval rows"
+        todo = []
+    if embedder is None:
+        notes.append("lexical rules only: word overlap does not see a paraphrase; pass embedder= for a semantic pass")
+    return DecontaminateReport(
+        verdict=verdict, clean=not k, n_rows=n_rows, n_eval=len(evals), n_contaminated=k,
+        n_same_task=counts["same_task"], n_exact=counts["exact"], n_near=n_near, n_semantic=counts["semantic"],
+        fields=names, hits_per_field=hits_per_field, near_same_template=same_template,
+        near_same_template_share=(same_template / n_near) if n_near else None, similarity_floor=similarity_floor,
+        contaminated=contaminated, offenders=offenders, notes=notes, what_to_do=todo, clean_rows=clean_rows)
