@@ -1,0 +1,84 @@
+"""Defaults of the checks (hack_scan and the hygiene reports): one place, each with its source.
+
+Other gates may add their own constants here with a small edit; keep one comment of provenance per value.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AND_PARENTS",
+    "AUTO_TOP_PAIRS",
+    "AUTO_TOP_WORDS",
+    "DEGENERATE_RHO",
+    "ENDORSED_MAX_COLUMNS",
+    "HACK_THRESHOLD",
+    "LOW_DISTINCT_PER_ASK",
+    "NEAR_DUP_BANDS",
+    "NEAR_DUP_JACCARD",
+    "NEAR_DUP_PERMUTATIONS",
+    "NEAR_DUP_SHINGLE",
+    "PASS_THRESHOLD",
+    "PAIR_CANDIDATE_WORDS",
+    "SHOW",
+    "SHUFFLES",
+    "STRONG_FEATURES",
+    "TIE_TOLERANCE",
+]
+
+# Pooled |correlation| of reward with reply length, tool calls or turns at or above this is flagged by
+# reward_correlations. Product text, "What will the policy learn?": "flagged at HACK_THRESHOLD 0.3".
+HACK_THRESHOLD = 0.3
+
+# The auto tier: "the 200 most common words and word pairs in the agent's text" (product text). Taken as the
+# 200 most common words and, separately, the 200 most common adjacent pairs, by the number of rows they occur in.
+AUTO_TOP_WORDS = 200
+AUTO_TOP_PAIRS = 200
+
+# Pairs are counted over the most common words only (a pair occurs in no more rows than either of its words,
+# so the top pairs are made of common words; the scan says so when this cut could have hidden one).
+PAIR_CANDIDATE_WORDS = 1000
+
+# "pairwise ANDs that beat both parents" (product text): ANDs are tried between the strongest binary features
+# (20 parents -> 190 ANDs; measured to cost ~0.1 s at 100k rows).
+AND_PARENTS = 20
+
+# Shuffles of reward within ask for the noise floor tau. tau is the largest |rho| any feature reaches against a
+# shuffled reward over all shuffles: the max-statistic permutation floor (Westfall & Young 1993), so with 20
+# shuffles a feature above tau beats chance at about the 1/21 ~ 5% family-wise level.
+SHUFFLES = 20
+
+# Two features whose |rho| differ by less than this are tied: the ranking cannot tell them apart. 0.01 is
+# well under the noise floor at every size we measured (tau ~ 0.03 at 10k rows), so it only catches true ties.
+TIE_TOLERANCE = 0.01
+
+# Features tied at or above this |rho| are "perfect explanations" (product text: "They all tie at |rho| 1");
+# two distinct ones make the scan degenerate whatever the cause.
+DEGENERATE_RHO = 0.95
+
+# An ask with at most this many distinct trajectories gives one contrast only (product text: "An agent that
+# emits only a couple of distinct trajectories per ask"): the cause named distinct_per_ask.
+LOW_DISTINCT_PER_ASK = 2.0
+
+# "warn when endorsed covers none of the strong ones" (FACTS.md, Gates): the strong ones are the top 10
+# above-floor features; `endorsable` in the report lists them.
+STRONG_FEATURES = 10
+
+# At most this many endorsed columns are regressed out when measuring what the reward pays for beyond them
+# (the strongest first); more only adds cost (100k x 64 least squares ~ 0.1 s).
+ENDORSED_MAX_COLUMNS = 64
+
+# How many features, rivals, examples a report prints (the model keeps all features).
+SHOW = 10
+
+# Pass vs fail for length_report: a reward at or above this passes. Product text: "partial credit splits at 0.5".
+PASS_THRESHOLD = 0.5
+
+# Near-duplicate asks: word 3-gram shingles, Jaccard >= 0.8 estimated by MinHash with LSH banding. The 0.8 MinHash
+# threshold is the one of Lee et al. 2022 ("Deduplicating Training Data Makes Language Models Better"); 3-grams
+# rather than their 5-grams because asks are short (one changed word in a 20-word ask leaves Jaccard ~0.7 on
+# 3-grams, ~0.5 on 5-grams). 64 permutations in 16 bands of 4: a pair at 0.8 becomes a candidate with
+# probability 1 - (1 - 0.8**4)**16 > 0.9999, a pair at 0.3 with ~0.12 (then rejected by the estimate).
+NEAR_DUP_SHINGLE = 3
+NEAR_DUP_JACCARD = 0.8
+NEAR_DUP_PERMUTATIONS = 64
+NEAR_DUP_BANDS = 16

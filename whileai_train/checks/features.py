@@ -1,0 +1,405 @@
+"""The feature tiers hack_scan ranks against reward, read from rows in one pass.
+
+Hand tier (named by a person): reply length and words, tool calls, turns, truncation, surface counts (digits,
+exclamation marks, question marks, bullet lines, code fences), one indicator per tool called (``tool:<name>``),
+mean token logprob when rows carry logprobs, every numeric marker (``marker:<name>``), every fired trace flag
+(``trace:<flag>``), and the caller's own ``features={"name": fn}``. Auto tier (found in the data): the most common
+words (``word:<w>``) and adjacent word pairs (``pair:<w1 w2>``) of the agent's own text, each a 0/1 indicator of
+the row containing it.
+
+Rows stay plain dicts: one Python loop reads each row once; counting and the matrices are numpy/scipy.sparse.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import string
+from array import array
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from whileai_train.checks.defaults import AUTO_TOP_PAIRS, AUTO_TOP_WORDS, PAIR_CANDIDATE_WORDS
+from whileai_train.errors import ConfigError, RowError
+
+__all__ = ["FeatureTable", "agent_words_text", "extract_features", "trajectory_parts"]
+
+# ASCII punctuation (but the apostrophe) becomes a space; bytes >= 128 (the rest of UTF-8) pass unchanged
+_WORD_BYTES = bytes(32 if (chr(b) in string.punctuation and chr(b) != "'") else b for b in range(256))
+_DIGIT_BYTES = string.digits.encode()
+
+# The hand-tier columns every scan has, in this order (the optional ones follow).
+HAND = ("length", "words", "tool_calls", "turns", "digits", "exclamations", "questions", "bullet_lines",
+        "code_fences")
+
+
+@dataclass
+class FeatureTable:
+    """Features of the graded rows: `dense` (n x h, NaN = missing) and `binary` (n x b sparse 0/1)."""
+
+    dense: np.ndarray
+    dense_names: list[str]
+    binary: sp.csr_matrix
+    binary_names: list[str]
+    trajectory: np.ndarray  # one hash per row: rows with equal hashes took the same trajectory
+    notes: list[str] = field(default_factory=list)
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return str(value)
+
+
+def trajectory_parts(row: Mapping[str, Any]) -> tuple[list[str], list[tuple[str, str]], int]:
+    """The agent's own texts, its tool calls as (name, arguments) and its turn count, for either row shape.
+
+    Turns count the steps of the trajectory (tool calls, user and agent turns) plus the final reply.
+    """
+    texts: list[str] = []
+    calls: list[tuple[str, str]] = []
+    messages = row.get("messages")
+    if messages is not None:
+        turns = 0
+        seen_user = False
+        for message in messages if isinstance(messages, list) else ():
+            if not isinstance(message, Mapping):
+                continue
+            role = message.get("role")
+            if role == "system":
+                continue
+            if role == "user" and not seen_user:
+                seen_user = True
+                continue
+            turns += 1
+            if role == "assistant":
+                content = message.get("content")
+                if content:
+                    texts.append(_text(content))
+                for call in message.get("tool_calls") or ():
+                    function = call.get("function", call) if isinstance(call, Mapping) else None
+                    if isinstance(function, Mapping) and function.get("name"):
+                        calls.append((str(function["name"]), _text(function.get("arguments"))))
+        return texts, calls, turns
+    steps = row.get("steps")
+    turns = 0
+    if isinstance(steps, list):
+        for step in steps:
+            if not isinstance(step, Mapping):
+                continue
+            turns += 1
+            tool = step.get("tool")
+            if tool is not None:
+                calls.append((str(tool), _text(step.get("arguments"))))
+            text = step.get("text")
+            if text:
+                texts.append(_text(text))
+    final = row.get("final_text")
+    if final is None:
+        final = row.get("completion")
+    if isinstance(final, str) and final:
+        texts.append(final)
+        turns += 1
+    elif isinstance(final, list):  # conversational completion (TRL): the assistant messages
+        sub_texts, sub_calls, sub_turns = trajectory_parts({"messages": [{"role": "user"}, *final]})
+        texts.extend(sub_texts)
+        calls.extend(sub_calls)
+        turns += sub_turns
+    return texts, calls, turns
+
+
+_CHUNK = 20_000  # rows tokenised at once: bounds the token list (~40 bytes a token) at 1M rows
+_SEPARATOR = "\n\x01\n"  # between rows: a line of its own, a token of its own, and in no ordinary text
+_FENCE = re.compile(rb"```")
+_BULLET_BYTES = re.compile(rb"^[ \t]*(?:[-*]|\xe2\x80\xa2|\d+[.)])[ \t]", re.MULTILINE)
+
+
+def _per_row(positions: list[int], separators: np.ndarray, n_rows: int) -> np.ndarray:
+    return np.bincount(np.searchsorted(separators, np.asarray(positions, dtype=np.int64)), minlength=n_rows)
+
+
+def _scan_texts(texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
+    """Tokens (word ids), words per row, surface counts per row and the vocabulary, for all texts at once.
+
+    Rows are joined (in chunks) so lowering, splitting and counting run in C over one long string instead of
+    a dozen calls per row; the separator token marks where each row ends.
+    """
+    vocabulary: defaultdict[bytes, int] = defaultdict()
+    vocabulary.default_factory = vocabulary.__len__  # a new word gets the next id
+    separator_id = vocabulary[b"\x01"]
+    ids_parts, lengths_parts, surface_parts = [], [], []
+    for start in range(0, len(texts), _CHUNK):
+        chunk = texts[start:start + _CHUNK]
+        joined = _SEPARATOR.join(chunk)
+        if joined.count("\x01") != len(chunk) - 1:  # a text holds the separator byte itself: blank it out
+            joined = _SEPARATOR.join(text.replace("\x01", " ") for text in chunk)
+        raw = joined.lower().encode("utf-8", "replace")
+        del joined
+        codes = np.frombuffer(raw, dtype=np.uint8)
+        separators = np.flatnonzero(codes == 1)
+        bounds = np.concatenate([[0], separators, [len(codes)]])
+
+        def count(mask: np.ndarray) -> np.ndarray:
+            total = np.concatenate([[0], np.cumsum(mask, dtype=np.int64)])
+            return total[bounds[1:]] - total[bounds[:-1]]
+
+        surface_parts.append(np.column_stack([
+            count((codes >= 48) & (codes <= 57)), count(codes == 33), count(codes == 63),
+            _per_row([m.start() for m in _BULLET_BYTES.finditer(raw)], separators, len(chunk)),
+            _per_row([m.start() for m in _FENCE.finditer(raw)], separators, len(chunk)),
+        ]).astype(np.float64))
+        tokens = raw.translate(_WORD_BYTES).split()
+        del raw, codes
+        ids = np.fromiter(map(vocabulary.__getitem__, tokens), dtype=np.int64, count=len(tokens))
+        del tokens
+        is_separator = ids == separator_id
+        row_of = np.cumsum(is_separator)
+        ids_parts.append(ids[~is_separator])
+        lengths_parts.append(np.bincount(row_of[~is_separator], minlength=len(chunk)))
+    words = [word.decode("utf-8", "replace") for word in vocabulary]  # dict order = id order
+    if not ids_parts:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros((0, 5)), words
+    return (np.concatenate(ids_parts), np.concatenate(lengths_parts).astype(np.int64),
+            np.vstack(surface_parts), words)
+
+
+def _parts_fast(row: Mapping[str, Any]) -> tuple[list[str], list[tuple[str, Any]], int]:
+    """trajectory_parts for the common flat row (steps of dicts, a string final_text); else the general one."""
+    steps = row.get("steps")
+    final = row.get("final_text")
+    if row.get("messages") is not None or final.__class__ is not str or not (steps is None or steps.__class__ is list):
+        return trajectory_parts(row)
+    texts: list[str] = []
+    calls: list[tuple[str, str]] = []
+    turns = 0
+    if steps:
+        try:
+            for step in steps:
+                tool = step.get("tool")
+                if tool is not None:
+                    arguments = step.get("arguments")
+                    if arguments.__class__ is dict:
+                        arguments = tuple(arguments.items())  # hashable when the values are (else str below)
+                    calls.append((tool if tool.__class__ is str else str(tool), arguments))
+                text = step.get("text")
+                if text:
+                    texts.append(text if text.__class__ is str else str(text))
+        except AttributeError:  # a step that is not a dict: the general reader skips it
+            return trajectory_parts(row)
+        turns = len(steps)
+    if final:
+        texts.append(final)
+        turns += 1
+    return texts, calls, turns
+
+
+def agent_words_text(row: Mapping[str, Any]) -> str:
+    """All the agent's own words in a row (agent turns and final reply), joined by newlines."""
+    return "\n".join(trajectory_parts(row)[0])
+
+
+def _mean_logprob(row: Mapping[str, Any]) -> float:
+    value = row.get("mean_logprob")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    logprobs = row.get("logprobs")
+    if isinstance(logprobs, list) and logprobs:
+        total, count = 0.0, 0
+        for item in logprobs:
+            if isinstance(item, Mapping):
+                item = item.get("logprob")
+            if isinstance(item, (int, float)) and not isinstance(item, bool) and math.isfinite(item):
+                total += float(item)
+                count += 1
+        if count:
+            return total / count
+    return math.nan
+
+
+def _trace_flags(row: Mapping[str, Any]) -> list[str]:
+    flags = row.get("trace_flags")
+    if not flags:
+        return []
+    if isinstance(flags, Mapping):
+        return [str(name) for name, value in flags.items() if value]
+    names = []
+    for flag in flags if isinstance(flags, list) else ():
+        if isinstance(flag, str):
+            names.append(flag)
+        elif isinstance(flag, Mapping):
+            name = flag.get("flag") or flag.get("name") or flag.get("kind")
+            if name:
+                names.append(str(name))
+    return names
+
+
+def _indicator(rows_of: array, cols_of: array, n_rows: int, names: list[str]) -> sp.csr_matrix:
+    data = np.ones(len(rows_of), dtype=np.float64)
+    matrix = sp.csr_matrix((data, (np.frombuffer(rows_of, dtype=np.int64), np.frombuffer(cols_of, dtype=np.int64))),
+                           shape=(n_rows, len(names)))
+    matrix.sum_duplicates()
+    matrix.data[:] = 1.0
+    return matrix
+
+
+def _top_columns(df: np.ndarray, n_rows: int, top: int) -> np.ndarray:
+    """Indices of the `top` largest document frequencies, leaving out ids in every row (no variation)."""
+    candidates = np.flatnonzero((df > 0) & (df < n_rows))
+    if len(candidates) > top:
+        # stable order: by frequency, then by id (first seen), so equal counts pick the same words every run
+        order = np.lexsort((candidates, -df[candidates]))
+        candidates = candidates[order[:top]]
+    return np.sort(candidates)
+
+
+def _auto_tier(token_ids: np.ndarray, lengths: np.ndarray, vocabulary: list[str], n_rows: int,
+               top_words: int, top_pairs: int, notes: list[str]) -> tuple[sp.csr_matrix, list[str]]:
+    """Row-presence indicators of the most common words and adjacent pairs (counted by rows, not tokens)."""
+    n_vocab = len(vocabulary)
+    if len(token_ids) == 0 or n_vocab == 0:
+        return sp.csr_matrix((n_rows, 0)), []
+    row_of = np.repeat(np.arange(n_rows, dtype=np.int64), lengths)
+    presence = sp.csr_matrix((np.ones(len(token_ids)), (row_of, token_ids)), shape=(n_rows, n_vocab))
+    presence.sum_duplicates()
+    df = np.bincount(presence.indices, minlength=n_vocab)
+    word_cols = _top_columns(df, n_rows, top_words)
+    words = presence[:, word_cols]
+    words.data[:] = 1.0
+    names = [f"word:{vocabulary[i]}" for i in word_cols]
+
+    # pairs, over the most common words only (a pair is in no more rows than either word)
+    cand = _top_columns(df, n_rows + 1, PAIR_CANDIDATE_WORDS)
+    rank = np.full(n_vocab, -1, dtype=np.int64)
+    rank[cand] = np.arange(len(cand))
+    left, right = rank[token_ids[:-1]], rank[token_ids[1:]]
+    keep = (row_of[:-1] == row_of[1:]) & (left >= 0) & (right >= 0)
+    n_cand = len(cand)
+    keys = left[keep] * n_cand + right[keep]
+    if len(keys) == 0 or top_pairs <= 0:
+        return words, names
+    pair_presence = sp.csr_matrix((np.ones(len(keys)), (row_of[:-1][keep], keys)), shape=(n_rows, n_cand * n_cand))
+    pair_presence.sum_duplicates()
+    pair_df = np.bincount(pair_presence.indices, minlength=n_cand * n_cand)
+    pair_cols = _top_columns(pair_df, n_rows, top_pairs)
+    if len(cand) < np.count_nonzero(df) and len(pair_cols) == top_pairs:
+        weakest = pair_df[pair_cols].min()
+        if df[cand].min() > weakest:  # a pair of two rarer words could have made the cut: say so
+            notes.append(f"pairs counted over the {len(cand)} most common words only")
+    pairs = pair_presence[:, pair_cols]
+    pairs.data[:] = 1.0
+    pair_names = [f"pair:{vocabulary[cand[c // n_cand]]} {vocabulary[cand[c % n_cand]]}" for c in pair_cols]
+    return sp.hstack([words, pairs], format="csr"), names + pair_names
+
+
+def extract_features(rows: Sequence[Mapping[str, Any]], row_numbers: Sequence[int],
+                     features: Mapping[str, Callable[[Mapping[str, Any]], float]] | None = None, *,
+                     top_words: int = AUTO_TOP_WORDS, top_pairs: int = AUTO_TOP_PAIRS) -> FeatureTable:
+    """Both tiers for `rows` (already validated; `row_numbers` are their indices in the caller's input)."""
+    user = dict(features or {})
+    for name, fn in user.items():
+        if not isinstance(name, str) or not callable(fn):
+            raise ConfigError(f"features[{name!r}] is {type(fn).__name__}: features= maps a name to a function "
+                              "row -> number. Fix: features={\"my_feature\": lambda row: len(row['final_text'])}")
+    n = len(rows)
+    hand = array("d")
+    logprob = np.full(n, np.nan)
+    truncated = np.zeros(n, dtype=np.float64)
+    trajectory = np.zeros(n, dtype=np.int64)
+    marker_values: dict[str, list[float]] = {}
+    user_values = {name: np.full(n, np.nan) for name in user}
+    tool_index: dict[str, int] = {}
+    tool_rows, tool_cols = array("q"), array("q")
+    flag_index: dict[str, int] = {}
+    flag_rows, flag_cols = array("q"), array("q")
+    all_texts: list[str] = []
+    nan = math.nan
+
+    for i, row in enumerate(rows):
+        texts, calls, turns = _parts_fast(row)
+        text = texts[0] if len(texts) == 1 else "\n".join(texts)
+        all_texts.append(text)
+        hand.extend((len(text), len(calls), turns))
+        try:
+            trajectory[i] = hash((text, tuple(calls)))
+        except TypeError:  # nested arguments: hash their text
+            trajectory[i] = hash((text, repr(calls)))
+        for name, _ in calls:
+            column = tool_index.get(name)
+            if column is None:
+                column = tool_index[name] = len(tool_index)
+            tool_rows.append(i)
+            tool_cols.append(column)
+        if row.get("finish_reason") == "length" or row.get("truncated") is True:
+            truncated[i] = 1.0
+        if "logprobs" in row or "mean_logprob" in row:
+            logprob[i] = _mean_logprob(row)
+        markers = row.get("markers")
+        if markers:
+            for name, value in markers.items() if isinstance(markers, Mapping) else ():
+                if value.__class__ is float or value.__class__ is int or value.__class__ is bool:
+                    column_values = marker_values.get(name)
+                    if column_values is None:
+                        column_values = marker_values[name] = [nan] * n
+                    column_values[i] = value
+        if "trace_flags" in row:
+            for flag in _trace_flags(row):
+                flag_rows.append(i)
+                flag_cols.append(flag_index.setdefault(flag, len(flag_index)))
+        for name, fn in user.items():
+            try:
+                value = fn(row)
+            except Exception as exc:  # the user's function: name the row and the feature
+                raise RowError(row_numbers[i], f"features[{name!r}]",
+                               f"the feature function raised {type(exc).__name__}: {exc}",
+                               "make the function return a number for every row (None or NaN = missing)") from exc
+            if value is not None and not isinstance(value, str):
+                try:
+                    user_values[name][i] = float(value)
+                except (TypeError, ValueError):
+                    pass
+    token_ids, lengths, surface, words_list = _scan_texts(all_texts)
+    del all_texts
+    counted = np.frombuffer(hand, dtype=np.float64).reshape(n, 3) if n else np.zeros((0, 3))
+    # HAND order: length, words, tool_calls, turns, digits, exclamations, questions, bullet_lines, code_fences
+    hand_matrix = np.column_stack([counted[:, 0], lengths.astype(np.float64), counted[:, 1], counted[:, 2], surface])
+
+    notes: list[str] = []
+    dense_columns = [hand_matrix]
+    dense_names = list(HAND)
+    if np.isfinite(logprob).any():
+        dense_columns.append(logprob[:, None])
+        dense_names.append("mean_logprob")
+    for name in sorted(marker_values):
+        dense_columns.append(np.asarray(marker_values[name], dtype=np.float64)[:, None])
+        dense_names.append(f"marker:{name}")
+    for name in user:
+        if not np.isfinite(user_values[name]).any():
+            notes.append(f"features[{name!r}] gave no number on any row")
+        dense_columns.append(user_values[name][:, None])
+        dense_names.append(name)
+    dense = np.hstack(dense_columns) if len(dense_columns) > 1 else hand_matrix.copy()
+
+    tool_names = sorted(tool_index, key=tool_index.__getitem__)
+    flag_names = sorted(flag_index, key=flag_index.__getitem__)
+    auto, auto_names = _auto_tier(token_ids, lengths, words_list, n,
+                                  top_words, top_pairs, notes)
+    blocks = [sp.csr_matrix(truncated[:, None])]
+    binary_names = ["truncated"]
+    if tool_names:
+        blocks.append(_indicator(tool_rows, tool_cols, n, tool_names))
+        binary_names += [f"tool:{name}" for name in tool_names]
+    if flag_names:
+        blocks.append(_indicator(flag_rows, flag_cols, n, flag_names))
+        binary_names += [f"trace:{name}" for name in flag_names]
+    blocks.append(auto)
+    binary_names += auto_names
+    binary = sp.hstack(blocks, format="csr")
+    return FeatureTable(dense=dense, dense_names=dense_names, binary=binary, binary_names=binary_names,
+                        trajectory=trajectory, notes=notes)
