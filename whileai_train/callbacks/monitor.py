@@ -1,0 +1,449 @@
+"""RewardMonitor: is the policy hacking the reward right now? One callback streams the run and watches.
+
+    monitor = wai.monitor(holdout=eval_prompts, gold=exact_answer, endorsed=["answer"], stop_on=["divergence"])
+    trainer = GRPOTrainer(model, reward_funcs=[monitor.wrap(keyword_reward)], args=config,
+                          train_dataset=train, callbacks=[monitor])
+    trainer.train()
+    print(wai.format_hack_monitor(monitor.summary()))
+
+It is a WhileCallback (loss, cost and every TRL metric reach the same run) that also
+- records every training completion the wrapped reward scores (reward, length in tokens, ask) and gathers
+  each step's records to rank 0 into a bounded buffer, where hack_scan reads them at each eval (`feature`);
+- every `every` steps, and once at step 0, samples the holdout from the live policy (holdout.py: forked
+  RNG, eval mode, no grad) and scores it by the proxy (the training reward) and by `gold`; proxy_reward,
+  gold_reward and holdout_length land on the run beside the loss;
+- reads the alarms (alarms.py): divergence, length, drift (KL of the current step), feature. A new alarm
+  prints one loud line, lands on the run as a point (alarm/<name> = 1) and a note, and is in summary().
+  An alarm named in `stop_on` stops training: rank 0 decides, broadcasts, every rank stops on that step,
+  and the run finishes "stopped" with the reason.
+
+holdout=None draws `n_prompts` distinct asks from the train dataset with a fixed seed (its own Generator,
+never the global RNG). Those are prompts the policy trains on: enough to see proxy and gold part ways, not a
+measure of generalisation. Pass held-out prompts when you have them.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from transformers import TrainerControl, TrainerState, TrainingArguments
+
+from whileai_train.callbacks import monitor_defaults as D
+from whileai_train.callbacks.alarms import (
+    Alarm,
+    AlarmBook,
+    AlarmSettings,
+    EvalRecord,
+    Verdict,
+    check_drift,
+    check_eval,
+    check_feature,
+)
+from whileai_train.callbacks.holdout import (
+    ScoreSink,
+    choose_holdout,
+    eval_record,
+    holdout_rows,
+    sample_completions,
+    score_completions,
+)
+from whileai_train.callbacks.monitor_report import AlarmEntry, EvalPoint, MonitorSummary, Reading
+from whileai_train.callbacks.reward_wrap import CompletionRecord, RewardRecorder, scan_rows, wrap_reward
+from whileai_train.callbacks.while_callback import WhileCallback
+from whileai_train.errors import ConfigError
+from whileai_train.runs.run import Run
+
+__all__ = ["RewardMonitor", "monitor"]
+
+logger = logging.getLogger("whileai_train.callbacks")
+
+
+# -- distributed helpers: every rank calls each collective, in the same order -----------------------------
+def _dist() -> Any:
+    import torch.distributed as dist
+
+    return dist if dist.is_available() and dist.is_initialized() else None
+
+
+def _world() -> tuple[int, int]:
+    dist = _dist()
+    return (dist.get_rank(), dist.get_world_size()) if dist is not None else (0, 1)
+
+
+def _gather(obj: Any) -> list[Any]:
+    """Every rank's `obj`, on rank 0 (others get [])."""
+    dist = _dist()
+    if dist is None:
+        return [obj]
+    rank, world = dist.get_rank(), dist.get_world_size()
+    out: list[Any] | None = [None] * world if rank == 0 else None
+    dist.gather_object(obj, out, dst=0)
+    return list(out) if out is not None else []
+
+
+def _broadcast(obj: Any) -> Any:
+    """Rank 0's `obj` on every rank."""
+    dist = _dist()
+    if dist is None:
+        return obj
+    box = [obj]
+    dist.broadcast_object_list(box, src=0)
+    return box[0]
+
+
+# -- configuration checks (ConfigError at construction, with the fix) ---------------------------------------
+def _positive_int(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"{name}={value!r} must be a positive integer. Fix: pass e.g. {name}="
+                          f"{getattr(D, name.upper(), 1)}.")
+    return value
+
+
+def _positive_float(name: str, value: Any, allow_none: bool = False) -> float | None:
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ConfigError(f"{name}={value!r} must be a number above 0"
+                          + (" (or None)" if allow_none else "") + f". Fix: pass e.g. {name}=0.1.")
+    return float(value)
+
+
+def _names(name: str, value: Any) -> list[str] | None:
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes)):
+        raise ConfigError(f"{name}={value!r} is a string; a list is expected (a string would be read letter by "
+                          f"letter). Fix: pass {name}=[{value!r}].")
+    if not isinstance(value, Iterable):
+        raise ConfigError(f"{name}={value!r} must be a list of strings. Fix: pass {name}=['...'].")
+    items = list(value)
+    for item in items:
+        if not isinstance(item, str) or not item:
+            raise ConfigError(f"{name} has {item!r}; every entry must be a non-empty string. Fix: pass "
+                              f"{name}=['...'].")
+    return items
+
+
+class RewardMonitor(WhileCallback):
+    """A WhileCallback that watches the reward: proxy vs gold on a holdout, the feature scan, four alarms.
+
+    Args:
+        holdout: prompts or rows (each with a `prompt`, plus any columns your reward functions read) to
+            sample every `every` steps; None draws `n_prompts` asks from the train dataset (fixed seed).
+        gold: a scorer the proxy cannot see, with the reward-function contract (sync or async).
+        every: steps between holdout evals (also one at step 0).
+        n_prompts: holdout asks per eval (a larger holdout is cut to this many, same asks every eval).
+        k: completions sampled per holdout ask.
+        window: evals looked back for "over the window" (the baseline eval is always compared too).
+        delta: proxy gain (reward units) that counts as "up".
+        length_pct: completion-length growth (fraction) that counts as "up".
+        kl_budget: KL from the reference past which `drift` fires (needs GRPOConfig(beta > 0)).
+        endorsed: substrings of the feature names the reward should track (for the `feature` alarm).
+        stop_on: alarms that stop training: any of "divergence", "length", "drift", "feature".
+        buffer: most recent training completions kept for the feature scan.
+        run: an open Run to stream into; by default one opens at train begin.
+        proxy: reward function(s) to score the holdout with when you do not `wrap` them.
+        features: your own hack_scan features ({"name": fn(row) -> float}).
+        verbose: print the alarm lines (rank 0). They are on the run either way.
+        **open_kwargs: passed to `wai.run` (name, base_model, api_key, ...), as WhileCallback.
+    """
+
+    def __init__(self, holdout: Any = None, gold: Callable[..., Any] | None = None, *, every: int = D.EVERY,
+                 n_prompts: int = D.N_PROMPTS, k: int = D.K, window: int = D.WINDOW, delta: float = D.DELTA,
+                 length_pct: float = D.LENGTH_PCT, kl_budget: float | None = None,
+                 endorsed: Sequence[str] | None = None, stop_on: Sequence[str] = (), buffer: int = D.BUFFER,
+                 run: Run | None = None, proxy: Callable[..., Any] | Sequence[Callable[..., Any]] | None = None,
+                 features: dict[str, Callable[..., Any]] | None = None, holdout_seed: int = D.HOLDOUT_SEED,
+                 verbose: bool = True, **open_kwargs: Any) -> None:
+        super().__init__(run=run, **open_kwargs)
+        self.every = _positive_int("every", every)
+        self.n_prompts = _positive_int("n_prompts", n_prompts)
+        self.k = _positive_int("k", k)
+        self.buffer = _positive_int("buffer", buffer)
+        self.settings = AlarmSettings(window=_positive_int("window", window),
+                                      delta=float(_positive_float("delta", delta) or D.DELTA),
+                                      length_pct=float(_positive_float("length_pct", length_pct) or D.LENGTH_PCT),
+                                      kl_budget=_positive_float("kl_budget", kl_budget, allow_none=True))
+        self.endorsed = _names("endorsed", endorsed)
+        stops = _names("stop_on", stop_on) or []
+        unknown = [s for s in stops if s not in D.ALARMS]
+        if unknown:
+            raise ConfigError(f"stop_on names {unknown}, which are not alarms. Fix: use any of {list(D.ALARMS)}.")
+        if gold is not None and not callable(gold):
+            raise ConfigError(f"gold={gold!r} is not callable. Fix: pass a function with the reward-function "
+                              "contract: gold(prompts=, completions=, **kwargs) -> list[float].")
+        needs = {"divergence": (gold, "gold=", "divergence compares proxy with gold"),
+                 "length": (gold, "gold=", "length fires only while gold does not move up"),
+                 "drift": (self.settings.kl_budget, "kl_budget=", "drift compares KL with kl_budget"),
+                 "feature": (self.endorsed, "endorsed=", "feature fires when the top feature is not endorsed")}
+        for name in stops:
+            value, arg, why = needs[name]
+            if value is None:
+                raise ConfigError(f"stop_on names {name!r} but {arg}None: {why}, so it could never fire. "
+                                  f"Fix: pass {arg}... or drop {name!r} from stop_on.")
+        self.stop_on = tuple(stops)
+        self.gold = gold
+        self.holdout = None if holdout is None else holdout_rows(holdout)
+        self.holdout_seed = int(holdout_seed)
+        self.features = features
+        self.verbose = verbose
+        extra = [] if proxy is None else ([proxy] if callable(proxy) else list(proxy))
+        for fn in extra:
+            if not callable(fn):
+                raise ConfigError(f"proxy has {fn!r}, which is not callable. Fix: pass reward functions.")
+        self._proxy_extra: list[Callable[..., Any]] = extra
+        self._wrapped: list[tuple[str, Callable[..., Any]]] = []  # (name, original) in wrap order
+        self.recorder = RewardRecorder(self.buffer)
+        self._reset()
+
+    def _reset(self) -> None:
+        self._records: deque[CompletionRecord] = deque(maxlen=self.buffer * 8)
+        self._evals: list[EvalRecord] = []
+        self._book = AlarmBook()
+        self._warnings: list[str] = []
+        self._rows: list[dict[str, Any]] = []
+        self._weights: dict[str, float] = {}
+        self._proxy: list[tuple[Callable[..., Any], float]] = []
+        self._top_feature: str | None = None
+        self._eval_seconds = 0.0
+        self._last_eval_step = -1
+        self._said_endorsed = False
+
+    # -- public ------------------------------------------------------------------------------------------
+    def wrap(self, reward_fn: Callable[..., Any]) -> Callable[..., Any]:
+        """`reward_fn` as TRL accepts it (same name, sync/async kept, all keywords through) that also records
+        each completion's reward, token length and ask for the feature scan; it scores the holdout as proxy.
+        Wrap them in the order you pass them to GRPOTrainer (GRPOConfig.reward_weights follow that order)."""
+        wrapped = wrap_reward(reward_fn, self.recorder)
+        self._wrapped.append((wrapped.__name__, reward_fn))
+        return wrapped
+
+    def summary(self) -> MonitorSummary:
+        """The curve per eval, the alarms, the latest reading of each alarm, and whether training stopped."""
+        curve = [EvalPoint(step=r.step, proxy_reward=r.mean("proxy"), gold_reward=r.mean("gold"),
+                           holdout_length=r.mean("length"), n_asks=len(r.asks), n_completions=r.n_completions)
+                 for r in self._evals]
+        alarms = [AlarmEntry(name=a.name, step=a.step, message=a.message, numbers=a.numbers)
+                  for a in self._book.fired]
+        stopped = self.stop_reason is not None
+        if alarms:
+            names = ", ".join(f"{a.name} at step {a.step}" for a in alarms)
+            verdict = f"REWARD HACKING SUSPECTED: {len(alarms)} alarm{'s' if len(alarms) > 1 else ''} ({names})"
+            verdict += "; training stopped" if stopped else "; training went on (not in stop_on)"
+        elif not curve:
+            verdict = "NO EVAL YET: the monitor has not sampled the holdout"
+        else:
+            verdict = f"NO ALARM over {len(curve)} holdout evals"
+        run = self.run
+        return MonitorSummary(
+            verdict=verdict, curve=curve, alarms=alarms, standing=sorted(self._book.standing),
+            latest={name: Reading(status=v.status, reason=v.reason) for name, v in self._book.latest.items()},
+            stopped=stopped, stop_reason=self.stop_reason, top_feature=self._top_feature,
+            warnings=list(self._warnings),
+            settings={"every": self.every, "n_prompts": self.n_prompts, "k": self.k, "window": self.settings.window,
+                      "delta": self.settings.delta, "length_pct": self.settings.length_pct,
+                      "kl_budget": self.settings.kl_budget, "endorsed": self.endorsed, "stop_on": list(self.stop_on),
+                      "buffer": self.buffer, "eval_seconds": round(self._eval_seconds, 3)},
+            run_id=getattr(run, "id", None) if run is not None else None,
+        )
+
+    def _export_args(self) -> dict[str, Any]:
+        base = super()._export_args()
+        base.update(every=self.every, n_prompts=self.n_prompts, k=self.k, window=self.settings.window,
+                    delta=self.settings.delta, length_pct=self.settings.length_pct,
+                    kl_budget=self.settings.kl_budget, endorsed=self.endorsed, stop_on=list(self.stop_on),
+                    buffer=self.buffer)
+        return base
+
+    # -- events ------------------------------------------------------------------------------------------
+    def on_train_begin(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
+                       **kwargs: Any) -> None:
+        super().on_train_begin(args, state, control, **kwargs)
+        self._reset()
+        names = [name for name, _ in self._wrapped] + [getattr(f, "__name__", type(f).__name__)
+                                                        for f in self._proxy_extra]
+        fns = [fn for _, fn in self._wrapped] + self._proxy_extra
+        weights = list(getattr(args, "reward_weights", None) or [])
+        if len(weights) != len(fns):
+            weights = [1.0] * len(fns)
+        self._proxy = list(zip(fns, [float(w) for w in weights], strict=True))
+        self._weights = dict(zip(names, [float(w) for w in weights], strict=True))
+        self._rows = self._choose_rows(kwargs.get("train_dataloader"))
+        if not self._proxy:
+            self._warn("no reward function is wrapped or passed as proxy=: the holdout has no proxy score, "
+                       "divergence stays unknown. Fix: reward_funcs=[monitor.wrap(f)].")
+        if self.gold is None:
+            self._warn("no gold scorer: divergence and length stay unknown. Fix: monitor(gold=...).")
+        beta = getattr(args, "beta", None)
+        if beta is not None and float(beta) == 0.0:
+            self._warn("drift: GRPOConfig.beta is 0, so TRL logs no KL and drift cannot be read"
+                       + (" (kl_budget is set)" if self.settings.kl_budget is not None else "")
+                       + ". Fix: GRPOConfig(beta=0.04) to watch drift.")
+        self._eval(0, args, state, control, kwargs)
+
+    def on_step_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
+                    **kwargs: Any) -> None:
+        super().on_step_end(args, state, control, **kwargs)
+        self._collect()
+        step = int(state.global_step)
+        if step > 0 and step % self.every == 0:
+            self._eval(step, args, state, control, kwargs)
+
+    def on_log(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
+               logs: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        super().on_log(args, state, control, logs=logs, **kwargs)
+        if not logs or "train_runtime" in logs or self.settings.kl_budget is None:
+            return
+        kl = logs.get("kl")
+        kl_value = float(kl) if isinstance(kl, (int, float)) else None
+        verdict = check_drift(kl_value, self.settings)
+        # logs are already reduced across processes and on_log runs on every rank at the same steps, so every
+        # rank reaches this line together; rank 0 still decides, so the ranks cannot disagree on a float.
+        reason = self._decide(int(state.global_step), [verdict]) if _world()[0] == 0 else None
+        if "drift" in self.stop_on:
+            reason = _broadcast(reason)
+            if reason is not None:
+                self.stop(reason, control)
+
+    def on_train_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
+                     **kwargs: Any) -> None:
+        run = self.run
+        if run is not None and run.status == "running" and self._evals:
+            run.note("### Reward monitor\n\n```\n" + str(self.summary()) + "\n```")
+        super().on_train_end(args, state, control, **kwargs)
+
+    # -- internals ---------------------------------------------------------------------------------------
+    def _warn(self, message: str) -> None:
+        if message in self._warnings:
+            return
+        self._warnings.append(message)
+        if _world()[0] == 0:
+            if self.verbose:
+                print(f"reward monitor: {message}", file=sys.stderr, flush=True)
+            if self.run is not None:
+                self.run.note(f"Reward monitor: {message}")
+
+    def _choose_rows(self, dataloader: Any) -> list[dict[str, Any]]:
+        if self.holdout is not None:
+            return choose_holdout(self.holdout, self.n_prompts, self.holdout_seed)
+        dataset = getattr(dataloader, "dataset", None)
+        if dataset is None or not hasattr(dataset, "__len__"):
+            self._warn("holdout=None and the train dataset is not reachable (not sized): no holdout eval. "
+                       "Fix: pass holdout=[...].")
+            return []
+        try:
+            rows = holdout_rows(dataset[i] for i in range(len(dataset)))
+        except ConfigError as exc:
+            self._warn(f"holdout=None and the train dataset cannot serve as holdout ({exc})")
+            return []
+        return choose_holdout(rows, self.n_prompts, self.holdout_seed)
+
+    def _collect(self) -> None:
+        """Gather this step's recorded completions from every rank into rank 0's buffer."""
+        mine = self.recorder.drain()
+        for part in _gather(mine):
+            self._records.extend(part)
+
+    def _eval(self, step: int, args: Any, state: Any, control: Any, kwargs: dict[str, Any]) -> None:
+        """Holdout eval + scan + alarms at `step`. Every rank calls it (it holds collectives)."""
+        if step == self._last_eval_step:
+            return
+        self._last_eval_step = step
+        started = time.perf_counter()
+        rank, world = _world()
+        scored: list[dict[str, Any]] = []
+        model, tokenizer = kwargs.get("model"), kwargs.get("processing_class")
+        if self._rows and model is not None and tokenizer is not None:
+            share = self._rows[rank::world]
+            sample = sample_completions(model, tokenizer, args, share, self.k)
+            sink = ScoreSink()
+            scored = score_completions(sample, self._proxy, self.gold, state, sink) if sample.prompts else []
+            metrics = {f"holdout/{name}": sum(v) / len(v) for name, v in sink.metrics.items() if v}
+        else:
+            metrics = {}
+        parts = _gather((scored, metrics))
+        reason = None
+        if rank == 0:
+            reason = self._judge(step, parts)
+        self._eval_seconds += time.perf_counter() - started
+        if self.stop_on:
+            reason = _broadcast(reason)
+            if reason is not None:
+                self.stop(reason, control)
+
+    def _judge(self, step: int, parts: list[Any]) -> str | None:
+        """Rank 0: record the eval on the run, run the scan, read the alarms; the stop reason or None."""
+        scored = [s for part, _ in parts for s in part]
+        metrics: dict[str, list[float]] = {}
+        for _, m in parts:
+            for name, value in m.items():
+                metrics.setdefault(name, []).append(value)
+        verdicts: list[Verdict] = []
+        if scored:
+            record = eval_record(step, scored)
+            self._evals.append(record)
+            points = {"proxy_reward": record.mean("proxy"), "gold_reward": record.mean("gold"),
+                      "holdout_length": record.mean("length")}
+            points.update({name: sum(v) / len(v) for name, v in metrics.items()})
+            if self.run is not None:
+                self.run.log(step, **{k: v for k, v in points.items() if v is not None})
+            verdicts.extend(check_eval(self._evals, self.settings))
+        verdicts.append(self._scan())
+        return self._decide(step, verdicts)
+
+    def _scan(self) -> Verdict:
+        rows = scan_rows(list(self._records)[-self.buffer * max(1, len(self._weights)):], self._weights)
+        rows = rows[-self.buffer:]
+        if len(rows) < D.MIN_SCAN_ROWS:
+            return check_feature({"n_rows": len(rows)})
+        try:
+            from whileai_train.checks.hack_scan import hack_scan
+
+            report = hack_scan(rows, endorsed=self.endorsed, features=self.features, seed=0)
+        except Exception as exc:  # a scan failure is a warning; the other alarms go on
+            self._warn(f"feature scan failed ({type(exc).__name__}: {exc}); the feature alarm stays unknown")
+            return Verdict("feature", "unknown", "scan failed")
+        scan = report.model_dump()
+        self._top_feature = scan.get("top_feature")
+        names = [f["name"] for f in scan.get("features") or ()]
+        if self.endorsed and names and not self._said_endorsed:
+            missing = [e for e in self.endorsed if not any(e in name for name in names)]
+            if len(missing) == len(self.endorsed):
+                self._said_endorsed = True
+                self._warn(f"endorsed={self.endorsed} names no feature the scan has (e.g. {names[:5]}); the "
+                           "feature alarm cannot say what is endorsed. Fix: use substrings of those names.")
+        return check_feature(scan)
+
+    def _decide(self, step: int, verdicts: list[Verdict]) -> str | None:
+        """Rank 0: fire the new alarms (line, point, note); the stop reason if one is in stop_on."""
+        reason = None
+        for alarm in self._book.update(step, verdicts):
+            self._announce(alarm)
+            if alarm.name in self.stop_on and reason is None:
+                reason = f"reward monitor: {alarm.name} alarm at step {alarm.step}: {alarm.message}"
+        return reason
+
+    def _announce(self, alarm: Alarm) -> None:
+        if self.verbose:
+            print(alarm.line, file=sys.stderr, flush=True)
+        run = self.run
+        if run is not None:
+            run.log(alarm.step, **{f"alarm/{alarm.name}": 1.0})
+            run.note(f"**Alarm: {alarm.name}** at step {alarm.step}: {alarm.message}")
+
+
+def monitor(holdout: Any = None, gold: Callable[..., Any] | None = None, *, every: int = D.EVERY,
+            n_prompts: int = D.N_PROMPTS, k: int = D.K, window: int = D.WINDOW, delta: float = D.DELTA,
+            length_pct: float = D.LENGTH_PCT, kl_budget: float | None = None, endorsed: Sequence[str] | None = None,
+            stop_on: Sequence[str] = (), buffer: int = D.BUFFER, run: Run | None = None,
+            **kwargs: Any) -> RewardMonitor:
+    """Build a RewardMonitor (see its docstring); add it with `callbacks=[monitor]`, wrap your reward with
+    `monitor.wrap(fn)`. Configuration mistakes raise ConfigError here, with the fix."""
+    return RewardMonitor(holdout, gold, every=every, n_prompts=n_prompts, k=k, window=window, delta=delta,
+                         length_pct=length_pct, kl_budget=kl_budget, endorsed=endorsed, stop_on=stop_on,
+                         buffer=buffer, run=run, **kwargs)

@@ -1,0 +1,120 @@
+"""The reward monitor's summary (a pydantic model) and `format_hack_monitor`, its terminal reading.
+
+    print(wai.format_hack_monitor(monitor.summary()))
+
+The first line is the verdict (which alarms fired, whether training was stopped); then the proxy / gold /
+length curve per holdout eval with the alarms marked at the eval where they fired; then each alarm's line
+with its numbers; then what to do.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+__all__ = ["AlarmEntry", "EvalPoint", "MonitorSummary", "Reading", "format_hack_monitor"]
+
+
+class EvalPoint(BaseModel):
+    """One holdout eval: mean proxy and gold reward and mean completion length (tokens) over its asks."""
+
+    step: int
+    proxy_reward: float | None = None
+    gold_reward: float | None = None
+    holdout_length: float | None = None
+    n_asks: int = 0
+    n_completions: int = 0
+
+
+class AlarmEntry(BaseModel):
+    """An alarm as it fired: the step, the one-line message and its numbers."""
+
+    name: str
+    step: int
+    message: str
+    numbers: dict[str, Any] = Field(default_factory=dict)
+
+
+class Reading(BaseModel):
+    """An alarm's latest status: alarm, clear or unknown, and why."""
+
+    status: str
+    reason: str
+
+
+class MonitorSummary(BaseModel):
+    """What the monitor saw: the curve, the alarms, whether it stopped training, and the settings."""
+
+    verdict: str
+    curve: list[EvalPoint] = Field(default_factory=list)
+    alarms: list[AlarmEntry] = Field(default_factory=list)
+    standing: list[str] = Field(default_factory=list)
+    latest: dict[str, Reading] = Field(default_factory=dict)
+    stopped: bool = False
+    stop_reason: str | None = None
+    top_feature: str | None = None
+    warnings: list[str] = Field(default_factory=list)
+    settings: dict[str, Any] = Field(default_factory=dict)
+    run_id: str | None = None
+
+    def __str__(self) -> str:
+        return format_hack_monitor(self)
+
+
+def _num(value: float | None, width: int, digits: int = 3) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "-".rjust(width)
+    return f"{value:.{digits}f}".rjust(width)
+
+
+_ADVICE = {
+    "divergence": "the proxy pays for something gold does not: read the top holdout completions, then fix the "
+                  "reward (or add gold's check to it) before resuming",
+    "length": "completions grow without gold gains: cap max_completion_length, or penalise length in the reward",
+    "drift": "the policy moved past kl_budget from the reference: raise beta, lower the learning rate, or "
+             "resume from an earlier checkpoint",
+    "feature": "the reward tracks a feature you did not endorse: remove what pays for it from the reward",
+}
+
+
+def format_hack_monitor(summary: MonitorSummary | Mapping[str, Any]) -> str:
+    """The summary as text: verdict, the per-eval curve with alarms marked, the alarm lines, what to do."""
+    s = summary if isinstance(summary, MonitorSummary) else MonitorSummary.model_validate(dict(summary))
+    lines = [s.verdict]
+    if s.run_id:
+        lines.append(f"run {s.run_id}")
+    marks: dict[int, list[str]] = {}
+    for alarm in s.alarms:
+        eval_step = max((p.step for p in s.curve if p.step <= alarm.step), default=alarm.step)
+        marks.setdefault(eval_step, []).append(alarm.name)
+    if s.curve:
+        lines.append("")
+        lines.append(f"{'step':>6}  {'proxy':>8}  {'gold':>8}  {'length':>8}  {'asks':>5}")
+        for p in s.curve:
+            mark = ("  <- " + ", ".join(marks[p.step])) if p.step in marks else ""
+            lines.append(f"{p.step:>6}  {_num(p.proxy_reward, 8)}  {_num(p.gold_reward, 8)}  "
+                         f"{_num(p.holdout_length, 8, 1)}  {p.n_asks:>5}{mark}")
+        lines.append("  (holdout means per eval; length in tokens)")
+    else:
+        lines.append("no holdout eval yet")
+    if s.alarms:
+        lines.append("")
+        lines.append("alarms:")
+        for alarm in s.alarms:
+            lines.append(f"  [{alarm.name}] step {alarm.step}: {alarm.message}")
+    if s.latest:
+        lines.append("")
+        lines.append("latest: " + "; ".join(f"{name} {r.status}" + (f" ({r.reason})" if r.status != "alarm" else "")
+                                            for name, r in s.latest.items()))
+    if s.warnings:
+        lines.append("")
+        lines.extend(f"warning: {w}" for w in s.warnings)
+    todo = [f"  {name}: {_ADVICE[name]}" for name in dict.fromkeys(a.name for a in s.alarms) if name in _ADVICE]
+    if todo:
+        lines.append("")
+        lines.append("what to do:")
+        lines.extend(todo)
+    return "\n".join(lines)

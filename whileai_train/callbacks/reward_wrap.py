@@ -1,0 +1,188 @@
+"""`monitor.wrap(reward_fn)`: a reward function TRL accepts as it accepts the original, that also records.
+
+TRL 1.16 calls a reward function as ``f(prompts=, completions=, completion_ids=, **columns, trainer_state=,
+log_extra=, log_metric=)``, names its metrics after ``__name__``, and awaits it on its own event loop when
+it is async (FACTS.md). The wrapper keeps all three: it passes every argument through untouched, copies the
+name (``functools.wraps``, or the class name for a callable instance, as TRL does), and is ``async def``
+exactly when the original is. After the call it appends one record per completion to a bounded buffer:
+references and numbers only (no decoding, no I/O), so the training step pays microseconds.
+
+Each process's wrapper sees only its own share of the completions (FACTS.md); the monitor drains the new
+records every step and gathers them to rank 0.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import json
+import math
+import threading
+import warnings
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from whileai_train.callbacks import monitor_defaults as D
+
+__all__ = ["CompletionRecord", "RewardRecorder", "callable_name", "completion_text", "is_async", "prompt_text",
+           "scan_rows", "wrap_reward"]
+
+
+def callable_name(fn: Callable[..., Any]) -> str:
+    """The name TRL gives a reward function: partials unwrapped, a callable instance by its class name."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    return str(getattr(fn, "__name__", type(fn).__name__))
+
+
+def is_async(fn: Callable[..., Any]) -> bool:
+    """True when calling `fn` returns a coroutine (functions, partials, instances with an async __call__)."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
+
+
+def completion_text(completion: Any) -> str:
+    """A completion as text: a string as is; a conversational completion (list of messages) joined."""
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, Sequence):
+        parts = []
+        for message in completion:
+            if isinstance(message, Mapping):
+                content = message.get("content")
+                parts.append(content if isinstance(content, str) else json.dumps(content, default=str))
+        return "\n".join(parts)
+    return str(completion)
+
+
+def prompt_text(prompt: Any) -> str:
+    """A prompt as text (the ask when no scenario_id/task_id column names one)."""
+    if isinstance(prompt, str):
+        return prompt
+    return json.dumps(prompt, sort_keys=True, default=str)
+
+
+@dataclass(frozen=True)
+class CompletionRecord:
+    """One scored training completion, picklable (it crosses ranks): the row hack_scan reads."""
+
+    fn: str
+    batch: int
+    index: int
+    ask: str
+    prompt: str
+    completion: str
+    reward: float
+    length: int
+
+
+class RewardRecorder:
+    """A bounded buffer of raw records per process; `drain()` turns the new ones into CompletionRecords."""
+
+    def __init__(self, maxlen: int = D.BUFFER) -> None:
+        self._pending: deque[tuple[Any, ...]] = deque(maxlen=maxlen * 8)
+        self._lock = threading.Lock()  # async reward functions run on TRL's event-loop thread
+        self._warned = False
+        self.names: list[str] = []
+
+    def add_name(self, name: str) -> None:
+        if name not in self.names:
+            self.names.append(name)
+
+    def record(self, name: str, kwargs: Mapping[str, Any], rewards: Any) -> None:
+        """Keep references to this call's inputs and outputs; never raises into the training step."""
+        try:
+            completions = kwargs.get("completions")
+            if completions is None or rewards is None:
+                return
+            state = kwargs.get("trainer_state")
+            batch = (int(getattr(state, "global_step", 0) or 0) << 32) ^ (id(completions) & 0xFFFFFFFF)
+            with self._lock:
+                self._pending.append((name, batch, kwargs.get("prompts"), completions,
+                                      kwargs.get("completion_ids"), list(rewards), _ask_column(kwargs)))
+        except Exception as exc:  # a recording failure costs the scan a batch, never the step
+            if not self._warned:
+                self._warned = True
+                warnings.warn(f"reward monitor: could not record a reward batch ({exc!r}); the feature scan "
+                              "misses it, training goes on.", RuntimeWarning, stacklevel=2)
+
+    def drain(self) -> list[CompletionRecord]:
+        """The records added since the last drain, converted to plain picklable records."""
+        with self._lock:
+            raw = list(self._pending)
+            self._pending.clear()
+        out: list[CompletionRecord] = []
+        for name, batch, prompts, completions, ids, rewards, asks in raw:
+            for i, completion in enumerate(completions):
+                reward = rewards[i] if i < len(rewards) else None
+                if reward is None:
+                    continue
+                reward = float(reward)
+                if not math.isfinite(reward):
+                    continue
+                prompt = prompt_text(prompts[i]) if prompts is not None and i < len(prompts) else ""
+                ask = str(asks[i]) if asks is not None and i < len(asks) and asks[i] not in (None, "") else prompt
+                length = len(ids[i]) if ids is not None and i < len(ids) else 0
+                out.append(CompletionRecord(name, batch, i, ask, prompt, completion_text(completion), reward,
+                                            length))
+        return out
+
+
+def _ask_column(kwargs: Mapping[str, Any]) -> Any:
+    for key in D.ASK_KEYS:
+        values = kwargs.get(key)
+        if values is not None:
+            return values
+    return None
+
+
+def wrap_reward(fn: Callable[..., Any], recorder: RewardRecorder) -> Callable[..., Any]:
+    """`fn` with recording: same name, same sync/async nature, every argument passed through."""
+    if not callable(fn):
+        from whileai_train.errors import ConfigError
+
+        raise ConfigError(f"wrap() got {type(fn).__name__}, not a reward function. Fix: pass the function "
+                          "itself, e.g. monitor.wrap(my_reward).")
+    name = callable_name(fn)
+    recorder.add_name(name)
+
+    if is_async(fn):
+        async def wrapped_async(*args: Any, **kwargs: Any) -> Any:
+            rewards = await fn(*args, **kwargs)
+            recorder.record(name, kwargs, rewards)
+            return rewards
+
+        wrapped: Callable[..., Any] = wrapped_async
+    else:
+        def wrapped_sync(*args: Any, **kwargs: Any) -> Any:
+            rewards = fn(*args, **kwargs)
+            recorder.record(name, kwargs, rewards)
+            return rewards
+
+        wrapped = wrapped_sync
+    try:
+        functools.update_wrapper(wrapped, fn)
+    except (AttributeError, TypeError):  # a callable instance or partial: copy what it has
+        pass
+    wrapped.__name__ = name
+    wrapped.__qualname__ = name
+    wrapped.__wrapped__ = fn  # type: ignore[attr-defined]
+    wrapped.__whileai_monitor__ = recorder  # type: ignore[attr-defined]
+    return wrapped
+
+
+def scan_rows(records: Sequence[CompletionRecord], weights: Mapping[str, float] | None = None) -> list[dict[str, Any]]:
+    """hack_scan rows from records: one row per completion, its reward the weighted sum over reward functions
+    (as TRL sums them; a missing function counts 0, as TRL's nansum does)."""
+    rows: dict[tuple[int, int], dict[str, Any]] = {}
+    for r in records:
+        key = (r.batch, r.index)
+        row = rows.get(key)
+        if row is None:
+            row = rows[key] = {"prompt": r.prompt, "final_text": r.completion, "reward": 0.0,
+                               "scenario_id": r.ask}
+        row["reward"] += (1.0 if weights is None else float(weights.get(r.fn, 1.0))) * r.reward
+    return list(rows.values())

@@ -1,0 +1,1 @@
+"""Worked examples as readable modules (the demo command runs them)."""
