@@ -61,11 +61,6 @@ class Graded:
         return np.flatnonzero(~self.graded)
 
 
-def _bad_reward(index: int, value: Any) -> RowError:
-    return RowError(index, "reward", f"reward is {value!r}, outside [0, 1]",
-                    "scale the grader's score to 0..1 (1.0 pass, 0.0 fail) or set it to null when ungraded")
-
-
 def graded_table(rows: Sequence[Mapping[str, Any]], *, pass_threshold: float = PASS_THRESHOLD,
                  what: str = "rows") -> Graded:
     """Read task keys and rewards off `rows` in one pass; typed errors name the first bad row.
@@ -79,36 +74,27 @@ def graded_table(rows: Sequence[Mapping[str, Any]], *, pass_threshold: float = P
     if n == 0:
         raise InputError(f"{what}: no rows. Fix: pass the graded rollouts (a list of dicts or a JSONL file)")
     index_of: dict[str, int] = {}
-    task_ids = np.empty(n, dtype=np.int64)
-    rewards = np.empty(n, dtype=float)
+    task_list: list[int] = []
+    reward_list: list[float] = []
+    nan = math.nan
     for i, row in enumerate(rows):
         if type(row) is not dict and not isinstance(row, Mapping):
             raise RowError(i, None, f"row is {type(row).__name__}, not an object", "pass rows as dicts")
-        key = task_key(row)
+        scenario = row.get("scenario_id")
+        key = scenario if (type(scenario) is str and scenario) else task_key(row)  # task_key's first rule, inlined
         number = index_of.get(key)
         if number is None:
             number = index_of[key] = len(index_of)
-        task_ids[i] = number
+        task_list.append(number)
         value = row.get("reward")
         if value is None:
-            rewards[i] = math.nan
-        elif type(value) is float or type(value) is int:
-            if not 0.0 <= value <= 1.0:  # NaN fails this test too
-                if value != value:
-                    reward_of(row, i)  # raises the NaN RowError
-                bad = [j for j, r in enumerate(rows) if _out_of_range(r.get("reward") if isinstance(r, Mapping)
-                                                                      else None)]
-                error = _bad_reward(i, value)
-                if len(bad) > 1:
-                    error = RowError(i, "reward", f"reward is {value!r}, outside [0, 1]; rows outside: "
-                                     f"{show_indices(bad)}", error.fix)
-                raise error
-            rewards[i] = value
+            reward_list.append(nan)
+        elif (type(value) is float or type(value) is int) and 0.0 <= value <= 1.0:
+            reward_list.append(value)
         else:
-            checked = reward_of(row, i)  # raises for str/bool; numpy scalars come back as float
-            if checked is None or not 0.0 <= checked <= 1.0:
-                raise _bad_reward(i, value)
-            rewards[i] = checked
+            reward_list.append(_checked_reward(rows, i, value))
+    task_ids = np.array(task_list, dtype=np.int64)
+    rewards = np.array(reward_list, dtype=float)
     names = list(index_of)
     order = sorted(range(len(names)), key=names.__getitem__)
     rank = np.empty(len(names), dtype=np.int64)
@@ -132,6 +118,20 @@ def graded_table(rows: Sequence[Mapping[str, Any]], *, pass_threshold: float = P
         n_passed=np.bincount(task_of_row, weights=passed, minlength=n_tasks).astype(np.int64),
         reward_min=reward_min, reward_max=reward_max,
     )
+
+
+def _checked_reward(rows: Sequence[Mapping[str, Any]], i: int, value: Any) -> float:
+    """The slow path: a numpy number passes; a wrong type, NaN or a reward outside [0, 1] raises, naming rows."""
+    checked = reward_of(rows[i], i)  # raises for a string, a bool, NaN
+    assert checked is not None
+    if not 0.0 <= checked <= 1.0:
+        bad = [j for j, r in enumerate(rows) if isinstance(r, Mapping) and _out_of_range(r.get("reward"))]
+        problem = f"reward is {value!r}, outside [0, 1]"
+        if len(bad) > 1:
+            problem += f"; rows outside: {show_indices(bad)}"
+        raise RowError(i, "reward", problem, "scale the grader's score to 0..1 (1.0 pass, 0.0 fail) or set it to "
+                       "null when ungraded")
+    return checked
 
 
 def _out_of_range(value: Any) -> bool:
