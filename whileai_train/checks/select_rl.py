@@ -5,6 +5,12 @@ rollouts (keep | penalize | drop); unanimous asks (all pass or all fail: zero ad
 pass-rate band. Then whole groups are kept round-robin across fault kinds and, within a fault kind, across
 pass rates (a 25%, a 50% and a 75% ask in turn); `order="middle"` ranks nearest-to-50% first instead.
 
+Junk is a row with no reward (ungraded), no task (no scenario_id, task_id or prompt), an `error`, or nothing
+the agent did (no steps, final_text, messages or completion); each is counted under its first reason and
+named in a warning. A duplicate is a row whose whole trajectory (steps, final_text, messages, completion)
+repeats an earlier row of the same ask; the first is kept. Truncated means `truncated: true` or
+`finish_reason == "length"`.
+
 A row's fault kind is the first of `fault_kind`, `fault`, `faults` on the row, then the same keys under
 `lineage` ("none" when absent; a list of faults reads as their sorted names joined by "+"); an ask's fault
 kind is that of its first surviving row. Pass means reward >= 0.5 (partial credit splits there).
@@ -228,9 +234,12 @@ def select_for_rl(
 ) -> OptimizeResult:
     """Keep the asks a grouped RL update learns from; return OptimizeResult(rows, report). Input rows untouched.
 
-    Every kept row carries a calibration stamp measured on the rows given (before dedupe and trims), or the
-    stamp it already had. `max_rows` / `max_asks` cut the ordered selection after whole asks. With
-    `endorsed=`, hack_scan runs on the selection and is carried as report["hack_scan"].
+    Kept rows come ask by ask in the order taken (an ask's rows in input order); they are shallow copies, so
+    only the keys optimize sets (calibration, reward and reward_before_penalty) differ from the input. Every
+    kept row carries a calibration stamp measured on the rows given (before dedupe and trims), or the stamp
+    it already had. `max_rows` / `max_asks` keep the longest run of whole asks, in that order, that fits.
+    report["correlations"] is reward_correlations on the selection; with `endorsed=` hack_scan runs on the
+    selection too and is carried as report["hack_scan"], its warnings in report["hygiene_warnings"].
     """
     lo, hi = _check_arguments(truncated, order, band, max_rows, max_asks, endorsed)
     view = read_graded(rows, what="optimize(mode='rl')")
