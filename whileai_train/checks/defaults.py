@@ -12,6 +12,7 @@ __all__ = [
     "DEGENERATE_RHO",
     "ENDORSED_MAX_COLUMNS",
     "HACK_THRESHOLD",
+    "LENGTH_BIAS_RATIO",
     "LOW_DISTINCT_PER_ASK",
     "NEAR_DUP_BANDS",
     "NEAR_DUP_JACCARD",
@@ -69,6 +70,11 @@ ENDORSED_MAX_COLUMNS = 64
 
 # How many features, rivals, examples a report prints (the model keeps all features).
 SHOW = 10
+
+# length_report flags passing replies this many times longer (mean characters) than failing ones. Our choice,
+# not a paper's: under 1.5x, length differences between outcomes are common in honest data (a resolved ticket
+# is explained, a failed one is short); hack_scan's within-ask rank is the real test.
+LENGTH_BIAS_RATIO = 1.5
 
 # Pass vs fail for length_report: a reward at or above this passes. Product text: "partial credit splits at 0.5".
 PASS_THRESHOLD = 0.5

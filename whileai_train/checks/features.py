@@ -58,11 +58,8 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def trajectory_parts(row: Mapping[str, Any]) -> tuple[list[str], list[tuple[str, str]], int]:
-    """The agent's own texts, its tool calls as (name, arguments) and its turn count, for either row shape.
-
-    Turns count the steps of the trajectory (tool calls, user and agent turns) plus the final reply.
-    """
+def _parts_general(row: Mapping[str, Any]) -> tuple[list[str], list[tuple[str, Any]], int]:
+    """trajectory_parts for any row shape (OpenAI messages, flat steps, TRL completions)."""
     texts: list[str] = []
     calls: list[tuple[str, str]] = []
     messages = row.get("messages")
@@ -108,7 +105,7 @@ def trajectory_parts(row: Mapping[str, Any]) -> tuple[list[str], list[tuple[str,
         texts.append(final)
         turns += 1
     elif isinstance(final, list):  # conversational completion (TRL): the assistant messages
-        sub_texts, sub_calls, sub_turns = trajectory_parts({"messages": [{"role": "user"}, *final]})
+        sub_texts, sub_calls, sub_turns = _parts_general({"messages": [{"role": "user"}, *final]})
         texts.extend(sub_texts)
         calls.extend(sub_calls)
         turns += sub_turns
@@ -170,12 +167,16 @@ def _scan_texts(texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, l
             np.vstack(surface_parts), words)
 
 
-def _parts_fast(row: Mapping[str, Any]) -> tuple[list[str], list[tuple[str, Any]], int]:
-    """trajectory_parts for the common flat row (steps of dicts, a string final_text); else the general one."""
+def trajectory_parts(row: Mapping[str, Any]) -> tuple[list[str], list[tuple[str, Any]], int]:
+    """The agent's own texts, its tool calls (name, arguments) and its turn count, for either row shape.
+
+    Turns count the steps of the trajectory (tool calls, user and agent turns) plus the final reply. The common
+    flat row (steps of dicts, a string final_text) is read on a fast path; anything else by the general reader.
+    """
     steps = row.get("steps")
     final = row.get("final_text")
     if row.get("messages") is not None or final.__class__ is not str or not (steps is None or steps.__class__ is list):
-        return trajectory_parts(row)
+        return _parts_general(row)
     texts: list[str] = []
     calls: list[tuple[str, str]] = []
     turns = 0
@@ -192,7 +193,7 @@ def _parts_fast(row: Mapping[str, Any]) -> tuple[list[str], list[tuple[str, Any]
                 if text:
                     texts.append(text if text.__class__ is str else str(text))
         except AttributeError:  # a step that is not a dict: the general reader skips it
-            return trajectory_parts(row)
+            return _parts_general(row)
         turns = len(steps)
     if final:
         texts.append(final)
@@ -322,7 +323,7 @@ def extract_features(rows: Sequence[Mapping[str, Any]], row_numbers: Sequence[in
     nan = math.nan
 
     for i, row in enumerate(rows):
-        texts, calls, turns = _parts_fast(row)
+        texts, calls, turns = trajectory_parts(row)
         text = texts[0] if len(texts) == 1 else "\n".join(texts)
         all_texts.append(text)
         hand.extend((len(text), len(calls), turns))
