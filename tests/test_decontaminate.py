@@ -1,0 +1,214 @@
+"""decontaminate on rows with planted leaks: exactly the copies, near copies and same-task rows are flagged."""
+
+from __future__ import annotations
+
+import json
+import random
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import whileai_train as wai
+from whileai_train.errors import ConfigError, InputError
+
+VOCAB = ("order refund cancel flight hotel seat upgrade invoice address payment card delivery parcel return "
+         "window aisle luggage voucher meal transfer").split()
+TEMPLATE = "Customer {slot} writes in. Please look up the account, check the policy, and resolve the request."
+
+
+def _slot(rng: random.Random, k: int = 14) -> str:
+    return " ".join(rng.choice(VOCAB) for _ in range(k))
+
+
+def _sets(seed: int = 0) -> tuple[list[dict], list[dict], set[int]]:
+    rng = random.Random(seed)
+    evals = [{"prompt": TEMPLATE.format(slot=_slot(rng)), "task_id": f"e{i}", "answer": f"answer {i} " + _slot(rng)}
+             for i in range(200)]
+    rows = [{"prompt": TEMPLATE.format(slot=_slot(rng)), "task_id": f"t{i}", "final_text": "done"}
+            for i in range(2000)]  # template twins: same sentences, another situation (under 80% covered)
+    planted: set[int] = set()
+    for j in range(10):  # verbatim, up to case, spacing and punctuation
+        rows[j]["prompt"] = "  " + evals[j]["prompt"].upper().replace(",", " ;") + "!"
+        planted.add(j)
+    for j in range(10, 20):  # near: one word changed in the middle of a 27-word prompt
+        words = evals[j]["prompt"].split()
+        words[8] = "zebra"
+        rows[j]["prompt"] = " ".join(words)
+        planted.add(j)
+    for j in range(20, 30):  # same task, unrelated text
+        rows[j]["task_id"] = f"e{j + 50}"
+        rows[j]["prompt"] = "something else entirely"
+        planted.add(j)
+    return rows, evals, planted
+
+
+def test_flags_exactly_the_planted_rows() -> None:
+    rows, evals, planted = _sets()
+    report = wai.decontaminate(rows, evals)
+    assert set(report.contaminated) == planted
+    assert (report.n_same_task, report.n_exact, report.n_near, report.n_semantic) == (10, 10, 10, 0)
+    assert report.n_contaminated == 30 and report.hits_per_field == {"prompt": 20}
+    assert len(report.clean_rows) == 1970 and not report.clean
+    assert all(r["task_id"] not in {rows[j]["task_id"] for j in planted} for r in report.clean_rows)
+    near = [o for o in report.offenders if o["rule"] == "near"]
+    assert near and all(0.8 <= o["coverage"] < 1.0 for o in near)
+    assert {o["eval_row"] for o in near} == set(range(10, 20))
+    assert report.near_same_template == 0  # the near copies share their eval row's own words
+    assert str(report).startswith("CONTAMINATED: 30 of 2000 rows")
+    assert "clean_rows" not in report.model_dump()
+
+
+def test_a_row_is_counted_once_same_task_first() -> None:
+    evals = [{"prompt": "Book a window seat on the morning flight to Oslo for two adults", "task_id": "t1"}]
+    rows = [{"prompt": evals[0]["prompt"], "task_id": "t1"}, {"prompt": evals[0]["prompt"], "scenario_id": "x"}]
+    report = wai.decontaminate(rows, evals)
+    assert (report.n_same_task, report.n_exact, report.n_contaminated) == (1, 1, 2)
+    assert report.offenders[0]["rule"] == "same_task" and report.offenders[1]["rule"] == "exact"
+
+
+def test_one_eval_text_must_cover_not_the_union() -> None:
+    a = "the traveller wants to move the flight from monday to friday and keep the same seat number"
+    b = "then asks for a refund of the unused hotel night and a voucher for the missed dinner"
+    evals = [{"prompt": a + " " + _slot(random.Random(1), 16), "task_id": "a"},
+             {"prompt": _slot(random.Random(2), 16) + " " + b, "task_id": "b"}]
+    rows = [{"prompt": a + " " + b, "task_id": "r"}]  # half from each: the union covers all of it
+    report = wai.decontaminate(rows, evals)
+    assert report.clean and report.n_near == 0
+
+
+def test_short_prompts_match_verbatim_only() -> None:
+    evals = [{"prompt": "Cancel my order please", "task_id": "e1"}, {"prompt": "Where is my parcel", "task_id": "e2"}]
+    rows = [{"prompt": "cancel my ORDER, please!"}, {"prompt": "Where is my parcel now"}]
+    report = wai.decontaminate(rows, evals)
+    assert report.contaminated == [0] and report.n_exact == 1
+
+
+def test_template_twins_above_the_rule_are_flagged_and_reported() -> None:
+    long_template = ("Hello team, a customer called {name} needs help. Please look up the booking in the system, "
+                     "check the cancellation policy for the fare class, confirm the refund amount, and reply to the "
+                     "customer by email with the confirmation number and the expected refund date.")
+    names = ["Alice", "Bob", "Chen", "Dara"]
+    evals = [{"prompt": long_template.format(name=n), "task_id": f"e{i}"} for i, n in enumerate(names[:3])]
+    rows = [{"prompt": long_template.format(name="Dara"), "task_id": "r1"}]
+    report = wai.decontaminate(rows, evals)
+    assert report.n_near == 1 and report.near_same_template == 1 and report.near_same_template_share == 1.0
+    assert "same template" in str(report)
+    # with the template in more eval texts than max_eval_df it is template text: not used to find candidates
+    report = wai.decontaminate(rows, evals, max_eval_df=2)
+    assert report.n_near == 0 and any("too common" in note for note in report.notes)
+
+
+def _brute_coverage(row: str, evals: list[str], n: int) -> float:
+    from whileai_train.checks.ngrams import _split
+
+    words = [w.decode() for w in _split([row])[0]]
+    if len(words) < n:
+        return 0.0
+    grams = [tuple(words[i: i + n]) for i in range(len(words) - n + 1)]
+    best = 0.0
+    for text in evals:
+        ew = [w.decode() for w in _split([text])[0]]
+        eset = {tuple(ew[i: i + n]) for i in range(len(ew) - n + 1)}
+        covered = [False] * len(words)
+        for i, g in enumerate(grams):
+            if g in eset:
+                for j in range(i, i + n):
+                    covered[j] = True
+        best = max(best, sum(covered) / len(words))
+    return best
+
+
+@pytest.mark.parametrize("n", [1, 3, 8])
+def test_near_rule_matches_a_brute_force_reading(n: int) -> None:
+    rng = random.Random(n)
+    small = VOCAB[:6]
+    evals = [" ".join(rng.choice(small) for _ in range(rng.randint(2, 20))) for _ in range(30)]
+    rows = []
+    for _ in range(300):
+        base = rng.choice(evals).split()
+        cut = rng.randint(0, len(base))
+        rows.append(" ".join(base[:cut] + [rng.choice(small) for _ in range(rng.randint(0, 6))] + base[cut:]))
+    exact = {" ".join(e.split()) for e in evals}
+    report = wai.decontaminate([{"prompt": r} for r in rows], [{"prompt": e} for e in evals], n=n, overlap=0.6,
+                               max_eval_df=10**6)
+    expected = set()
+    for i, row in enumerate(rows):
+        if " ".join(row.split()) in exact:
+            continue
+        if _brute_coverage(row, evals, n) >= 0.6:
+            expected.add(i)
+    near = {o["row"] for o in report.offenders if o["rule"] == "near"}
+    flagged_near = set(report.contaminated) - {i for i, r in enumerate(rows) if " ".join(r.split()) in exact}
+    assert flagged_near == expected
+    assert near <= expected
+
+
+def test_replies_checked_against_eval_answers() -> None:
+    rows, evals, _ = _sets()
+    rows[100]["final_text"] = evals[5]["answer"]
+    report = wai.decontaminate(rows, evals, fields=("prompt", "final_text"))
+    assert 100 in report.contaminated and report.hits_per_field == {"prompt": 20, "final_text": 1}
+    assert wai.decontaminate(rows[:50], evals, fields="prompt").fields == ["prompt"]
+
+
+def _embedder(texts: list[str]) -> list[list[float]]:
+    """A bag of words hashed into 32 buckets: alike wordings read alike, like a (very) small embedding model."""
+    out = []
+    for text in texts:
+        v = np.zeros(32)
+        for word in text.lower().split():
+            v[zlib.crc32(word.encode()) % 32] += 1.0
+        out.append(v.tolist())
+    return out
+
+
+def test_semantic_pass_across_tasks_with_the_measured_floor() -> None:
+    evals = [{"prompt": "Cancel the hotel booking for Anna and refund the card", "task_id": "e1"},
+             {"prompt": "Move the flight for Ben from Monday to Friday", "task_id": "e2"},
+             {"prompt": "Send the invoice for order 77 to the billing address", "task_id": "e3"}]
+    rows = [{"prompt": "refund the card and cancel the hotel booking for Anna", "task_id": "t9"},  # reworded
+            {"prompt": "Cancel the hotel booking for Anna and refund the card please", "task_id": "e2"},  # same task
+            {"prompt": "What is the weather in Lisbon", "task_id": "t8"}]
+    report = wai.decontaminate(rows, evals, embedder=_embedder, similarity=0.9)
+    assert report.n_same_task == 1 and report.n_semantic == 1 and report.contaminated == [0, 1]
+    semantic = [o for o in report.offenders if o["rule"] == "semantic"][0]
+    assert semantic["row"] == 0 and semantic["eval_row"] == 0 and semantic["similarity"] == pytest.approx(1.0)
+    vectors = np.array(_embedder([e["prompt"] for e in evals]))
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    sims = vectors @ vectors.T
+    assert report.similarity_floor == pytest.approx(np.percentile(sims[np.triu_indices(3, 1)], 99))
+    assert any("question to check" in note for note in report.notes)
+    high = wai.decontaminate(rows, evals, embedder=_embedder, similarity=report.similarity_floor - 0.01)
+    assert any("sits below that floor" in note for note in high.notes)
+
+
+def test_empty_or_useless_eval_source_raises(tmp_path: Path) -> None:
+    rows, _, _ = _sets()
+    with pytest.raises(InputError, match="holds no rows"):
+        wai.decontaminate(rows, [])
+    empty = tmp_path / "eval.jsonl"
+    empty.write_text("")
+    with pytest.raises(InputError):
+        wai.decontaminate(rows, str(empty))
+    with pytest.raises(InputError, match="no task ids and no text"):
+        wai.decontaminate(rows, [{"other": 1}])
+    with pytest.raises(InputError, match="no rows"):
+        wai.decontaminate([], [{"prompt": "x"}])
+
+
+def test_eval_from_jsonl_paths(tmp_path: Path) -> None:
+    rows, evals, planted = _sets()
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    first.write_text("".join(json.dumps(e) + "\n" for e in evals[:100]))
+    second.write_text("".join(json.dumps(e) + "\n" for e in evals[100:]))
+    report = wai.decontaminate(rows, [str(first), second])
+    assert set(report.contaminated) == planted and report.n_eval == 200
+
+
+@pytest.mark.parametrize("kwargs", [{"n": 0}, {"n": -3}, {"n": 2.5}, {"overlap": 0}, {"overlap": 1.5},
+                                    {"similarity": 2.0}, {"fields": ()}])
+def test_bad_settings_raise(kwargs: dict) -> None:
+    with pytest.raises(ConfigError):
+        wai.decontaminate([{"prompt": "a b c"}], [{"prompt": "a b c"}], **kwargs)
