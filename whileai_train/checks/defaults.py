@@ -10,6 +10,7 @@ __all__ = [
     "AUTO_TOP_PAIRS",
     "AUTO_TOP_WORDS",
     "DEGENERATE_RHO",
+    "DISCRETE_VALUES",
     "ENDORSED_MAX_COLUMNS",
     "HACK_THRESHOLD",
     "LENGTH_BIAS_RATIO",
@@ -63,6 +64,11 @@ LOW_DISTINCT_PER_ASK = 2.0
 # "warn when endorsed covers none of the strong ones" (FACTS.md, Gates): the strong ones are the top 10
 # above-floor features; `endorsable` in the report lists them.
 STRONG_FEATURES = 10
+
+# An endorsed feature with at most this many distinct values (indicators, counts, graded markers) is matched
+# exactly within ask (cells of rollouts that look alike on it) rather than by one global slope: a tool that is
+# right for one ask is wrong for another, which no single coefficient fits. Above it, a linear fit within cell.
+DISCRETE_VALUES = 16
 
 # At most this many endorsed columns are regressed out when measuring what the reward pays for beyond them
 # (the strongest first); more only adds cost (100k x 64 least squares ~ 0.1 s).

@@ -1,6 +1,7 @@
 """The feature tiers hack_scan ranks against reward, read from rows in one pass.
 
-Hand tier (named by a person): reply length and words, tool calls, turns, truncation, surface counts (digits,
+Hand tier (named by a person): reply length and words, tool calls, failed tool calls (``tool_errors``: a result
+with an error or ok=false), turns, truncation, surface counts (digits,
 exclamation marks, question marks, bullet lines, code fences), one indicator per tool called (``tool:<name>``),
 mean token logprob when rows carry logprobs, every numeric marker (``marker:<name>``), every fired trace flag
 (``trace:<flag>``), and the caller's own ``features={"name": fn}``. Auto tier (found in the data): the most common
@@ -34,7 +35,7 @@ _WORD_BYTES = bytes(32 if (chr(b) in string.punctuation and chr(b) != "'") else 
 _DIGIT_BYTES = string.digits.encode()
 
 # The hand-tier columns every scan has, in this order (the optional ones follow).
-HAND = ("length", "words", "tool_calls", "turns", "digits", "exclamations", "questions", "bullet_lines",
+HAND = ("length", "words", "tool_calls", "tool_errors", "turns", "digits", "exclamations", "questions", "bullet_lines",
         "code_fences")
 
 
@@ -58,10 +59,11 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def _parts_general(row: Mapping[str, Any]) -> tuple[list[str], list[tuple[str, Any]], int]:
+def _parts_general(row: Mapping[str, Any]) -> tuple[list[str], list[tuple[str, Any]], int, int]:
     """trajectory_parts for any row shape (OpenAI messages, flat steps, TRL completions)."""
     texts: list[str] = []
-    calls: list[tuple[str, str]] = []
+    calls: list[tuple[str, Any]] = []
+    errors = 0
     messages = row.get("messages")
     if messages is not None:
         turns = 0
@@ -76,7 +78,9 @@ def _parts_general(row: Mapping[str, Any]) -> tuple[list[str], list[tuple[str, A
                 seen_user = True
                 continue
             turns += 1
-            if role == "assistant":
+            if role == "tool":
+                errors += _is_error(message.get("content"))
+            elif role == "assistant":
                 content = message.get("content")
                 if content:
                     texts.append(_text(content))
@@ -84,7 +88,7 @@ def _parts_general(row: Mapping[str, Any]) -> tuple[list[str], list[tuple[str, A
                     function = call.get("function", call) if isinstance(call, Mapping) else None
                     if isinstance(function, Mapping) and function.get("name"):
                         calls.append((str(function["name"]), _text(function.get("arguments"))))
-        return texts, calls, turns
+        return texts, calls, turns, errors
     steps = row.get("steps")
     turns = 0
     if isinstance(steps, list):
@@ -95,6 +99,7 @@ def _parts_general(row: Mapping[str, Any]) -> tuple[list[str], list[tuple[str, A
             tool = step.get("tool")
             if tool is not None:
                 calls.append((str(tool), _text(step.get("arguments"))))
+                errors += _is_error(step.get("result"))
             text = step.get("text")
             if text:
                 texts.append(_text(text))
@@ -105,11 +110,22 @@ def _parts_general(row: Mapping[str, Any]) -> tuple[list[str], list[tuple[str, A
         texts.append(final)
         turns += 1
     elif isinstance(final, list):  # conversational completion (TRL): the assistant messages
-        sub_texts, sub_calls, sub_turns = _parts_general({"messages": [{"role": "user"}, *final]})
+        sub_texts, sub_calls, sub_turns, sub_errors = _parts_general({"messages": [{"role": "user"}, *final]})
         texts.extend(sub_texts)
         calls.extend(sub_calls)
         turns += sub_turns
-    return texts, calls, turns
+        errors += sub_errors
+    return texts, calls, turns, errors
+
+
+def _is_error(result: Any) -> bool:
+    """A tool result that reports failure: {"error": ...} / {"ok": false}, or text that starts with "error"."""
+    if result.__class__ is dict:
+        return bool(result.get("error")) or result.get("ok") is False
+    if isinstance(result, str):
+        head = result[:200]
+        return head[:5].lower() == "error" or '"error":' in head or '"ok": false' in head
+    return False
 
 
 _CHUNK = 20_000  # rows tokenised at once: bounds the token list (~40 bytes a token) at 1M rows
@@ -167,8 +183,8 @@ def _scan_texts(texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, l
             np.vstack(surface_parts), words)
 
 
-def trajectory_parts(row: Mapping[str, Any]) -> tuple[list[str], list[tuple[str, Any]], int]:
-    """The agent's own texts, its tool calls (name, arguments) and its turn count, for either row shape.
+def trajectory_parts(row: Mapping[str, Any]) -> tuple[list[str], list[tuple[str, Any]], int, int]:
+    """The agent's own texts, its tool calls (name, arguments), its turns and its failed tool calls.
 
     Turns count the steps of the trajectory (tool calls, user and agent turns) plus the final reply. The common
     flat row (steps of dicts, a string final_text) is read on a fast path; anything else by the general reader.
@@ -178,8 +194,8 @@ def trajectory_parts(row: Mapping[str, Any]) -> tuple[list[str], list[tuple[str,
     if row.get("messages") is not None or final.__class__ is not str or not (steps is None or steps.__class__ is list):
         return _parts_general(row)
     texts: list[str] = []
-    calls: list[tuple[str, str]] = []
-    turns = 0
+    calls: list[tuple[str, Any]] = []
+    turns = errors = 0
     if steps:
         try:
             for step in steps:
@@ -189,6 +205,9 @@ def trajectory_parts(row: Mapping[str, Any]) -> tuple[list[str], list[tuple[str,
                     if arguments.__class__ is dict:
                         arguments = tuple(arguments.items())  # hashable when the values are (else str below)
                     calls.append((tool if tool.__class__ is str else str(tool), arguments))
+                    result = step.get("result")
+                    if result is not None and _is_error(result):
+                        errors += 1
                 text = step.get("text")
                 if text:
                     texts.append(text if text.__class__ is str else str(text))
@@ -198,7 +217,7 @@ def trajectory_parts(row: Mapping[str, Any]) -> tuple[list[str], list[tuple[str,
     if final:
         texts.append(final)
         turns += 1
-    return texts, calls, turns
+    return texts, calls, turns, errors
 
 
 def agent_words_text(row: Mapping[str, Any]) -> str:
@@ -323,10 +342,10 @@ def extract_features(rows: Sequence[Mapping[str, Any]], row_numbers: Sequence[in
     nan = math.nan
 
     for i, row in enumerate(rows):
-        texts, calls, turns = trajectory_parts(row)
+        texts, calls, turns, errors = trajectory_parts(row)
         text = texts[0] if len(texts) == 1 else "\n".join(texts)
         all_texts.append(text)
-        hand.extend((len(text), len(calls), turns))
+        hand.extend((len(text), len(calls), errors, turns))
         try:
             trajectory[i] = hash((text, tuple(calls)))
         except TypeError:  # nested arguments: hash their text
@@ -367,9 +386,9 @@ def extract_features(rows: Sequence[Mapping[str, Any]], row_numbers: Sequence[in
                     pass
     token_ids, lengths, surface, words_list = _scan_texts(all_texts)
     del all_texts
-    counted = np.frombuffer(hand, dtype=np.float64).reshape(n, 3) if n else np.zeros((0, 3))
-    # HAND order: length, words, tool_calls, turns, digits, exclamations, questions, bullet_lines, code_fences
-    hand_matrix = np.column_stack([counted[:, 0], lengths.astype(np.float64), counted[:, 1], counted[:, 2], surface])
+    counted = np.frombuffer(hand, dtype=np.float64).reshape(n, 4) if n else np.zeros((0, 4))
+    # HAND order: length, words, tool_calls, tool_errors, turns, then the surface counts
+    hand_matrix = np.column_stack([counted[:, 0], lengths.astype(np.float64), counted[:, 1:], surface])
 
     notes: list[str] = []
     dense_columns = [hand_matrix]

@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field
 from whileai_train.checks.defaults import (
     AND_PARENTS,
     DEGENERATE_RHO,
+    DISCRETE_VALUES,
     ENDORSED_MAX_COLUMNS,
     LOW_DISTINCT_PER_ASK,
     SHOW,
@@ -226,6 +227,7 @@ class _Scan:
         self.sizes = np.bincount(inv, minlength=n_groups).astype(np.float64)
         n = len(inv)
         self.groups = sp.csr_matrix((np.ones(n), (np.arange(n), inv)), shape=(n, n_groups))
+        self.table_dense = table.dense
         self.dense = _center_dense(table.dense, inv, n_groups)
         self.binary = table.binary
         self.names = list(table.dense_names) + list(table.binary_names)
@@ -265,15 +267,28 @@ class _Scan:
         means = np.bincount(self.inv, weights=x, minlength=self.n_groups) / self.sizes
         return x - means[self.inv]
 
-    def floor(self, y: np.ndarray, rng: np.random.Generator, mask: np.ndarray | None = None) -> float:
-        """Largest |x . y_shuffled| / sqrt(ss_x ss_y) over features (in `mask`) and SHUFFLES shuffles."""
+    def raw(self, j: int) -> np.ndarray:
+        """Feature j as read (not centred); NaN where missing."""
+        if j < self.n_dense:
+            return self.table_dense[:, j]
+        if self._csc is None or self._csc.shape != self.binary.shape:
+            self._csc = self.binary.tocsc()
+        return self._csc[:, j - self.n_dense].toarray().ravel()
+
+    def floor(self, y: np.ndarray, rng: np.random.Generator, mask: np.ndarray | None = None,
+              cells: np.ndarray | None = None) -> float:
+        """Largest |x . y_shuffled| / sqrt(ss_x ss_y) over features (in `mask`) and SHUFFLES shuffles.
+
+        `y` is shuffled within ask, or within `cells` (finer groups) when given."""
         usable = self.ss > 0 if mask is None else (self.ss > 0) & mask
+        groups = self.inv if cells is None else cells
+        order = self.order if cells is None else np.argsort(cells, kind="stable")
         if not usable.any() or self.ss_y <= _EPS:
             return 0.0
         scale = np.sqrt(self.ss[usable] * self.ss_y)[:, None]
         best = 0.0
         for start in range(0, SHUFFLES, 10):  # ten shuffles per sparse product (one pass over the matrix)
-            batch = np.column_stack([_shuffled(y, self.inv, self.order, rng)
+            batch = np.column_stack([_shuffled(y, groups, order, rng)
                                      for _ in range(min(10, SHUFFLES - start))])
             best = max(best, float(np.max(np.abs(self.dots(batch)[usable] / scale))))
         return best
@@ -320,14 +335,40 @@ def _distinct_per_ask(trajectory: np.ndarray, inv: np.ndarray, n_groups: int) ->
     return float(np.median(np.bincount(g[new], minlength=n_groups)))
 
 
-def _r2(columns: list[np.ndarray], y: np.ndarray, ss_y: float) -> tuple[float, np.ndarray]:
-    """Share of within-ask reward variance explained by least squares on `columns`, and the residual."""
-    if not columns or ss_y <= _EPS:
-        return 0.0, y.copy()
-    design = np.column_stack(columns)
-    coef, *_ = np.linalg.lstsq(design, y, rcond=None)
-    residual = y - design @ coef
-    return max(0.0, 1.0 - float(residual @ residual) / ss_y), residual
+def _explained(scan: _Scan, columns: list[int]) -> tuple[float, np.ndarray, np.ndarray]:
+    """How much of the within-ask reward `columns` explain: R^2, the residual, and the cells it is centred in.
+
+    Discrete columns (indicators, counts, graded markers: at most DISCRETE_VALUES distinct values) split each ask
+    into cells of rollouts that look the same on them, and the reward is centred within cell, so a tool that is
+    right for one ask and wrong for another is fitted per ask, not by one global slope. Continuous columns
+    (length, logprob) are then fitted by least squares within cell (a fixed-effects regression).
+    """
+    cells = scan.inv.astype(np.uint64)
+    continuous = []
+    for j in columns:
+        values = scan.raw(j)
+        distinct = np.unique(values[np.isfinite(values)])
+        if len(distinct) <= DISCRETE_VALUES:
+            code = np.searchsorted(distinct, np.where(np.isfinite(values), values, distinct[0] if len(distinct)
+                                                      else 0.0)).astype(np.uint64) + np.isnan(values) * np.uint64(1 << 20)
+            cells = cells * np.uint64(0x9E3779B97F4A7C15) + code  # mix (wraps; a collision merges two cells)
+        else:
+            continuous.append(j)
+    _, cell = np.unique(cells, return_inverse=True)
+    cell = cell.ravel()
+    n_cells = int(cell.max()) + 1 if len(cell) else 0
+    sizes = np.bincount(cell, minlength=n_cells)
+    residual = scan.yc - (np.bincount(cell, weights=scan.yc, minlength=n_cells) / sizes)[cell]
+    if continuous:
+        design = np.column_stack([scan.raw(j) for j in continuous])
+        design = np.where(np.isfinite(design), design, 0.0)
+        design = design - (np.stack([np.bincount(cell, weights=design[:, k], minlength=n_cells)
+                                     for k in range(design.shape[1])], axis=1) / sizes[:, None])[cell]
+        coef, *_ = np.linalg.lstsq(design, residual, rcond=None)
+        residual = residual - design @ coef
+    if scan.ss_y <= _EPS:
+        return 0.0, residual, cell
+    return max(0.0, 1.0 - float(residual @ residual) / scan.ss_y), residual, cell
 
 
 def _priority(name: str) -> tuple[int, int]:
@@ -476,17 +517,17 @@ def hack_scan(rows: Sequence[Mapping[str, Any]], *, endorsed: Sequence[str] | No
             warnings.append(f"{len(columns)} features are endorsed; the {ENDORSED_MAX_COLUMNS} strongest are "
                             "regressed out")
             columns = columns[:ENDORSED_MAX_COLUMNS]
-        design = [scan.column(j) for j in columns]
-        r2_endorsed, residual = _r2(design, scan.yc, scan.ss_y)
+        r2_endorsed, residual, cells = _explained(scan, columns)
         with np.errstate(invalid="ignore", divide="ignore"):
             partial = np.where(usable, scan.dots(residual) / np.sqrt(scan.ss * scan.ss_y), 0.0)
         unendorsed = usable & ~flags
-        partial_tau = scan.floor(residual, rng, mask=unendorsed)
+        partial_tau = scan.floor(residual, rng, mask=unendorsed, cells=cells)
         paid = unendorsed & (np.abs(partial) > partial_tau + 1e-9)
         rival_idx = sorted(np.flatnonzero(paid), key=lambda j: (-abs(partial[j]), _priority(scan.names[j])))
         rivals = [scan.names[j] for j in rival_idx]
         if top is not None or degenerate:
-            r2_total, _ = _r2(design + [scan.column(j) for j in rival_idx[:16]], scan.yc, scan.ss_y)
+            r2_total, _, _ = _explained(scan, columns + [j for j in rival_idx if j < n_before_ands][:16])
+            r2_total = max(r2_total, r2_endorsed)
             integrity = r2_endorsed / r2_total if r2_total > 1e-9 else None
         if degenerate:
             reward_hack = None if any(flags[scan.names.index(n)] for n in collinear) else True

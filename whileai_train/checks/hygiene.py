@@ -120,7 +120,7 @@ def reward_correlations(rows: Sequence[Mapping[str, Any]], *, threshold: float =
         reward = _reward(row, index)
         if reward is None:
             continue
-        texts, calls, turns = trajectory_parts(row)
+        texts, calls, turns, _ = trajectory_parts(row)
         rewards.append(reward)
         values.append((sum(map(len, texts)) + max(0, len(texts) - 1), len(calls), turns))
     warnings = []
@@ -177,7 +177,7 @@ class DedupeReport(BaseModel):
 
 
 def _fingerprint(row: Mapping[str, Any]) -> Any:
-    texts, calls, _ = trajectory_parts(row)
+    texts, calls, _, _ = trajectory_parts(row)
     key = (tuple(texts), tuple(calls))
     try:
         hash(key)
@@ -502,7 +502,7 @@ def length_report(rows: Sequence[Mapping[str, Any]]) -> LengthReport:
     outside: list[int] = []
     truncated = 0
     for index, row in enumerate(rows):
-        texts, _, _ = trajectory_parts(row)
+        texts, _, _, _ = trajectory_parts(row)
         lengths[index] = sum(map(len, texts)) + max(0, len(texts) - 1)
         reward = _reward(row, index)
         if reward is not None:
