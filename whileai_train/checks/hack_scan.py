@@ -385,8 +385,9 @@ def _priority(name: str) -> tuple[int, int]:
 
 
 def _same_column(a: np.ndarray, b: np.ndarray) -> bool:
-    scale = max(float(np.abs(a).max(initial=0.0)), float(np.abs(b).max(initial=0.0)), 1e-12)
-    return bool(np.allclose(a, b, atol=1e-9 * scale) or np.allclose(a, -b, atol=1e-9 * scale))
+    """The two centred columns are one up to scale and sign (|corr| = 1): the same explanation twice."""
+    norm = math.sqrt(float(a @ a) * float(b @ b))
+    return norm > 0 and abs(float(a @ b)) / norm >= 1.0 - 1e-9
 
 
 def _empty(verdict: str, cause: str, n_rows: int, n_asks: int, endorsed: list[str] | None,
