@@ -111,3 +111,112 @@ def test_sft_trainer_to_http_server(tiny_model: Any, tiny_tokenizer: Any, tmp_pa
         assert not list((Path(tmp_path) / "home" / ".whileai" / "spool").glob("*.jsonl"))
     finally:
         server.close()
+
+
+def _trainer(tiny_model: Any, tiny_tokenizer: Any, tmp_path: Path, callbacks: list[Any], **args: Any) -> Any:
+    from transformers import Trainer
+
+    extra = {k: args.pop(k) for k in ("compute_loss_func",) if k in args}
+    return Trainer(model=tiny_model, args=trainer_args(tmp_path, **args), train_dataset=lm_dataset(tiny_tokenizer),
+                   callbacks=callbacks, **extra)
+
+
+def test_loss_that_raises_finishes_failed(tiny_model: Any, tiny_tokenizer: Any, tmp_path: Path) -> None:
+    import whileai_train as wai
+
+    calls = {"n": 0}
+
+    def exploding_loss(outputs: Any, labels: Any, num_items_in_batch: Any = None) -> Any:
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise RuntimeError("loss exploded at the second batch")
+        return outputs.logits.float().mean() * 0 + outputs.logits.float().pow(2).mean()
+
+    cb = wai.WhileCallback(name="crash", config=FAST)
+    trainer = _trainer(tiny_model, tiny_tokenizer, tmp_path, [cb], compute_loss_func=exploding_loss)
+    with pytest.raises(RuntimeError, match="loss exploded"):  # the error still reaches the user
+        with wai.track(trainer):
+            trainer.train()
+    record = LocalStore().get_run(cb.run.id)
+    assert record["status"] == "failed"
+    assert record["error"] == "RuntimeError: loss exploded at the second batch"
+    assert cb.run.status == "failed"
+
+
+class StopAt:
+    """A callback that stops training at a step, the way EarlyStoppingCallback does."""
+
+    def __new__(cls, step: int) -> Any:
+        from transformers import TrainerCallback
+
+        class _Stop(TrainerCallback):
+            def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+                if state.global_step == step:
+                    control.should_training_stop = True
+
+        return _Stop()
+
+
+@pytest.mark.parametrize("stopper_first", [True, False])
+def test_stopped_by_another_callback_in_any_order(tiny_model: Any, tiny_tokenizer: Any, tmp_path: Path,
+                                                  stopper_first: bool) -> None:
+    import whileai_train as wai
+
+    cb = wai.WhileCallback(name="stopped", config=FAST)
+    callbacks = [StopAt(2), cb] if stopper_first else [cb, StopAt(2)]
+    trainer = _trainer(tiny_model, tiny_tokenizer, tmp_path, callbacks, max_steps=5)
+    trainer.train()
+    record = LocalStore().get_run(cb.run.id)
+    assert record["status"] == "stopped"
+    assert record["summary"]["stop_reason"].startswith("training stopped at step 2 of 5")
+    assert record["points_count"] == 2
+
+
+def test_subclass_stop_records_reason(tiny_model: Any, tiny_tokenizer: Any, tmp_path: Path) -> None:
+    import whileai_train as wai
+
+    class Monitor(wai.WhileCallback):
+        def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **kwargs: Any) -> None:
+            super().on_log(args, state, control, logs=logs, **kwargs)
+            if state.global_step == 3:  # the last step: stopping exactly there must still say "stopped"
+                self.stop("reward hacking alarm: length up 3x", control)
+
+    cb = Monitor(name="monitor", config=FAST)
+    trainer = _trainer(tiny_model, tiny_tokenizer, tmp_path, [cb], max_steps=3)
+    trainer.train()
+    record = LocalStore().get_run(cb.run.id)
+    assert record["status"] == "stopped"
+    assert record["summary"]["stop_reason"] == "reward hacking alarm: length up 3x"
+    assert record["notes"][0]["markdown"] == "Training stopped: reward hacking alarm: length up 3x"
+
+
+def test_checkpoint_resume_continues_the_same_run(tiny_model: Any, tiny_tokenizer: Any, tiny_dir: Path,
+                                                  tmp_path: Path) -> None:
+    import whileai_train as wai
+    from transformers import AutoModelForCausalLM, TrainerCallback
+
+    class CrashAt3(TrainerCallback):
+        def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            if state.global_step == 3:
+                raise KeyboardInterrupt("preempted")
+
+    cb = wai.WhileCallback(name="resumed", config=FAST)
+    first = _trainer(tiny_model, tiny_tokenizer, tmp_path, [cb, CrashAt3()], max_steps=4, save_strategy="steps",
+                     save_steps=2)
+    with pytest.raises(KeyboardInterrupt):
+        with wai.track(first):
+            first.train()
+    run_id = cb.run.id
+    assert LocalStore().get_run(run_id)["status"] == "failed"
+
+    cb2 = wai.WhileCallback(name="ignored-on-resume", config=FAST)
+    second = _trainer(AutoModelForCausalLM.from_pretrained(tiny_dir), tiny_tokenizer, tmp_path, [cb2],
+                      max_steps=4, save_strategy="steps", save_steps=2)
+    second.train(resume_from_checkpoint=str(tmp_path / "out" / "checkpoint-2"))
+    assert cb2.run.id == run_id
+    assert len(LocalStore().list_runs()) == 1
+    record = LocalStore().get_run(run_id)
+    assert record["status"] == "done" and record["name"] == "resumed" and record["step"] == 4
+    points = LocalStore().points(run_id)
+    assert [p["step"] for p in points] == [1, 2, 3, 4]  # the crash came before step 3 was logged
+    assert len({p["seq"] for p in points}) == 4

@@ -95,9 +95,10 @@ def test_template_twins_above_the_rule_are_flagged_and_reported() -> None:
     report = wai.decontaminate(rows, evals)
     assert report.n_near == 1 and report.near_same_template == 1 and report.near_same_template_share == 1.0
     assert "same template" in str(report)
-    # with the template in more eval texts than max_eval_df it is template text: not used to find candidates
-    report = wai.decontaminate(rows, evals, max_eval_df=2)
-    assert report.n_near == 0 and any("too common" in note for note in report.notes)
+    # with the template in more eval texts than max_eval_df the search goes by template skeleton: same answer
+    again = wai.decontaminate(rows, evals, max_eval_df=2)
+    assert any("template skeleton" in note for note in again.notes)
+    assert (again.n_near, again.near_same_template, again.offenders) == (1, 1, report.offenders)
 
 
 def _brute_coverage(row: str, evals: list[str], n: int) -> float:
@@ -120,8 +121,8 @@ def _brute_coverage(row: str, evals: list[str], n: int) -> float:
     return best
 
 
-@pytest.mark.parametrize("n", [1, 3, 8])
-def test_near_rule_matches_a_brute_force_reading(n: int) -> None:
+@pytest.mark.parametrize(("n", "max_eval_df"), [(1, 10**6), (3, 10**6), (8, 10**6), (3, 1), (3, 4), (8, 2)])
+def test_near_rule_matches_a_brute_force_reading(n: int, max_eval_df: int) -> None:
     rng = random.Random(n)
     small = VOCAB[:6]
     evals = [" ".join(rng.choice(small) for _ in range(rng.randint(2, 20))) for _ in range(30)]
@@ -132,7 +133,7 @@ def test_near_rule_matches_a_brute_force_reading(n: int) -> None:
         rows.append(" ".join(base[:cut] + [rng.choice(small) for _ in range(rng.randint(0, 6))] + base[cut:]))
     exact = {" ".join(e.split()) for e in evals}
     report = wai.decontaminate([{"prompt": r} for r in rows], [{"prompt": e} for e in evals], n=n, overlap=0.6,
-                               max_eval_df=10**6)
+                               max_eval_df=max_eval_df)
     expected = set()
     for i, row in enumerate(rows):
         if " ".join(row.split()) in exact:
@@ -143,6 +144,9 @@ def test_near_rule_matches_a_brute_force_reading(n: int) -> None:
     flagged_near = set(report.contaminated) - {i for i, r in enumerate(rows) if " ".join(r.split()) in exact}
     assert flagged_near == expected
     assert near <= expected
+    for hit in report.offenders:
+        if hit["rule"] == "near":
+            assert hit["coverage"] == pytest.approx(_brute_coverage(rows[hit["row"]], evals, n))
 
 
 def test_replies_checked_against_eval_answers() -> None:

@@ -54,7 +54,7 @@ def _sft_batch(model: Any, tokenizer: Any, dataset: Any, tmp_path: Path, batch: 
 
 
 def _assistant_blocks(text: str) -> list[str]:
-    return re.findall(r"<\|im_start\|>assistant(.*?<\|im_end\|>\n?)", text, flags=re.S)
+    return re.findall(r"<\|im_start\|>assistant(.*?<\|im_end\|>\n?)", text, flags=re.DOTALL)
 
 
 def _check_spans(text: str, spans: list[str]) -> set[str]:

@@ -26,7 +26,7 @@ def _rows(outcomes: dict[str, list[float]]) -> list[dict]:
 
 def _gate(*args: str | Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "whileai_train.cli", "gate", *map(str, args)],
-                          capture_output=True, text=True, timeout=300, env=dict(os.environ))
+                          capture_output=True, text=True, timeout=300, env=dict(os.environ), check=False)
 
 
 MIXED = {f"r{i}": [1.0, 0.0, 1.0, 0.0] for i in range(6)}

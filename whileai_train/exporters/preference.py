@@ -21,9 +21,16 @@ from whileai_train.exporters.jsonl import atomic_jsonl, dumps
 from whileai_train.exporters.leaks import quotes_privileged
 from whileai_train.exporters.options import check_common, default_path
 from whileai_train.exporters.report import ExportReport
-from whileai_train.exporters.shape import Shaped, check_arguments, encode_messages, iter_input, shape_row, strip_ids
+from whileai_train.exporters.shape import (
+    Shaped,
+    check_arguments,
+    encode_messages,
+    iter_input,
+    shape_row,
+    strip_ids,
+)
 from whileai_train.exporters.template import TemplateCheck
-from whileai_train.rows import reward_of, task_key
+from whileai_train.rows import conversation, reward_of, task_key
 
 __all__ = ["export_preference", "preference_rows"]
 
@@ -57,19 +64,26 @@ def _side(pair: Mapping[str, Any], key: str, index: int) -> dict[str, Any]:
     return row
 
 
-def _pairs(items: list[Any], threshold: float, report: ExportReport) -> list[tuple[int, dict[str, Any], dict[str, Any]]]:
-    """(source index, chosen row, rejected row): the given pairs, or pass-vs-fail pairs within each task."""
+_Pair = tuple[int, int, dict[str, Any], dict[str, Any]]
+
+
+def _pairs(items: list[Any], threshold: float, report: ExportReport) -> list[_Pair]:
+    """(chosen index, rejected index, chosen row, rejected row): given pairs, or pass vs fail within each task.
+
+    In the rows case every row is read (a bad row is bad input even when it would not be paired).
+    """
     is_pair = [isinstance(item, Mapping) and "chosen" in item and "rejected" in item for item in items]
     if any(is_pair):
         if not all(is_pair):
             index = is_pair.index(False)
             raise RowError(index, "chosen", "this item is not a pair while others are",
                            "pass either pairs ({chosen, rejected}) or graded rows, not both")
-        return [(i, _side(item, "chosen", i), _side(item, "rejected", i)) for i, item in enumerate(items)]
+        return [(i, i, _side(item, "chosen", i), _side(item, "rejected", i)) for i, item in enumerate(items)]
     tasks: dict[str, tuple[list[int], list[int]]] = {}
     for index, row in enumerate(items):
         if not isinstance(row, Mapping):
             raise RowError(index, None, f"row is a {type(row).__name__}, not an object", "pass rows as dicts")
+        conversation(row, index)
         reward = reward_of(row, index)
         if reward is None:
             report.drop("ungraded")
@@ -82,7 +96,7 @@ def _pairs(items: list[Any], threshold: float, report: ExportReport) -> list[tup
             report.drop("no_mixed_task", len(passes) + len(fails))
             continue
         for chosen, rejected in zip(passes, fails):
-            pairs.append((chosen, items[chosen], items[rejected]))
+            pairs.append((chosen, rejected, items[chosen], items[rejected]))
         if len(passes) != len(fails):
             report.drop("unpaired", abs(len(passes) - len(fails)))
     return pairs
@@ -114,9 +128,9 @@ def preference_rows(pairs_or_rows: Any, *, format: str = "trl", max_tool_output_
     items = list(iter_input(pairs_or_rows))
     report.n = len(items)
     out: list[dict[str, Any]] = []
-    for source, chosen_row, rejected_row in _pairs(items, threshold, report):
-        sides = [shape_row(row, source, system_prompt=system_prompt, max_tool_output_chars=max_tool_output_chars,
-                           tools=tools) for row in (chosen_row, rejected_row)]
+    for source, other, chosen_row, rejected_row in _pairs(items, threshold, report):
+        sides = [shape_row(row, index, system_prompt=system_prompt, max_tool_output_chars=max_tool_output_chars,
+                           tools=tools) for row, index in ((chosen_row, source), (rejected_row, other))]
         chosen, rejected = sides
         at = _divergence(chosen, rejected)
         if at >= min(len(chosen.messages), len(rejected.messages)):
@@ -132,9 +146,10 @@ def preference_rows(pairs_or_rows: Any, *, format: str = "trl", max_tool_output_
             checked, invalid = check_arguments(side)
             report.tool_call_roundtrip.checked += checked
             report.tool_call_roundtrip.invalid += invalid
-        if any(row.get("privileged") is not None and quotes_privileged(side.messages[: at + 1], row["privileged"])
-               for row, side in ((chosen_row, chosen), (rejected_row, rejected))):
-            report.privileged_leaks.append(source)
+        for row, side in ((chosen_row, chosen), (rejected_row, rejected)):
+            if row.get("privileged") is not None and quotes_privileged(side.messages[: at + 1], row["privileged"]):
+                if side.index not in report.privileged_leaks:
+                    report.privileged_leaks.append(side.index)
         if len(chosen.messages) > at + 1 or len(rejected.messages) > at + 1:
             report.trl_turns_cut += 1
         capped = [cut for position, cut in chosen.capped.items() if position < at]

@@ -15,10 +15,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from whileai_train.errors import ConfigError, ExportRefusedError
+from whileai_train.exporters.defaults import RESERVED_REWARD_COLUMNS
 from whileai_train.exporters.jsonl import atomic_jsonl, dumps
 from whileai_train.exporters.options import check_common, default_path
 from whileai_train.exporters.report import ExportReport
-from whileai_train.exporters.defaults import RESERVED_REWARD_COLUMNS
 from whileai_train.exporters.shape import iter_input, shape_row
 from whileai_train.rows import task_key
 

@@ -34,7 +34,7 @@ def _probe(tokenizer: Any, arguments: Any) -> str | None:
     ]
     try:
         return _render(tokenizer, messages, None)
-    except Exception:  # a template may raise on the encoding it does not take (Qwen3.5 on a string)
+    except Exception:  # noqa: BLE001 - a template may raise on the encoding it does not take (Qwen3.5 on a string)
         return None
 
 

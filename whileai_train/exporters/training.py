@@ -98,7 +98,7 @@ class _Export:
                 report.n_written += 1
                 yield out
             if longest is not None and self.format == "trl":
-                calls, missing = self.template.missing_arguments(*longest)  # type: ignore[union-attr]
+                _calls, missing = self.template.missing_arguments(*longest)  # type: ignore[union-attr]
                 report.tool_call_roundtrip.invalid += missing
 
     def _samples(self, shaped: Shaped) -> Iterator[tuple[dict[str, Any], list[dict[str, Any]]]]:
