@@ -226,7 +226,7 @@ def run(
         raise ConfigError(f"rate={rate} must be >= 0 USD per GPU-hour. Fix: pass e.g. rate=1.10.")
     config = config or SenderConfig.from_env()
     meter = CostMeter.for_job(rate=rate, gpu=gpu, gpu_count=gpu_count)
-    run_name = name or (resume or {}).get("name") or time.strftime("run-%Y%m%d-%H%M%S")
+    run_name = (resume or {}).get("name") or name or time.strftime("run-%Y%m%d-%H%M%S")
     if _rank() != 0:
         return Run(name=run_name, sender=None, meter=meter)
     meta = {"name": run_name, "dataset_id": dataset_id, "base_model": base_model,
