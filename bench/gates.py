@@ -1,0 +1,182 @@
+"""Wall time and peak memory of the pre-train gates at 1k, 10k, 100k (and 1M) rows, as ratios.
+
+    python bench/gates.py                      # 1k, 10k, 100k rows
+    python bench/gates.py --million            # and 1M rows (minutes; memory is not traced at 1M)
+    python bench/gates.py --sizes 2000 --gates hack_scan near_duplicate_prompts
+
+Rows come from bench/gen_rows.py: tool-using rollouts, 8 per task, two phrasings per task, a planted phrase
+hack; decontaminate gets eval rows with planted copies, near copies and same-task rows. Each figure is printed
+as wall seconds (best of --repeats), as a ratio to two baselines measured in the same run on the same rows
+(``group``: one Python pass reading each row's task key and reward, the floor of any gate that reads rows;
+``json``: json.loads of the same rows as JSONL, the cost of merely reading them from disk), and per 1k rows.
+Peak memory is traced in a separate pass (tracemalloc slows the code, so its times are not used). Then, per
+gate, the growth of cost between sizes (x10 rows should cost about x10: linear) and, at 100k rows, the ratio to
+the issue's target (hack_scan 3.5 s, decontaminate 4 s, publish_gate 5 s, optimize 2 s on the dev machine).
+
+Gates owned by others (optimize, decontaminate, publish_gate) are imported if their modules exist; a line
+says so when one is missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import importlib
+import json
+import os
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.gen_rows import make_eval_rows, make_rows  # noqa: E402
+from whileai_train.rows import task_key  # noqa: E402
+
+# seconds at 100k rows on the dev machine (issue 4, "Done when")
+TARGETS = {"hack_scan": 3.5, "decontaminate": 4.0, "publish_gate": 5.0, "optimize_rl": 2.0}
+ENDORSED = ["marker:resolved"]
+
+
+def _baseline_group(rows: list[dict[str, Any]]) -> None:
+    sums: dict[str, float] = {}
+    for row in rows:
+        key = task_key(row)
+        reward = row.get("reward")
+        if reward is not None:
+            sums[key] = sums.get(key, 0.0) + reward
+
+
+def _optional(module: str, name: str) -> Callable[..., Any] | None:
+    try:
+        return getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError):
+        return None
+
+
+def _swallow(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+    """Run a gate; a refusal (an exception carrying a report) is a finished run, not a failure of the bench."""
+    from whileai_train.errors import PublishGateError
+
+    try:
+        fn(*args, **kwargs)
+    except PublishGateError:
+        pass
+
+
+def _cases(rows: list[dict[str, Any]], eval_rows: list[dict[str, Any]], jsonl: list[str] | None,
+           only: set[str] | None) -> tuple[list[tuple[str, Callable[[], None]]], list[str]]:
+    from whileai_train.checks.hack_scan import hack_scan
+    from whileai_train.checks.hygiene import dedupe_groups, length_report, near_duplicate_prompts, reward_correlations
+
+    cases: list[tuple[str, Callable[[], None] | None]] = [
+        ("hack_scan", lambda: _swallow(hack_scan, rows, endorsed=ENDORSED)),
+        ("reward_correlations", lambda: _swallow(reward_correlations, rows)),
+        ("near_duplicate_prompts", lambda: _swallow(near_duplicate_prompts, rows)),
+        ("dedupe_groups", lambda: _swallow(dedupe_groups, rows)),
+        ("length_report", lambda: _swallow(length_report, rows)),
+    ]
+    missing = []
+    optimize = _optional("whileai_train.checks.optimize", "optimize")
+    decontaminate = _optional("whileai_train.checks.decontaminate", "decontaminate")
+    publish_gate = _optional("whileai_train.checks.publish_gate", "publish_gate")
+    for name, fn, run in (
+        ("optimize_rl", optimize, lambda: _swallow(optimize, rows, mode="rl", endorsed=ENDORSED)),  # type: ignore[arg-type]
+        ("decontaminate", decontaminate, lambda: _swallow(decontaminate, rows, eval_rows)),  # type: ignore[arg-type]
+        ("publish_gate", publish_gate, lambda: _swallow(publish_gate, rows, mode="rl", endorsed=ENDORSED)),  # type: ignore[arg-type]
+    ):
+        if fn is None:
+            missing.append(f"{name}: module not importable yet, skipped")
+        else:
+            cases.append((name, run))
+    selected = [(name, fn) for name, fn in cases if fn is not None and (only is None or name in only)]
+    base: list[tuple[str, Callable[[], None]]] = [("baseline: group", lambda: _baseline_group(rows))]
+    if jsonl is not None:
+        base.append(("baseline: json", lambda: [json.loads(line) for line in jsonl] and None))
+    return base + selected, missing  # type: ignore[return-value]
+
+
+def _best_of(fn: Callable[[], None], repeats: int) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        gc.collect()
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def _peak_mb(fn: Callable[[], None]) -> float:
+    gc.collect()
+    tracemalloc.start()
+    try:
+        fn()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return peak / 1e6
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000])
+    parser.add_argument("--million", action="store_true", help="also 1M rows (time only)")
+    parser.add_argument("--repeats", type=int, default=2, help="best of this many runs per figure (1 at 1M)")
+    parser.add_argument("--gates", nargs="+", default=None, help="time only these gates")
+    parser.add_argument("--no-memory", action="store_true", help="skip the traced pass for peak memory")
+    parser.add_argument("--memory-up-to", type=int, default=100_000, help="trace memory up to this many rows")
+    args = parser.parse_args()
+    sizes = sorted(set(args.sizes + ([1_000_000] if args.million else [])))
+    only = set(args.gates) if args.gates else None
+    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at start; python "
+          f"{sys.version.split()[0]}")
+    print(f"{'rows':>9} {'gate':<24} {'seconds':>8} {'x group':>8} {'x json':>7} {'s/1k rows':>9} {'peak MB':>8}")
+    table: dict[str, dict[int, float]] = {}
+    notes: list[str] = []
+    for size in sizes:
+        rows = make_rows(size, k=8, hack="phrase", seed=0)
+        n_plant = max(2, min(200, size // 500))
+        eval_rows, _ = make_eval_rows(rows, n_copies=n_plant, n_near=n_plant, n_same_task=n_plant,
+                                      n_fresh=max(20, size // 50), seed=1)
+        jsonl = [json.dumps(row) for row in rows] if size <= 100_000 else None
+        cases, missing = _cases(rows, eval_rows, jsonl, only)
+        for line in missing:
+            if line not in notes:
+                notes.append(line)
+        base = {}
+        for name, fn in cases:
+            repeats = args.repeats if size <= 100_000 else 1
+            seconds = _best_of(fn, repeats)
+            if name.startswith("baseline"):
+                base[name] = seconds
+            table.setdefault(name, {})[size] = seconds
+            trace = not args.no_memory and size <= args.memory_up_to
+            peak = f"{_peak_mb(fn):8.0f}" if trace else f"{'':8}"
+            x_json = f"{seconds / base['baseline: json']:7.2f}" if "baseline: json" in base else f"{'':7}"
+            print(f"{size:>9} {name:<24} {seconds:8.3f} {seconds / base['baseline: group']:8.1f} {x_json} "
+                  f"{seconds / size * 1000:9.4f} {peak}", flush=True)
+        del rows, eval_rows, jsonl, cases
+        gc.collect()
+    print("\ngrowth of cost per x10 rows (linear = about 10; the baselines show the machine's own drift):")
+    for name, by_size in table.items():
+        steps = [f"{a // 1000}k->{b // 1000}k x{by_size[b] / by_size[a]:.1f} (rows x{b / a:g})"
+                 for a, b in zip(sorted(by_size), sorted(by_size)[1:]) if by_size[a] > 0]
+        print(f"  {name:<24} " + ", ".join(steps))
+    print("\nat 100k rows against the issue's targets (seconds on the dev machine; <= 1.0 meets it):")
+    for name, target in TARGETS.items():
+        seconds = table.get(name, {}).get(100_000)
+        if seconds is None:
+            print(f"  {name:<24} not measured at 100k")
+        else:
+            group = table["baseline: group"][100_000]
+            print(f"  {name:<24} {seconds:6.2f} s / {target:.1f} s = {seconds / target:.2f}  "
+                  f"({seconds / group:.0f}x the group baseline)")
+    for line in notes:
+        print(f"note: {line}")
+
+
+if __name__ == "__main__":
+    main()
