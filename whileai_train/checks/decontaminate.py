@@ -35,7 +35,7 @@ from whileai_train.checks.decontaminate_defaults import (
     OVERLAP,
     SIMILARITY,
 )
-from whileai_train.checks.ngrams import NgramTable, ngram_table
+from whileai_train.checks.ngrams import NgramTable, mix, ngram_table
 from whileai_train.errors import ConfigError, InputError
 from whileai_train.rows import agent_text, read_rows
 
@@ -43,7 +43,8 @@ __all__ = ["DecontaminateReport", "decontaminate"]
 
 _BITS = 40  # low hash bits kept in an (eval text, n-gram) key; the eval text number takes the bits above
 _MASK = np.uint64((1 << _BITS) - 1)
-_CHUNK = 2_000_000  # row n-grams looked up per pass (bounds memory)
+_CHUNK = 2_000_000  # row n-grams (or postings) expanded per pass: bounds memory
+_ODD = np.uint64(0x9E3779B97F4A7C15)  # golden-ratio constant: spreads positions over the hash bits
 _RULES = ("same_task", "exact", "near", "semantic")
 
 
@@ -143,83 +144,136 @@ def _ids(row: Mapping[str, Any], key: str) -> str | None:
     return None if value is None or value == "" else str(value)
 
 
+class _EvalIndex:
+    """The eval n-grams twice: (eval text, hash) keys for membership, and hash -> eval texts postings."""
+
+    def __init__(self, eval_tab: NgramTable) -> None:
+        self.keys = np.unique((eval_tab.owner.astype(np.uint64) << np.uint64(_BITS)) | (eval_tab.hashes & _MASK))
+        key_hash = self.keys & _MASK
+        key_owner = (self.keys >> np.uint64(_BITS)).astype(np.int64)
+        order = np.argsort(key_hash, kind="stable")
+        self.posting_owner = key_owner[order]
+        self.hashes, self.start, self.df = np.unique(key_hash[order], return_index=True, return_counts=True)
+        self.n_eval = len(eval_tab.lengths)
+
+    def lookup(self, hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For each hash: its slot in the postings and how many eval texts hold it (0 when none)."""
+        hashes = hashes & _MASK
+        where = np.minimum(np.searchsorted(self.hashes, hashes), len(self.hashes) - 1)
+        found = self.hashes[where] == hashes
+        return where, np.where(found, self.df[where], 0)
+
+    def pairs(self, owner: np.ndarray, where: np.ndarray, df: np.ndarray, pick: np.ndarray,
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(row, eval text, n-grams shared) for every eval text holding one of the picked row n-grams."""
+        counts = df[pick]
+        total = int(counts.sum())
+        run_start = np.repeat(np.cumsum(counts) - counts, counts)
+        posting = np.repeat(self.start[where[pick]], counts) + (np.arange(total) - run_start)
+        pair_key = np.repeat(owner[pick], counts) * self.n_eval + self.posting_owner[posting]
+        pairs, shared = np.unique(pair_key, return_counts=True)
+        return pairs // self.n_eval, pairs % self.n_eval, shared
+
+
+def _chunks(first: np.ndarray, rows: np.ndarray, weight: np.ndarray) -> list[np.ndarray]:
+    """Split `rows` (ascending) into runs whose total `weight` stays near _CHUNK."""
+    if len(rows) == 0:
+        return []
+    cumulative = np.cumsum(weight[rows])
+    cut = np.searchsorted(cumulative, np.arange(_CHUNK, int(cumulative[-1]) + _CHUNK, _CHUNK), side="right")
+    bounds = sorted({0, len(rows), *cut.tolist()})
+    return [rows[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=False) if b > a]
+
+
 def _near(rows_tab: NgramTable, eval_tab: NgramTable, active: np.ndarray, overlap: float, n: int,
           max_df: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """Per row: best single-eval coverage, that eval text, whether it shares only template text; n-grams skipped."""
+    """Per row: the best single-eval coverage, that eval text, whether it shares only template text with it.
+
+    Exact, in two passes. (1) Eval texts holding one of the row's informative n-grams (in at most `max_df` eval
+    texts) are candidates, and their coverage is read over all the row's n-grams. (2) An eval text sharing only
+    template n-grams (in more than `max_df` eval texts) with a row covers at most what those cover; rows whose
+    template n-grams alone could reach `overlap` are grouped by their template skeleton (which template n-gram
+    sits where), and each skeleton is read once against every eval text holding its template n-grams.
+    """
     n_rows = len(rows_tab.lengths)
     best = np.zeros(n_rows)
     best_eval = np.full(n_rows, -1, dtype=np.int64)
     template_only = np.zeros(n_rows, dtype=bool)
     if len(eval_tab.hashes) == 0 or len(rows_tab.hashes) == 0:
         return best, best_eval, template_only, 0
-    keys = np.unique((eval_tab.owner.astype(np.uint64) << np.uint64(_BITS)) | (eval_tab.hashes & _MASK))
-    key_hash = keys & _MASK
-    key_owner = (keys >> np.uint64(_BITS)).astype(np.int64)
-    order = np.argsort(key_hash, kind="stable")
-    posting_hash, posting_owner = key_hash[order], key_owner[order]
-    unique_hash, unique_start, df = np.unique(posting_hash, return_index=True, return_counts=True)
-    n_common = int((df > max_df).sum())
+    index = _EvalIndex(eval_tab)
+    where, row_df = index.lookup(rows_tab.hashes)
+    on = active[rows_tab.owner]
+    informative = (row_df > 0) & (row_df <= max_df) & on
+    common = (row_df > max_df) & on
+    common_cover = _covered_words(rows_tab, common, n)
+    rare_per_row = np.bincount(rows_tab.owner, weights=informative * row_df.astype(float), minlength=n_rows)
 
-    row_hash = rows_tab.hashes & _MASK
-    where = np.minimum(np.searchsorted(unique_hash, row_hash), len(unique_hash) - 1)
-    found = unique_hash[where] == row_hash
-    row_df = np.where(found, df[where], 0)
-    informative = found & (row_df <= max_df) & active[rows_tab.owner]
-    # words each row covers with template n-grams alone: whatever eval text it copies, those are the most the
-    # common n-grams can add, and k rare shared n-grams add at most k*n words on top
-    common_cover = _covered_words(rows_tab, found & (row_df > max_df), np.arange(n_rows), n)
-    n_eval = len(eval_tab.lengths)
-
-    starts = rows_tab.first
-    row_breaks = np.searchsorted(starts, np.arange(0, starts[-1], _CHUNK), side="right") - 1
-    bounds = sorted(set(row_breaks.tolist()) | {n_rows})
-    for lo_row, hi_row in zip(bounds[:-1], bounds[1:], strict=False):
-        lo, hi = starts[lo_row], starts[hi_row]
+    # (1) candidates through informative n-grams; k of them add at most k*n covered words to the template's
+    for rows in _chunks(rows_tab.first, np.flatnonzero(rare_per_row > 0), rare_per_row):
+        lo, hi = rows_tab.first[rows[0]], rows_tab.first[rows[-1] + 1]
         pick = np.flatnonzero(informative[lo:hi]) + lo
-        if len(pick) == 0:
-            continue
-        counts = row_df[pick]
-        first_posting = unique_start[where[pick]]
-        total = int(counts.sum())
-        run_start = np.repeat(np.cumsum(counts) - counts, counts)
-        posting = np.repeat(first_posting, counts) + (np.arange(total) - run_start)
-        pair_key = np.repeat(rows_tab.owner[pick], counts) * n_eval + posting_owner[posting]
-        pairs, rare_shared = np.unique(pair_key, return_counts=True)
-        pair_row, pair_eval = pairs // n_eval, pairs % n_eval
-        bound = common_cover[pair_row] + rare_shared * n
-        keep = bound >= overlap * rows_tab.lengths[pair_row]
-        _cover(rows_tab, keys, row_df, pair_row[keep], pair_eval[keep], n, best, best_eval, template_only)
-    return best, best_eval, template_only, n_common
+        pair_row, pair_eval, shared = index.pairs(rows_tab.owner, where, row_df, pick)
+        keep = common_cover[pair_row] + shared * n >= overlap * rows_tab.lengths[pair_row]
+        _cover(rows_tab, index, row_df, pair_row[keep], pair_eval[keep], n, None, best, best_eval, template_only)
+
+    # (2) template-only matches, one reading per skeleton
+    needy = active & (common_cover >= overlap * rows_tab.lengths) & (rows_tab.lengths >= n)
+    if needy.any():
+        position = np.arange(len(rows_tab.hashes), dtype=np.int64) - rows_tab.first[rows_tab.owner]
+        terms = np.where(common, mix((rows_tab.hashes & _MASK) + (position.astype(np.uint64) + np.uint64(1)) * _ODD),
+                         np.uint64(0))
+        prefix = np.concatenate([np.zeros(1, np.uint64), np.cumsum(terms, dtype=np.uint64)])
+        skeleton = mix((prefix[rows_tab.first[1:]] - prefix[rows_tab.first[:-1]])
+                        ^ rows_tab.lengths.astype(np.uint64))
+        needy_rows = np.flatnonzero(needy)
+        _, first_of, group = np.unique(skeleton[needy_rows], return_index=True, return_inverse=True)
+        reps = needy_rows[first_of]
+        rep_best = np.zeros(n_rows)
+        rep_eval = np.full(n_rows, -1, dtype=np.int64)
+        ignored = np.zeros(n_rows, dtype=bool)
+        common_df = np.bincount(rows_tab.owner, weights=common * row_df.astype(float), minlength=n_rows)
+        for rows in _chunks(rows_tab.first, np.sort(reps), common_df):
+            lo, hi = rows_tab.first[rows[0]], rows_tab.first[rows[-1] + 1]
+            member = np.zeros(n_rows, dtype=bool)
+            member[rows] = True
+            pick = np.flatnonzero(common[lo:hi] & member[rows_tab.owner[lo:hi]]) + lo
+            pair_row, pair_eval, shared = index.pairs(rows_tab.owner, where, row_df, pick)
+            keep = shared * n >= overlap * rows_tab.lengths[pair_row]
+            _cover(rows_tab, index, row_df, pair_row[keep], pair_eval[keep], n, common, rep_best, rep_eval, ignored)
+        group_best, group_eval = rep_best[reps][group], rep_eval[reps][group]
+        better = group_best > best[needy_rows]
+        targets = needy_rows[better]
+        best[targets], best_eval[targets] = group_best[better], group_eval[better]
+        template_only[targets] = True
+    return best, best_eval, template_only, int((index.df > max_df).sum())
 
 
-def _coverage(shared: np.ndarray, ms: np.ndarray, lengths: np.ndarray, n: int) -> np.ndarray:
-    """Words covered per segment: word j is covered when an n-gram starting in [j-n+1, j] is shared.
+def _coverage(shared: np.ndarray, ms: np.ndarray, n: int) -> np.ndarray:
+    """Words covered per segment by its shared n-grams (a shared n-gram at i covers words i..i+n-1).
 
-    `shared` is flat over segments of ms[s] n-gram flags each; segment s has lengths[s] words.
+    `shared` is flat over segments of ms[s] n-gram flags each. Each shared n-gram adds the words up to the next
+    shared one in its segment, at most n: the union's size, in O(shared) without touching every word.
     """
-    seg = np.cumsum(ms) - ms
-    prefix = np.concatenate([[0], np.cumsum(shared, dtype=np.int64)])
-    owner = np.repeat(np.arange(len(ms)), lengths)
-    word = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    last = np.minimum(word, ms[owner] - 1)
-    first = np.maximum(word - n + 1, 0)
-    top = len(prefix) - 1  # a text under n words has no n-gram (last < first): never covered, index kept in range
-    high = np.minimum(seg[owner] + np.maximum(last, first) + 1, top)
-    low = np.minimum(seg[owner] + first, top)
-    covered = (last >= first) & (prefix[high] - prefix[low] > 0)
-    return np.bincount(owner, weights=covered, minlength=len(ms))
+    hits = np.flatnonzero(shared)
+    segment = np.searchsorted(np.cumsum(ms), hits, side="right")
+    added = np.full(len(hits), float(n))
+    if len(hits) > 1:
+        same = segment[1:] == segment[:-1]
+        added[:-1][same] = np.minimum(n, np.diff(hits)[same])
+    return np.bincount(segment, weights=added, minlength=len(ms))
 
 
-def _covered_words(table: NgramTable, flags: np.ndarray, texts: np.ndarray, n: int) -> np.ndarray:
+def _covered_words(table: NgramTable, flags: np.ndarray, n: int) -> np.ndarray:
     """Words of each text covered by its flagged n-grams (flags is over all of table.hashes)."""
-    ms = table.first[texts + 1] - table.first[texts]
-    return _coverage(flags, ms, table.lengths[texts], n)
+    return _coverage(flags, np.diff(table.first), n)
 
 
-def _cover(rows_tab: NgramTable, keys: np.ndarray, row_df: np.ndarray, pair_row: np.ndarray,
-           pair_eval: np.ndarray, n: int, best: np.ndarray, best_eval: np.ndarray,
+def _cover(rows_tab: NgramTable, index: _EvalIndex, row_df: np.ndarray, pair_row: np.ndarray,
+           pair_eval: np.ndarray, n: int, only: np.ndarray | None, best: np.ndarray, best_eval: np.ndarray,
            template_only: np.ndarray) -> None:
-    """Exact coverage of each (row, eval text) pair; keeps the best eval text per row."""
+    """Exact coverage of each (row, eval text) pair (over the row n-grams in `only`, else all); best per row."""
+    keys = index.keys
     m = rows_tab.first[pair_row + 1] - rows_tab.first[pair_row]
     step = max(1, _CHUNK // max(1, int(m.max()) if len(m) else 1))
     for lo in range(0, len(pair_row), step):
@@ -228,13 +282,15 @@ def _cover(rows_tab: NgramTable, keys: np.ndarray, row_df: np.ndarray, pair_row:
         seg = np.cumsum(ms) - ms
         pair_of = np.repeat(np.arange(len(rows_)), ms)
         offset = np.arange(total) - seg[pair_of]
-        index = rows_tab.first[rows_][pair_of] + offset
-        query = (evals[pair_of].astype(np.uint64) << np.uint64(_BITS)) | (rows_tab.hashes[index] & _MASK)
+        index_ = rows_tab.first[rows_][pair_of] + offset
+        query = (evals[pair_of].astype(np.uint64) << np.uint64(_BITS)) | (rows_tab.hashes[index_] & _MASK)
         at = np.minimum(np.searchsorted(keys, query), len(keys) - 1)
         shared = keys[at] == query
-        specific = np.bincount(pair_of, weights=shared & (row_df[index] == 1), minlength=len(rows_)) > 0
+        if only is not None:
+            shared &= only[index_]
+        specific = np.bincount(pair_of, weights=shared & (row_df[index_] == 1), minlength=len(rows_)) > 0
         lengths = rows_tab.lengths[rows_]
-        coverage = _coverage(shared, ms, lengths, n) / lengths
+        coverage = _coverage(shared, ms, n) / lengths
         order = np.lexsort((evals, -coverage, rows_))  # per row: highest coverage, then the first eval text
         head = np.ones(len(order), dtype=bool)
         head[1:] = rows_[order][1:] != rows_[order][:-1]
@@ -362,9 +418,9 @@ def decontaminate(rows: Sequence[Mapping[str, Any]], eval_source: Any, *, fields
             hit_eval[number], score[number] = eval_owner[best_eval[number]], best[number]
             near_template[number] = template_only[number]
     if n_common_total:
-        notes.append(f"{n_common_total} eval {n}-grams occur in more than {max_eval_df} eval texts (template text, "
-                     "too common to say which eval item a row copies): they were not used to find near copies, so a "
-                     "row sharing only such text with the eval is not flagged by the near rule")
+        notes.append(f"{n_common_total} eval {n}-grams occur in more than {max_eval_df} eval texts (template text, too "
+                     "common to say which eval item a row copies): rows are matched through their rarer n-grams, and "
+                     "rows made mostly of template text are read once per template skeleton")
 
     # 4. semantic
     similarity_floor = None

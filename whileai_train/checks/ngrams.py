@@ -15,7 +15,7 @@ from itertools import chain
 
 import numpy as np
 
-__all__ = ["NgramTable", "ngram_table"]
+__all__ = ["NgramTable", "mix", "ngram_table"]
 
 _B = 0x100000001B3  # FNV-64 prime: odd, so invertible mod 2^64
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -26,7 +26,7 @@ _TABLE = bytes(
     (b if (chr(b).isalnum() or chr(b) == "_") else 10 if b == 0 else 32) if b < 128 else b for b in range(256))
 
 
-def _mix(x: np.ndarray) -> np.ndarray:
+def mix(x: np.ndarray) -> np.ndarray:
     """splitmix64's finaliser: every output bit depends on every input bit."""
     x = x ^ (x >> np.uint64(30))
     x = x * _M1
@@ -75,12 +75,12 @@ def ngram_table(texts: Sequence[str], n: int) -> NgramTable:
     word_owner = np.repeat(np.arange(len(texts), dtype=np.int64), lengths)
     # whole text: sum of mix(word + position * odd constant), then its length mixed in; order-sensitive
     position = np.arange(word.size, dtype=np.int64) - word_first[word_owner]
-    terms = _mix(word + position.astype(np.uint64) * _M1)
+    terms = mix(word + position.astype(np.uint64) * _M1)
     text_hash = np.zeros(len(texts), dtype=np.uint64)
     has_words = lengths > 0
     if word.size:
         text_hash[has_words] = np.add.reduceat(terms, word_first[:-1][has_words])
-        text_hash[has_words] = _mix(text_hash[has_words] ^ lengths[has_words].astype(np.uint64))
+        text_hash[has_words] = mix(text_hash[has_words] ^ lengths[has_words].astype(np.uint64))
     counts = np.maximum(lengths - n + 1, 0)
     first = np.zeros(len(texts) + 1, dtype=np.int64)
     np.cumsum(counts, out=first[1:])
