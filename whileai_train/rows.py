@@ -183,12 +183,15 @@ def _arguments_dict(raw: Any, index: int | None, field: str) -> dict[str, Any]:
                              "write arguments as a JSON object of parameter names to values")
 
 
+_TEXT_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)  # one encoder: json.dumps(default=) builds one per call
+
+
 def _as_text(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, str):
         return value
-    return json.dumps(value, ensure_ascii=False, default=str)
+    return _TEXT_ENCODER.encode(value)
 
 
 def _from_steps(row: Mapping[str, Any], index: int | None) -> list[dict[str, Any]]:
