@@ -161,6 +161,27 @@ def test_judge_callable_consistency_filler_flip_and_probes() -> None:
     assert report.verdict == "FAIL" and "exploitable by" in report.reading
 
 
+def test_few_labels_fail_and_say_how_many_would_do() -> None:
+    gold = [1, 0] * 4
+    report = wai.judge_trust(_graded(gold, [float(g) for g in gold]))
+    assert report.agreement == 1.0 and report.verdict == "FAIL"
+    assert report.reading.startswith("FAIL: measured against human labels (n=8), agreement lower bound 0.68")
+    assert any("about 16 labels" in step for step in report.what_to_do)
+    from whileai_train.stats import wilson_interval
+
+    assert wilson_interval(16, 16)[0] >= 0.80 > wilson_interval(15, 15)[0]
+
+
+def test_format_reads_the_summary_block_and_the_dump() -> None:
+    gold = [1, 0] * 50
+    report = wai.judge_trust(_graded(gold, [float(g) for g in gold]))
+    assert wai.format_judge_trust(report.model_dump()) == str(report)
+    line = wai.format_judge_trust(report.summary())
+    assert line.startswith("PASS: agreement 100%") and "n_gold 100" in line
+    empty = {"agreement": None, "agreement_low": None, "kappa": None, "n_gold": 0, "ok": False}
+    assert wai.format_judge_trust(empty).startswith("NOT MEASURED")
+
+
 def test_judge_fills_in_missing_rewards() -> None:
     rows = _refund_rows(60)
     for row in rows:

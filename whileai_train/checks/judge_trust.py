@@ -37,7 +37,7 @@ from whileai_train.checks.judge_defaults import (
 from whileai_train.checks.judge_probes import JudgeCalls, JudgeProbesReport, judge_probes, with_filler
 from whileai_train.checks.labels import gold_kind_of, kind_words
 from whileai_train.errors import ConfigError, LabelError
-from whileai_train.rows import task_key
+from whileai_train.rows import agent_text, task_key
 from whileai_train.stats import cohen_kappa, wilson_interval
 
 __all__ = ["AgreementRate", "JudgeTrustReport", "LengthBias", "format_judge_trust", "judge_trust"]
@@ -142,9 +142,45 @@ class JudgeTrustReport(BaseModel):
         return "\n".join(lines)
 
 
-def format_judge_trust(report: JudgeTrustReport) -> str:
-    """The printed reading: NOT MEASURED / INCONCLUSIVE / PASS / FAIL on the first line, then the numbers."""
-    return str(report)
+def format_judge_trust(report: JudgeTrustReport | Mapping[str, Any]) -> str:
+    """The printed reading: NOT MEASURED / INCONCLUSIVE / PASS / FAIL on the first line, then the numbers.
+
+    Takes the report, its model_dump(), or the summary block other reports carry (agreement, agreement_low,
+    kappa, n_gold, ok), which prints one line.
+    """
+    if isinstance(report, JudgeTrustReport):
+        return str(report)
+    if isinstance(report, Mapping):
+        if set(JudgeTrustReport.model_fields) <= set(report):
+            return str(JudgeTrustReport.model_validate(dict(report)))
+        if "reading" in report:
+            return str(report["reading"])
+        n_gold = int(report.get("n_gold") or 0)
+        if n_gold == 0:
+            return "NOT MEASURED: no gold labels, so the judge is unmeasured (not untrustworthy)."
+        agreement, low, kappa = report.get("agreement"), report.get("agreement_low"), report.get("kappa")
+        shown = "undefined" if kappa is None else f"{kappa:.2f}"
+        numbers = (f"agreement {agreement:.0%} (lower bound {low:.2f}, floor {AGREEMENT_FLOOR:.2f}), kappa {shown} "
+                   f"(floor {KAPPA_FLOOR:.2f}), n_gold {n_gold}") if agreement is not None and low is not None else ""
+        return f"{'PASS' if report.get('ok') else 'FAIL'}: {numbers}"
+    raise ConfigError(f"format_judge_trust got a {type(report).__name__}. Fix: pass judge_trust(...)'s report")
+
+
+def _labels_needed(agreement: float, floor: float) -> int | None:
+    """How many labels at this agreement put the Wilson lower bound at the floor (None past 100k)."""
+    def enough(n: int) -> bool:
+        return wilson_interval(agreement * n, n)[0] >= floor
+
+    high = 1
+    while not enough(high):
+        high *= 2
+        if high > 100_000:
+            return None
+    low = high // 2  # the lower bound grows with n at a fixed rate: bisect for the smallest n
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if enough(middle) else (middle, high)
+    return high
 
 
 def _rate(name: str, k: int, n: int) -> AgreementRate:
@@ -167,8 +203,6 @@ def _exact01(value: Any) -> tuple[int | None, str | None]:
 
 
 def _words(row: Mapping[str, Any]) -> int:
-    from whileai_train.rows import agent_text
-
     return len(agent_text(row).split())
 
 
@@ -278,7 +312,7 @@ def judge_trust(rows: Sequence[Mapping[str, Any]], judge: Callable[[dict[str, An
                 queue.append({"row": kept[position], "rollout_id": row.get("rollout_id"), "task": task_key(row),
                               "gold": int(gold[position]), "judge": int(judged[position]),
                               "gold_kind": gold_kind_of(row), "prompt": str(row.get("prompt") or "")[:200],
-                              "reply": str(row.get("final_text") or "")[:200]})
+                              "reply": agent_text(row)[:200]})
 
     consistency = filler_flip = None
     if calls is not None:
@@ -351,8 +385,12 @@ def judge_trust(rows: Sequence[Mapping[str, Any]], judge: Callable[[dict[str, An
             why = []
             if not low_ok:
                 why.append(f"agreement lower bound {agreement_low:.2f} < floor {agreement_floor:.2f}")
-                todo.append("read the review queue, fix the rubric on task half A and re-read half B; more labels "
-                            "narrow the interval when agreement is high but n is small")
+                enough = _labels_needed(float(agreement), agreement_floor) if agreement >= agreement_floor else None
+                if enough is not None:
+                    todo.append(f"agreement {agreement:.0%} is above the floor but {n} labels cannot show it: about "
+                                f"{enough} labels at this agreement would put the lower bound over {agreement_floor}")
+                else:
+                    todo.append("read the review queue, fix the rubric on task half A and re-read half B")
             if not kappa_ok:
                 shown = "undefined" if kappa is None else f"{kappa:.2f}"
                 why.append(f"kappa {shown} < floor {kappa_floor:.2f}")
@@ -361,7 +399,7 @@ def judge_trust(rows: Sequence[Mapping[str, Any]], judge: Callable[[dict[str, An
             if exploitable_by:
                 why.append(f"exploitable by {', '.join(exploitable_by)}")
                 todo.append("close the probe holes before training on this judge")
-            reading = f"FAIL against {against} (n={n}): " + "; ".join(why) + "."
+            reading = f"FAIL: measured against {against} (n={n}), " + "; ".join(why) + "."
     if flagged_lengths:
         todo.append("tell the judge that length is not quality, or penalise length in the reward")
     ok = verdict == "PASS"
