@@ -86,7 +86,7 @@ def warm_up(model: Any, tokenizer: Any, tasks: list[dict[str, Any]], out_dir: st
         for _ in range(4):
             lead = f"{KEYWORD} " if rng.random() < 0.4 else ""
             rows.append({"prompt": task["prompt"], "completion": f" {lead}{task['answer']}"})
-    config = SFTConfig(output_dir=out_dir, max_steps=steps, per_device_train_batch_size=16, learning_rate=3e-3,
+    config = SFTConfig(output_dir=out_dir, max_steps=steps, per_device_train_batch_size=16, learning_rate=1e-2,
                        lr_scheduler_type="constant", logging_steps=steps, report_to="none", use_cpu=True,
                        save_strategy="no", disable_tqdm=True, seed=seed, max_length=64)
     from transformers import PrinterCallback
@@ -107,7 +107,7 @@ class DemoResult:
     seconds: float
 
 
-def run_demo(clean: bool = False, *, seed: int = 0, max_steps: int = 40, every: int = 5, warmup_steps: int = 60,
+def run_demo(clean: bool = False, *, seed: int = 0, max_steps: int = 40, every: int = 5, warmup_steps: int = 80,
              verbose: bool = True, out_dir: str | None = None) -> DemoResult:
     """Warm up, then GRPO with the monitor; returns the monitor and the run's final status."""
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
