@@ -22,14 +22,24 @@ def privileged_strings(privileged: Any, min_chars: int = PRIVILEGED_MIN_CHARS) -
     stack = [privileged]
     while stack:
         value = stack.pop()
-        if isinstance(value, Mapping):
+        kind = type(value)
+        if kind is str:
+            if len(value) >= min_chars:  # normalising never lengthens: skip short values before the work
+                text = " ".join(value.split()).casefold()
+                if len(text) >= min_chars:
+                    found.append(text)
+        elif kind is dict:
             stack.extend(value.values())
-        elif isinstance(value, (list, tuple)):
+        elif kind is list or kind is tuple:
             stack.extend(value)
-        elif isinstance(value, (str, int, float)) and not isinstance(value, bool):
-            text = " ".join(str(value).split()).casefold()
+        elif isinstance(value, Mapping):
+            stack.extend(value.values())
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            text = str(value)
             if len(text) >= min_chars:
                 found.append(text)
+        elif isinstance(value, str):
+            stack.append(str(value))
     return found
 
 
@@ -50,24 +60,35 @@ def quotes_privileged(messages: Iterable[Mapping[str, Any]], privileged: Any,
             said_parts.append(message.get("content") or "")
             for call in message.get("tool_calls") or ():
                 arguments = call["function"]["arguments"]
-                said_parts.append(arguments if isinstance(arguments, str) else
-                                  " ".join(str(v) for v in _leaves(arguments)))
+                if isinstance(arguments, str):
+                    said_parts.append(arguments)
+                else:
+                    _leaves(arguments, said_parts)
         else:
             seen_parts.append(message.get("content") or "")
     said = _norm("\n".join(said_parts))
+    hits = [secret for secret in secrets if secret in said]
+    if not hits:
+        return []
     seen = _norm("\n".join(seen_parts))
-    return [secret for secret in secrets if secret in said and secret not in seen]
+    return [secret for secret in hits if secret not in seen]
 
 
-def _leaves(value: Any) -> Iterable[Any]:
-    if isinstance(value, Mapping):
+def _leaves(value: Any, out: list[str]) -> None:
+    kind = type(value)
+    if kind is str:
+        out.append(value)
+    elif kind is dict:
         for item in value.values():
-            yield from _leaves(item)
+            _leaves(item, out)
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            _leaves(item, out)
     elif isinstance(value, (list, tuple)):
         for item in value:
-            yield from _leaves(item)
-    else:
-        yield value
+            _leaves(item, out)
+    elif value is not None:
+        out.append(str(value))
 
 
 def leak_report(rows: Iterable[Mapping[str, Any]]) -> dict[int, list[str]]:

@@ -1,0 +1,94 @@
+"""Benchmark: rollout rows to TRL JSONL with `export_dataset`, against plain `json.dumps` of the same rows.
+
+Each measurement runs in its own interpreter so its peak memory (ru_maxrss of that child) is its own. The
+rows are generated on the fly (`refund_rollouts`, a 3-step tool-using rollout) and streamed: nothing holds
+the whole set, so peak memory must stay flat from 100k to 1M rows. Figures are printed as ratios to the
+baseline measured in the same run:
+
+    baseline  generate each row, json.dumps it, write the line           (the floor for any exporter)
+    generate  generate each row only                                      (cost shared by both)
+    export    generate each row, export_dataset(format="trl") to a file   (shaping, checks, leak scan, write)
+
+Usage: python bench/export.py [--sizes 100000 1000000] [--mode assistant|final|unroll]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+CHILD = r"""
+import json, sys, time
+from whileai_train.exporters.synthetic import refund_rollouts
+kind, n, mode, path = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+start = time.perf_counter()
+if kind == "generate":
+    for _ in refund_rollouts(n):
+        pass
+elif kind == "baseline":
+    with open(path, "w", encoding="utf-8") as handle:
+        for row in refund_rollouts(n):
+            handle.write(json.dumps(row) + "\n")
+else:
+    import whileai_train as wai
+    options = {"unroll": True} if mode == "unroll" else {"mask_mode": mode}
+    report = wai.export_dataset(refund_rollouts(n), path, format="trl", **options)
+    assert report.n == n, report
+print(json.dumps({"seconds": time.perf_counter() - start}))
+"""
+
+
+def _measure(kind: str, n: int, mode: str, folder: str) -> dict[str, float]:
+    """Run one measurement in a fresh interpreter; its own peak RSS comes from os.wait4 on that child."""
+    path = os.path.join(folder, f"{kind}-{n}.jsonl")
+    process = subprocess.Popen([sys.executable, "-c", CHILD, kind, str(n), mode, path], stdout=subprocess.PIPE,
+                               text=True)
+    assert process.stdout is not None
+    out = process.stdout.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        raise SystemExit(f"{kind} at {n} rows failed (exit {process.returncode})")
+    seconds = json.loads(out.strip().splitlines()[-1])["seconds"]
+    size = os.path.getsize(path) if os.path.exists(path) else 0
+    if os.path.exists(path):
+        os.unlink(path)
+    return {"seconds": seconds, "bytes": size, "maxrss_mb": usage.ru_maxrss / 1024}  # ru_maxrss: KiB on Linux
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
+    parser.add_argument("--mode", choices=("assistant", "final", "unroll"), default="assistant")
+    args = parser.parse_args()
+    print(f"export_dataset(format='trl', mode={args.mode}) vs json.dumps, rows streamed from a generator")
+    print(f"{'rows':>9} {'kind':>9} {'seconds':>8} {'rows/s':>10} {'x baseline':>10} {'peak MB':>8} {'MB out':>7}")
+    peaks: dict[str, list[float]] = {"baseline": [], "export": []}
+    with tempfile.TemporaryDirectory() as folder:
+        for n in args.sizes:
+            results = {kind: _measure(kind, n, args.mode, folder) for kind in ("generate", "baseline", "export")}
+            base = results["baseline"]["seconds"]
+            for kind, result in results.items():
+                rate = n / result["seconds"]
+                print(f"{n:>9} {kind:>9} {result['seconds']:>8.2f} {rate:>10,.0f} {result['seconds'] / base:>10.2f}"
+                      f" {result['maxrss_mb']:>8.1f} {result['bytes'] / 1e6:>7.1f}")
+            generate = results["generate"]["seconds"]
+            net = n / max(results["export"]["seconds"] - generate, 1e-9)
+            floor = n / max(base - generate, 1e-9)
+            print(f"{'':>9} exporter alone (export - generate): {net:,.0f} rows/s; json.dumps alone: {floor:,.0f} "
+                  f"rows/s; ratio {floor / net:.2f}x")
+            for kind in peaks:
+                peaks[kind].append(results[kind]["maxrss_mb"])
+    if len(args.sizes) > 1:
+        for kind, values in peaks.items():
+            print(f"peak memory {kind}: {args.sizes[-1] // args.sizes[0]}x the rows -> "
+                  f"{values[-1] / values[0]:.2f}x the memory ({values[0]:.0f} -> {values[-1]:.0f} MB)")
+
+
+if __name__ == "__main__":
+    main()
