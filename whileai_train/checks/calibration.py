@@ -64,30 +64,52 @@ def _wilson(passes: int, n: int) -> tuple[float, float]:
 
 @dataclass
 class Stamped:
-    """The rows with stamps (shallow copies where a stamp was added), and what happened."""
+    """Per-task stamps measured on the rows, which rows get one, and what the carried stamps say.
 
-    rows: list[Any]
-    n_stamped: int = 0
+    The copies are made only when asked (`stamped_rows()`): a gate that only checks pays for no copy.
+    """
+
+    source: Sequence[Mapping[str, Any]]
+    stamps: list[dict[str, Any] | None] = field(default_factory=list)  # per task number
+    todo: list[int] = field(default_factory=list)  # rows that get a new stamp
+    task_of: list[int] = field(default_factory=list)
     n_carried: int = 0
     # per task number: the carried stamp's n and pass_rate (first carried stamp of the task), else absent
     carried_n: dict[int, int] = field(default_factory=dict)
     carried_pass_rate: dict[int, float] = field(default_factory=dict)
     carried_k: Counter[int] = field(default_factory=Counter)
+    _rows: list[Any] | None = None
+
+    @property
+    def n_stamped(self) -> int:
+        return len(self.todo)
+
+    def stamped_rows(self) -> list[Any]:
+        """The rows, with a shallow copy carrying `calibration` where a stamp was added (made once)."""
+        if self._rows is None:
+            out = list(self.source)
+            with _gc_paused():
+                for i in self.todo:
+                    new = dict(self.source[i])
+                    new["calibration"] = dict(self.stamps[self.task_of[i]] or {})
+                    out[i] = new
+            self._rows = out
+        return self._rows
 
 
 def stamp_rows(rows: Sequence[Mapping[str, Any]], table: Graded, *, policy: str | None = None) -> Stamped:
-    """Stamp every graded row without a stamp; keep carried ones. The input rows are not changed.
+    """Measure the stamp of every task with a graded row; note which rows get one and which carry one.
 
-    `policy` names the policy for every stamp; by default each task's first row names it (`policy_of`).
+    The input rows are never changed; `Stamped.stamped_rows()` makes the stamped copies. `policy` names
+    the policy for every stamp; by default each task's first row names it (`policy_of`).
     """
     n_tasks = table.n_tasks
     task_of = table.task_of_row.tolist()
     graded = table.graded.tolist()
-    out: list[Any] = list(rows)
-    result = Stamped(out)
+    result = Stamped(rows, task_of=task_of)
     kl_sum = [0.0] * n_tasks
     kl_count = [0] * n_tasks
-    todo: list[int] = []
+    todo = result.todo
     for i, row in enumerate(rows):
         stamp = row.get("calibration")
         if stamp is None and "extra" in row:
@@ -104,21 +126,28 @@ def stamp_rows(rows: Sequence[Mapping[str, Any]], table: Graded, *, policy: str 
                 result.carried_pass_rate.setdefault(task, float(rate))
         elif graded[i]:
             todo.append(i)
-        if "kl" in row or "markers" in row:
-            value = row.get("kl")
+        value = row.get("kl")
+        if value is None:
             markers = row.get("markers")
-            if value is None and isinstance(markers, Mapping):
-                value = markers.get("kl")
-            if isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isnan(value):
-                kl_sum[task_of[i]] += value
-                kl_count[task_of[i]] += 1
+            if markers is not None and "kl" in markers:
+                value = markers["kl"]
+        if value is not None and (type(value) is float or type(value) is int) and not math.isnan(value):
+            kl_sum[task_of[i]] += value
+            kl_count[task_of[i]] += 1
     if not todo:
         return result
     _, first_rows = np.unique(table.task_of_row, return_index=True)  # tasks are 0..n_tasks-1, all present
+    n_graded, n_passed = table.n_graded.tolist(), table.n_passed.tolist()
     stamps: list[dict[str, Any] | None] = [None] * n_tasks
-    with _gc_paused():
-        _copy_with_stamps(rows, out, todo, task_of, stamps, table, policy, first_rows, kl_sum, kl_count)
-    result.n_stamped = len(todo)
+    for task in np.unique(table.task_of_row[todo]).tolist():
+        n, passes = n_graded[task], n_passed[task]
+        stamps[task] = {
+            "task_id": table.tasks[task],
+            "student": policy if policy is not None else policy_of(rows[int(first_rows[task])]),
+            "n": n, "pass_rate": passes / n, "pass_rate_ci95": _wilson(passes, n),
+            "mean_kl": kl_sum[task] / kl_count[task] if kl_count[task] else None,
+        }
+    result.stamps = stamps
     return result
 
 
@@ -133,23 +162,3 @@ def _gc_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
-
-
-def _copy_with_stamps(rows: Sequence[Mapping[str, Any]], out: list[Any], todo: list[int], task_of: list[int],
-                      stamps: list[dict[str, Any] | None], table: Graded, policy: str | None,
-                      first_rows: np.ndarray, kl_sum: list[float], kl_count: list[int]) -> None:
-    n_graded, n_passed = table.n_graded.tolist(), table.n_passed.tolist()
-    for i in todo:
-        task = task_of[i]
-        stamp = stamps[task]
-        if stamp is None:
-            n, passes = n_graded[task], n_passed[task]
-            stamp = stamps[task] = {
-                "task_id": table.tasks[task],
-                "student": policy if policy is not None else policy_of(rows[int(first_rows[task])]),
-                "n": n, "pass_rate": passes / n, "pass_rate_ci95": _wilson(passes, n),
-                "mean_kl": kl_sum[task] / kl_count[task] if kl_count[task] else None,
-            }
-        new = dict(rows[i])
-        new["calibration"] = dict(stamp)
-        out[i] = new

@@ -58,8 +58,9 @@ class CompareRunsReport(BaseModel):
             p = f", p={self.p_value:.3g}" if self.p_value is not None else ""
             how = (f"paired over {self.n_paired} shared tasks" if self.test == "paired"
                    else f"unpaired Welch test over {self.n_before_tasks} vs {self.n_after_tasks} tasks")
-            lines = [f"compare_runs: {self.verdict}: pass@1 {self.after:.3f} after vs {self.before:.3f} before, "
-                     f"delta {self.delta:+.3f}{ci}{p} ({how})"]
+            head = (f"compare_runs: {self.verdict}: pass@1 {self.after:.3f} after vs {self.before:.3f} before, "
+                    f"delta {self.delta:+.3f}{ci}{p} ({how})")
+            lines = [head]
             lines.append(f"  paired_share {self.paired_share:.2f}: {self.note}")
         if self.verdict == "no_difference_detected":
             lines.append("  no_difference_detected means the 95% interval covers zero, not that the runs are equal: "

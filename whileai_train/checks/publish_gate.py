@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 from whileai_train.checks.calibration import stamp_rows
 from whileai_train.checks.gate_defaults import BAND, PASS_THRESHOLD, RL_SHAPED_SHARE, SHOW_FIRST
@@ -60,10 +60,15 @@ class PublishGateReport(BaseModel):
     hack_scan: Any = None            # HackScanReport on RL-shaped rows
     near_duplicates: Any = None      # hygiene.near_duplicate_prompts report
     length: Any = None               # hygiene.length_report report
-    rows: Any = Field(default=None, exclude=True, repr=False)  # the stamped rows (input rows are not changed)
+    _stamped: Any = PrivateAttr(default=None)
+
+    @property
+    def rows(self) -> list[Any]:
+        """The rows with their calibration stamps (shallow copies where a stamp was added; made on first use)."""
+        return self._stamped.stamped_rows() if self._stamped is not None else []
 
     def __getitem__(self, key: str) -> Any:
-        if key in type(self).model_fields:
+        if key in type(self).model_fields or key == "rows":
             return getattr(self, key)
         raise KeyError(key)
 
@@ -71,8 +76,9 @@ class PublishGateReport(BaseModel):
         shape = "RL-shaped (repeats of one ask)" if self.rl_shaped else "not RL-shaped"
         head = {"PASS": "fit to publish", "WARN": "publishable, with warnings",
                 "REFUSED": "refused"}[self.verdict]
-        lines = [f"publish_gate: {self.verdict} ({head}): {self.n_rows} rows, {self.n_tasks} tasks, {shape}, "
-                 f"mode={self.mode}"]
+        first = (f"publish_gate: {self.verdict} ({head}): {self.n_rows} rows, {self.n_tasks} tasks, {shape}, "
+                 f"mode={self.mode}")
+        lines = [first]
         lines += [f"  REFUSED: {refusal}" for refusal in self.refusals]
         lines.append(f"  graded {self.n_graded}, ungraded {self.n_ungraded}; calibration stamps: {self.n_stamped} "
                      f"added, {self.n_carried} carried (kept, not re-measured)")
@@ -136,7 +142,7 @@ def _groups(report: PublishGateReport, table: Graded, carried_rate: dict[int, fl
     tasks = table.graded_tasks
     mixed = table.reward_max[tasks] > table.reward_min[tasks]
     unanimous = tasks[~mixed]
-    report.n_mixed, report.n_unanimous = int(mixed.sum()), int(len(unanimous))
+    report.n_mixed, report.n_unanimous = int(mixed.sum()), len(unanimous)
     all_pass = table.n_passed[unanimous] == table.n_graded[unanimous]
     report.n_all_pass, report.n_all_fail = int(all_pass.sum()), int((~all_pass).sum())
     rates = table.pass_rates()[tasks]
@@ -205,8 +211,8 @@ def publish_gate(rows: Any, *, mode: Literal["rl", "sft"] | None = None, policy:
     `mode`: "rl" / "sft", or None to read the shape off the rows (RL-shaped when at least half the rows
     are repeats of an ask). `endorsed` / `strict_hacks`: passed to the hack scan; strict refuses a
     reward_hack. `judge`: handed to judge_trust when the rows carry gold labels. `scan=False` skips the
-    hack scan. The stamped rows are `report.rows` (shallow copies; the input is not changed); the
-    refused report is `error.report`.
+    hack scan. The stamped rows are `report.rows` (shallow copies made on first use; the input is
+    not changed); the refused report is `error.report`.
     """
     from whileai_train.rows import read_rows
 
@@ -219,7 +225,8 @@ def publish_gate(rows: Any, *, mode: Literal["rl", "sft"] | None = None, policy:
                                n_rows=table.n_rows, n_tasks=table.n_tasks, n_graded=int(table.graded.sum()),
                                n_ungraded=int((~table.graded).sum()), band=(lo, hi))
     stamped = stamp_rows(rows, table, policy=policy)
-    report.rows, report.n_stamped, report.n_carried = stamped.rows, stamped.n_stamped, stamped.n_carried
+    report._stamped = stamped
+    report.n_stamped, report.n_carried = stamped.n_stamped, stamped.n_carried
     ungraded = table.ungraded_rows()
     if report.n_graded == 0:
         if rl_shaped:

@@ -63,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         rows = read_rows(args.rows)
         endorsed = _endorsed(args.endorsed)
+        gate: Any
         try:
             gate = publish_gate(rows, mode=args.mode, policy=args.policy, endorsed=endorsed,
                                 strict_hacks=args.strict_hacks, scan=not args.no_scan, seed=args.seed)
