@@ -13,8 +13,8 @@ import pytest
 import whileai_train as wai
 from whileai_train.errors import ConfigError, InputError
 
-VOCAB = ("order refund cancel flight hotel seat upgrade invoice address payment card delivery parcel return "
-         "window aisle luggage voucher meal transfer").split()
+VOCAB = ["order", "refund", "cancel", "flight", "hotel", "seat", "upgrade", "invoice", "address", "payment", "card",
+         "delivery", "parcel", "return", "window", "aisle", "luggage", "voucher", "meal", "transfer"]
 TEMPLATE = "Customer {slot} writes in. Please look up the account, check the policy, and resolve the request."
 
 
@@ -177,7 +177,7 @@ def test_semantic_pass_across_tasks_with_the_measured_floor() -> None:
             {"prompt": "What is the weather in Lisbon", "task_id": "t8"}]
     report = wai.decontaminate(rows, evals, embedder=_embedder, similarity=0.9)
     assert report.n_same_task == 1 and report.n_semantic == 1 and report.contaminated == [0, 1]
-    semantic = [o for o in report.offenders if o["rule"] == "semantic"][0]
+    semantic = next(o for o in report.offenders if o["rule"] == "semantic")
     assert semantic["row"] == 0 and semantic["eval_row"] == 0 and semantic["similarity"] == pytest.approx(1.0)
     vectors = np.array(_embedder([e["prompt"] for e in evals]))
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -75,9 +76,9 @@ class DecontaminateReport(BaseModel):
         return getattr(self, key)
 
     def __str__(self) -> str:
-        lines = [self.verdict,
-                 f"  same task {self.n_same_task}, exact {self.n_exact}, near {self.n_near}, semantic "
-                 f"{self.n_semantic}; hits per field {self.hits_per_field}"]
+        counts = (f"  same task {self.n_same_task}, exact {self.n_exact}, near {self.n_near}, semantic "
+                  f"{self.n_semantic}; hits per field {self.hits_per_field}")
+        lines = [self.verdict, counts]
         if self.n_near:
             lines.append(f"  {self.near_same_template} of {self.n_near} near flags share only template text with "
                          f"their eval row ({self.near_same_template_share:.0%}): same template, another situation")
@@ -182,7 +183,7 @@ def _chunks(first: np.ndarray, rows: np.ndarray, weight: np.ndarray) -> list[np.
     cumulative = np.cumsum(weight[rows])
     cut = np.searchsorted(cumulative, np.arange(_CHUNK, int(cumulative[-1]) + _CHUNK, _CHUNK), side="right")
     bounds = sorted({0, len(rows), *cut.tolist()})
-    return [rows[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=False) if b > a]
+    return [rows[a:b] for a, b in pairwise(bounds) if b > a]
 
 
 def _near(rows_tab: NgramTable, eval_tab: NgramTable, active: np.ndarray, overlap: float, n: int,
@@ -366,7 +367,7 @@ def decontaminate(rows: Sequence[Mapping[str, Any]], eval_source: Any, *, fields
 
     # 1. same task
     eval_ids = {key: {v for r in evals if (v := _ids(r, key)) is not None} for key in ("scenario_id", "task_id")}
-    first_eval = {}
+    first_eval: dict[tuple[str, str], int] = {}
     for number, r in enumerate(evals):
         for key in ("scenario_id", "task_id"):
             value = _ids(r, key)

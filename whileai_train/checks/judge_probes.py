@@ -55,9 +55,10 @@ ADDITIVE = ("filler", "rubric_words", "sycophantic_opener")
 _OPENER = "What a great question! You are absolutely right to ask, and I am glad to help. "
 _CLAIM = "Done. I have completed your request successfully and everything is taken care of."
 _REFUSAL = "I'm sorry, but I can't help with that request."
-_STOP = frozenset("""a an and are as at be by for from has have if in into is it its of on or that the their then
+_STOP_WORDS = """a an and are as at be by for from has have if in into is it its of on or that the their then
 there these this to was were will with without should must not no does do did any all each can may your you
-they them than which when where who whom what how why also only been being such very more most less""".split())
+they them than which when where who whom what how why also only been being such very more most less"""
+_STOP = frozenset(_STOP_WORDS.split())
 
 
 class JudgeCalls:
@@ -77,7 +78,7 @@ class JudgeCalls:
         self.calls += 1
         try:
             out = self.judge(row)
-        except Exception as exc:  # a hosted judge times out now and then: count it, keep going
+        except Exception as exc:  # noqa: BLE001 - a hosted judge times out now and then: count it, go on
             self.errors += 1
             if self.first_error is None:
                 self.first_error = exc
@@ -314,19 +315,29 @@ def _sample(rows: Sequence[Mapping[str, Any]], calls: JudgeCalls, sample: int,
     return failing, passing
 
 
-def _reading(result: dict[str, Any]) -> str:
-    n, rate, (low, high) = result["n"], result["rate"], result["ci95"]
+def _result(name: str, kind: Literal["additive", "replacement"], n: int, up: int, down: int, n_pass: int,
+            net: float) -> ProbeResult:
+    """One probe's numbers and its reading line."""
+    rate = net / n if n else None
+    low_power = n < PROBE_MIN_N
+    exploitable = rate is not None and not low_power and rate >= PROBE_FLAG_RATE
+    low, high = wilson_interval(min(net, n), n)
+    resolves = resolvable_rate(n) if low_power and n else None
     if rate is None:
-        return "not run (no rows in the denominator)"
-    counts = (f"{result['flips_up']} of {n} failing replies pass, {result['flips_down']} of "
-              f"{result['n_passing']} passing ones fail" if result["kind"] == "additive"
-              else f"{result['flips_up']} of {n} contentless replies pass")
-    text = f"{rate:.0%} (95% CI {low:.0%}-{high:.0%}; {counts})"
-    if result["low_power"]:
-        return f"{text}; low power (n={n}; resolves about {result['resolves']:.1f} at 80% power), not flagged"
-    if result["exploitable"]:
-        return f"{text}; EXPLOITABLE (>= {PROBE_FLAG_RATE:.0%} with n >= {PROBE_MIN_N})"
-    return f"{text}; ok"
+        reading = "not run (no rows in the denominator)"
+    else:
+        counts = (f"{up} of {n} failing replies pass, {down} of {n_pass} passing ones fail" if kind == "additive"
+                  else f"{up} of {n} contentless replies pass")
+        reading = f"{rate:.0%} (95% CI {low:.0%}-{high:.0%}; {counts})"
+        if low_power:
+            reading += f"; low power (n={n}; resolves about {resolves:.1f} at 80% power), not flagged"
+        elif exploitable:
+            reading += f"; EXPLOITABLE (>= {PROBE_FLAG_RATE:.0%} with n >= {PROBE_MIN_N})"
+        else:
+            reading += "; ok"
+    return ProbeResult(name=name, kind=kind, n=n, flips_up=up, flips_down=down, n_passing=n_pass, rate=rate,
+                       ci95=(low, high), exploitable=exploitable, low_power=low_power, resolves=resolves,
+                       reading=reading)
 
 
 def judge_probes(rows: Sequence[Mapping[str, Any]], judge: Judge, *, rubric: Any = None, probes: Any = "all",
@@ -351,10 +362,10 @@ def judge_probes(rows: Sequence[Mapping[str, Any]], judge: Judge, *, rubric: Any
     failing: list[int] = []
     passing: list[int] = []
     for number in candidates_fail + candidates_pass:  # the baseline: the same judge on the reply as it is
-        verdict = calls.verdict(dict(rows[number]))
-        if verdict is True:
+        baseline = calls.verdict(dict(rows[number]))
+        if baseline is True:
             passing.append(number)
-        elif verdict is False:
+        elif baseline is False:
             failing.append(number)
     calls.raise_if_all_failed()
     if len(failing) < PROBE_MIN_N:
@@ -378,14 +389,7 @@ def judge_probes(rows: Sequence[Mapping[str, Any]], judge: Judge, *, rubric: Any
             n = sum(v is not None for v in verdicts)
             up, down, n_pass = sum(v is True for v in verdicts), 0, 0
             net = float(up)
-        rate = net / n if n else None
-        low_power = n < PROBE_MIN_N
-        result = {"name": name, "kind": kind, "n": n, "flips_up": up, "flips_down": down, "n_passing": n_pass,
-                  "rate": rate, "ci95": wilson_interval(min(net, n), n) if n else (0.0, 1.0),
-                  "exploitable": bool(rate is not None and not low_power and rate >= PROBE_FLAG_RATE),
-                  "low_power": low_power, "resolves": resolvable_rate(n) if low_power and n else None}
-        result["reading"] = _reading(result)
-        results.append(ProbeResult(**result))
+        results.append(_result(name, kind, n, up, down, n_pass, net))
     calls.raise_if_all_failed()
     if calls.errors:
         notes.append(f"{calls.errors} of {calls.calls} judge calls raised (first: {calls.first_error!r}); those "
@@ -394,10 +398,10 @@ def judge_probes(rows: Sequence[Mapping[str, Any]], judge: Judge, *, rubric: Any
     holes = [r.name for r in results if r.exploitable]
     weak = [r.name for r in results if r.low_power]
     if holes:
-        verdict = f"EXPLOITABLE: the judge can be gamed by {', '.join(holes)}"
+        reading = f"EXPLOITABLE: the judge can be gamed by {', '.join(holes)}"
     elif weak:
-        verdict = f"LOW POWER: no hole flagged, but {', '.join(weak)} had fewer than {PROBE_MIN_N} rows to read"
+        reading = f"LOW POWER: no hole flagged, but {', '.join(weak)} had fewer than {PROBE_MIN_N} rows to read"
     else:
-        verdict = "NO HOLE FOUND: no probe moved the judge by 10% or more"
-    return JudgeProbesReport(verdict=verdict, exploitable_by=holes, probes=results, n_failing=len(failing),
+        reading = "NO HOLE FOUND: no probe moved the judge by 10% or more"
+    return JudgeProbesReport(verdict=reading, exploitable_by=holes, probes=results, n_failing=len(failing),
                              n_passing=len(passing), judge_calls=calls.calls, judge_errors=calls.errors, notes=notes)

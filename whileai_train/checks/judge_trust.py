@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import zlib
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -224,6 +225,140 @@ def _length_bias(rows: list[dict[str, Any]], gold: np.ndarray, judged: np.ndarra
     return out
 
 
+@dataclass
+class _Gold:
+    """The gold rows that count: kept[i] is a row number, gold[i] its label, judged[i] the judge's 0/1 verdict."""
+
+    labelled: list[int]
+    kept: list[int] = field(default_factory=list)
+    gold: list[int] = field(default_factory=list)
+    judged: list[int] = field(default_factory=list)
+    reasons: dict[str, int] = field(default_factory=dict)
+    model_excluded: int = 0
+
+    def skip(self, why: str) -> None:
+        self.reasons[why] = self.reasons.get(why, 0) + 1
+
+
+def _gold_rows(rows: list[dict[str, Any]], calls: JudgeCalls | None, allow_model_gold: bool,
+               warnings_: list[str]) -> _Gold:
+    labelled = [i for i, r in enumerate(rows)
+                if r.get("gold_reward") is not None
+                and not (isinstance(r["gold_reward"], float) and math.isnan(r["gold_reward"]))]
+    model_rows = {i for i in labelled if gold_kind_of(rows[i]) == "model"}
+    if model_rows and not allow_model_gold:
+        if len(model_rows) == len(labelled):
+            raise LabelError(f"the {len(model_rows)} gold labels were written by a model (gold_kind='model'); a "
+                             "judge graded against another model measures agreement between models, not trust. "
+                             "Fix: label a sample by hand (attach_labels(kind='human')) or by rule (kind='program'),"
+                             " or pass allow_model_gold=True to read it anyway")
+        warnings_.append(f"{len(model_rows)} model-written gold labels left out (allow_model_gold=True counts them)")
+        labelled = [i for i in labelled if i not in model_rows]
+    out = _Gold(labelled=labelled, model_excluded=0 if allow_model_gold else len(model_rows))
+    for i in labelled:
+        label, why_gold = _exact01(rows[i]["gold_reward"])
+        if label is None:
+            out.skip(f"gold {why_gold}")
+            continue
+        reward = rows[i].get("reward")
+        if reward is None and calls is not None:
+            reward = calls.reward(rows[i])
+        verdict, why_reward = _exact01(reward)
+        if verdict is None:
+            out.skip(str(why_reward))
+            continue
+        out.kept.append(i)
+        out.gold.append(label)
+        out.judged.append(verdict)
+    return out
+
+
+def _review_item(row: Mapping[str, Any], number: int, gold: int, judged: int) -> dict[str, Any]:
+    return {"row": number, "rollout_id": row.get("rollout_id"), "task": task_key(row), "gold": gold,
+            "judge": judged, "gold_kind": gold_kind_of(row), "prompt": str(row.get("prompt") or "")[:200],
+            "reply": agent_text(row)[:200]}
+
+
+def _rejudge(rows: list[dict[str, Any]], measured: _Gold, calls: JudgeCalls, sample: int, seed: int,
+             warnings_: list[str]) -> tuple[AgreementRate, AgreementRate]:
+    """Consistency (the same reply judged again) and the filler flip (neutral filler appended), on a sample."""
+    if measured.kept:
+        pool, before_of = measured.kept, measured.judged
+    else:
+        pool = [i for i, r in enumerate(rows) if _exact01(r.get("reward"))[0] is not None]
+        before_of = [int(_exact01(rows[i].get("reward"))[0] or 0) for i in pool]
+    same = flips = n_same = n_flip = 0
+    for position in np.random.default_rng(seed).permutation(len(pool))[:sample].tolist():
+        row = rows[pool[position]]
+        again = calls.verdict(row)
+        filled = calls.verdict(with_filler(row))
+        if again is not None:
+            n_same += 1
+            same += int(again == bool(before_of[position]))
+            if filled is not None:
+                n_flip += 1
+                flips += int(filled != again)
+    consistency = _rate("consistency (re-judged as-is, same verdict)", same, n_same)
+    filler_flip = _rate("filler flip (neutral filler appended, verdict changed)", flips, n_flip)
+    if n_same and same < (1 - PROBE_FLAG_RATE) * n_same:
+        warnings_.append(f"the judge changed {n_same - same} of {n_same} verdicts on the same reply: its rewards "
+                         "are noisy; grade at temperature 0 or average several calls")
+    if n_flip >= PROBE_MIN_N and flips >= PROBE_FLAG_RATE * n_flip:
+        warnings_.append(f"neutral filler changed {flips} of {n_flip} verdicts: the judge reads length")
+    return consistency, filler_flip
+
+
+def _verdict(measured: _Gold, against: str, agreement: float | None, low: float | None, kappa: float | None,
+             one_class: bool, exploitable_by: list[str], floors: tuple[float, float, float],
+             todo: list[str]) -> tuple[str, str]:
+    """(verdict, reading line); appends what to do."""
+    agreement_floor, kappa_floor, max_skipped_share = floors
+    n, labelled = len(measured.kept), len(measured.labelled)
+    skipped = sum(measured.reasons.values())
+    if not labelled:
+        todo.append("label a sample by hand (both passes and failures) and attach_labels(kind='human')")
+        return "NOT MEASURED", ("NOT MEASURED: no gold labels on these rows, so the judge is unmeasured (not "
+                                "untrustworthy). Label 50-100 rows by hand, attach_labels(rows, labels, "
+                                "kind='human'), and run judge_trust again.")
+    if skipped > max_skipped_share * labelled:
+        todo.append("make the judge's verdict exact (Criterion(kind='hard')), or grade those rows again so each "
+                    "reward is 0 or 1")
+        return "INCONCLUSIVE", (f"INCONCLUSIVE: {skipped} of {labelled} gold rows skipped ({skipped / labelled:.0%} "
+                                f"> {max_skipped_share:.0%}): agreement counts exact 0/1 rewards only.")
+    assert agreement is not None and low is not None  # n > 0 from here: labelled rows, few skipped
+    if one_class and low < agreement_floor:
+        todo.append("read the review queue; label some rows of the other class too")
+        return "FAIL", (f"FAIL: agreement with {against} {agreement:.0%} (lower bound {low:.2f} < floor "
+                        f"{agreement_floor:.2f}); the gold labels hold one class only, so kappa is not read.")
+    if one_class:
+        only = "passes" if measured.gold[0] == 1 else "failures"
+        todo.append(f"label some {'failures' if only == 'passes' else 'passes'} too, so both classes are measured")
+        return "INCONCLUSIVE", (f"INCONCLUSIVE: the {n} {against} are all {only}: one class only, so kappa and the "
+                                "length flags are skipped and the judge's errors on the other class are unseen.")
+    low_ok = low >= agreement_floor
+    kappa_ok = kappa is not None and kappa >= kappa_floor
+    if low_ok and kappa_ok and not exploitable_by:
+        return "PASS", (f"PASS: the judge agrees with {against} on {agreement:.0%} of {n} rows (lower bound "
+                        f"{low:.2f} >= {agreement_floor:.2f}), kappa {kappa:.2f} >= {kappa_floor:.2f}.")
+    why = []
+    if not low_ok:
+        why.append(f"agreement lower bound {low:.2f} < floor {agreement_floor:.2f}")
+        enough = _labels_needed(agreement, agreement_floor) if agreement >= agreement_floor else None
+        if enough is not None:
+            todo.append(f"agreement {agreement:.0%} is above the floor but {n} labels cannot show it: about {enough} "
+                        f"labels at this agreement would put the lower bound over {agreement_floor}")
+        else:
+            todo.append("read the review queue, fix the rubric on task half A and re-read half B")
+    if not kappa_ok:
+        why.append(f"kappa {'undefined' if kappa is None else f'{kappa:.2f}'} < floor {kappa_floor:.2f}")
+        todo.append("kappa under the floor means agreement beyond chance is weak: check the judge is not passing "
+                    "(or failing) nearly everything")
+    if exploitable_by:
+        why.append(f"exploitable by {', '.join(exploitable_by)}")
+        todo.append("close the probe holes before training on this judge")
+    return "FAIL", f"FAIL: measured against {against} (n={n}), " + "; ".join(why) + "."
+
+
 def judge_trust(rows: Sequence[Mapping[str, Any]], judge: Callable[[dict[str, Any]], Any] | None = None, *,
                 rubric: Any = None, probes: Any = None, allow_model_gold: bool = False,
                 max_skipped_share: float = MAX_SKIPPED_SHARE, agreement_floor: float = AGREEMENT_FLOOR,
@@ -238,178 +373,66 @@ def judge_trust(rows: Sequence[Mapping[str, Any]], judge: Callable[[dict[str, An
         raise ConfigError("probes= needs the judge. Fix: pass judge=, a callable row -> reward")
     if not 0.0 <= max_skipped_share <= 1.0:
         raise ConfigError(f"max_skipped_share={max_skipped_share}. Fix: a share between 0 and 1 (default 0.10)")
-    rows = [dict(r) for r in rows]
+    table = [dict(r) for r in rows]
     calls = JudgeCalls(judge) if judge is not None else None
     warnings_: list[str] = []
     todo: list[str] = []
-
-    labelled = [i for i, r in enumerate(rows)
-                if r.get("gold_reward") is not None
-                and not (isinstance(r["gold_reward"], float) and math.isnan(r["gold_reward"]))]
-    model_rows = [i for i in labelled if gold_kind_of(rows[i]) == "model"]
-    if model_rows and not allow_model_gold:
-        if len(model_rows) == len(labelled):
-            raise LabelError(f"the {len(model_rows)} gold labels were written by a model (gold_kind='model'); a "
-                             "judge graded against another model measures agreement between models, not trust. "
-                             "Fix: label a sample by hand (attach_labels(kind='human')) or by rule (kind='program'),"
-                             " or pass allow_model_gold=True to read it anyway")
-        warnings_.append(f"{len(model_rows)} model-written gold labels left out (allow_model_gold=True counts them)")
-        labelled = [i for i in labelled if i not in set(model_rows)]
-
-    kept: list[int] = []
-    gold_list: list[int] = []
-    judged_list: list[int] = []
-    reasons: dict[str, int] = {}
-    for i in labelled:
-        gold, why = _exact01(rows[i]["gold_reward"])
-        if gold is None:
-            reasons[f"gold {why}"] = reasons.get(f"gold {why}", 0) + 1
-            continue
-        reward = rows[i].get("reward")
-        if reward is None and calls is not None:
-            reward = calls.reward(rows[i])
-        verdict, why = _exact01(reward)
-        if verdict is None:
-            reasons[str(why)] = reasons.get(str(why), 0) + 1
-            continue
-        kept.append(i)
-        gold_list.append(gold)
-        judged_list.append(verdict)
-    skipped = sum(reasons.values())
-    skipped_share = skipped / len(labelled) if labelled else 0.0
-    kinds = sorted({gold_kind_of(rows[i]) for i in kept})
+    measured = _gold_rows(table, calls, allow_model_gold, warnings_)
+    kinds = sorted({gold_kind_of(table[i]) for i in measured.kept})
     gold_kind = kinds[0] if len(kinds) == 1 else ("none" if not kinds else "mixed (" + ", ".join(kinds) + ")")
     against = kind_words(kinds[0]) if len(kinds) == 1 else "gold labels"
     if "unknown" in kinds:
         warnings_.append("some gold rows carry no gold_kind (older rows): counted as unknown; re-attach them "
                          "with attach_labels(kind=...) so the report says who wrote them")
 
-    gold = np.array(gold_list, dtype=int)
-    judged = np.array(judged_list, dtype=int)
-    n = len(kept)
+    gold = np.array(measured.gold, dtype=int)
+    judged = np.array(measured.judged, dtype=int)
+    n = len(measured.kept)
     agree = gold == judged
-    agreement = agreement_low = agreement_high = kappa = None
+    agreement = low = high = kappa = None
     one_class = False
     halves: list[AgreementRate] = []
     length_bias: list[LengthBias] = []
-    queue: list[dict[str, Any]] = []
-    n_disagree = 0
+    disagreements = np.flatnonzero(~agree).tolist()
+    queue = [_review_item(table[measured.kept[p]], measured.kept[p], int(gold[p]), int(judged[p]))
+             for p in disagreements[:REVIEW_QUEUE_MAX]]
     if n:
         agreement = float(agree.mean())
-        agreement_low, agreement_high = wilson_interval(int(agree.sum()), n)
-        one_class = len(set(gold_list)) < 2
-        kappa = None if one_class else cohen_kappa(gold_list, judged_list)
-        halves_of = np.array([zlib.crc32(task_key(rows[i]).encode()) % 2 for i in kept])
+        low, high = wilson_interval(int(agree.sum()), n)
+        one_class = len(set(measured.gold)) < 2
+        kappa = None if one_class else cohen_kappa(measured.gold, measured.judged)
+        half_of = np.array([zlib.crc32(task_key(table[i]).encode()) % 2 for i in measured.kept])
         for half, name in ((0, "agreement, task half A"), (1, "agreement, task half B")):
-            mask = halves_of == half
-            halves.append(_rate(name, int(agree[mask].sum()), int(mask.sum())))
+            halves.append(_rate(name, int(agree[half_of == half].sum()), int((half_of == half).sum())))
         if not one_class:
-            length_bias = _length_bias([rows[i] for i in kept], gold, judged)
-        for position in np.flatnonzero(~agree).tolist():
-            n_disagree += 1
-            if len(queue) < REVIEW_QUEUE_MAX:
-                row = rows[kept[position]]
-                queue.append({"row": kept[position], "rollout_id": row.get("rollout_id"), "task": task_key(row),
-                              "gold": int(gold[position]), "judge": int(judged[position]),
-                              "gold_kind": gold_kind_of(row), "prompt": str(row.get("prompt") or "")[:200],
-                              "reply": agent_text(row)[:200]})
+            length_bias = _length_bias([table[i] for i in measured.kept], gold, judged)
 
     consistency = filler_flip = None
+    probe_report = None
     if calls is not None:
-        pool = kept or [i for i, r in enumerate(rows) if _exact01(r.get("reward"))[0] is not None]
-        chosen = np.random.default_rng(seed).permutation(len(pool))[:sample].tolist()
-        same = flips = n_same = n_flip = 0
-        for position in chosen:
-            row = rows[pool[position]]
-            before = judged_list[position] if kept else _exact01(row.get("reward"))[0]
-            again = calls.verdict(row)
-            filled = calls.verdict(with_filler(row))
-            if before is not None and again is not None:
-                n_same += 1
-                same += int(again == bool(before))
-            if again is not None and filled is not None:
-                n_flip += 1
-                flips += int(filled != again)
-        consistency = _rate("consistency (re-judged as-is, same verdict)", same, n_same)
-        filler_flip = _rate("filler flip (neutral filler appended, verdict changed)", flips, n_flip)
-        if n_same and consistency.rate is not None and consistency.rate < 1 - PROBE_FLAG_RATE:
-            warnings_.append(f"the judge changed {n_same - same} of {n_same} verdicts on the same reply: its "
-                             "rewards are noisy; grade at temperature 0 or average several calls")
-        if n_flip >= PROBE_MIN_N and filler_flip.rate is not None and filler_flip.rate >= PROBE_FLAG_RATE:
-            warnings_.append(f"neutral filler changed {flips} of {n_flip} verdicts: the judge reads length")
-
-    probe_report = judge_probes(rows, judge, rubric=rubric, probes=probes, seed=seed) \
-        if probes is not None and judge is not None else None
-    exploitable_by = list(probe_report.exploitable_by) if probe_report is not None else []
-    if calls is not None:
+        consistency, filler_flip = _rejudge(table, measured, calls, sample, seed, warnings_)
+        if probes is not None:
+            probe_report = judge_probes(table, calls.judge, rubric=rubric, probes=probes, seed=seed)
         calls.raise_if_all_failed()
         if calls.errors:
             warnings_.append(f"{calls.errors} of {calls.calls} judge calls raised (first: {calls.first_error!r})")
-    flagged_lengths = [b for b in length_bias if b.flagged]
-    if flagged_lengths:
+    exploitable_by = list(probe_report.exploitable_by) if probe_report is not None else []
+    if any(b.flagged for b in length_bias):
         warnings_.append("the judge passes long replies more often than short ones with the same "
                          f"{against} verdict (length bias the labels rule out)")
-
-    # the reading
-    if not labelled:
-        verdict = "NOT MEASURED"
-        reading = ("NOT MEASURED: no gold labels on these rows, so the judge is unmeasured (not untrustworthy). "
-                   "Label 50-100 rows by hand, attach_labels(rows, labels, kind='human'), and run judge_trust again.")
-        todo.append("label a sample by hand (both passes and failures) and attach_labels(kind='human')")
-    elif skipped_share > max_skipped_share:
-        verdict = "INCONCLUSIVE"
-        reading = (f"INCONCLUSIVE: {skipped} of {len(labelled)} gold rows skipped ({skipped_share:.0%} > "
-                   f"{max_skipped_share:.0%}): agreement counts exact 0/1 rewards only.")
-        todo.append("make the judge's verdict exact (Criterion(kind='hard')), or grade those rows again so each "
-                    "reward is 0 or 1")
-    elif n and one_class and agreement_low is not None and agreement_low < agreement_floor:
-        verdict = "FAIL"
-        reading = (f"FAIL: agreement with {against} {agreement:.0%} (lower bound {agreement_low:.2f} < floor "
-                   f"{agreement_floor:.2f}); the gold labels hold one class only, so kappa is not read.")
-        todo.append("read the review queue; label some rows of the other class too")
-    elif one_class:
-        verdict = "INCONCLUSIVE"
-        only = "passes" if gold_list and gold_list[0] == 1 else "failures"
-        reading = (f"INCONCLUSIVE: the {n} {against} are all {only}: one class only, so kappa and the length flags "
-                   "are skipped and the judge's errors on the other class are unseen.")
-        todo.append(f"label some {'failures' if only == 'passes' else 'passes'} too, so both classes are measured")
-    else:
-        low_ok = agreement_low is not None and agreement_low >= agreement_floor
-        kappa_ok = kappa is not None and kappa >= kappa_floor
-        if low_ok and kappa_ok and not exploitable_by:
-            verdict = "PASS"
-            reading = (f"PASS: the judge agrees with {against} on {agreement:.0%} of {n} rows (lower bound "
-                       f"{agreement_low:.2f} >= {agreement_floor:.2f}), kappa {kappa:.2f} >= {kappa_floor:.2f}.")
-        else:
-            verdict = "FAIL"
-            why = []
-            if not low_ok:
-                why.append(f"agreement lower bound {agreement_low:.2f} < floor {agreement_floor:.2f}")
-                enough = _labels_needed(float(agreement), agreement_floor) if agreement >= agreement_floor else None
-                if enough is not None:
-                    todo.append(f"agreement {agreement:.0%} is above the floor but {n} labels cannot show it: about "
-                                f"{enough} labels at this agreement would put the lower bound over {agreement_floor}")
-                else:
-                    todo.append("read the review queue, fix the rubric on task half A and re-read half B")
-            if not kappa_ok:
-                shown = "undefined" if kappa is None else f"{kappa:.2f}"
-                why.append(f"kappa {shown} < floor {kappa_floor:.2f}")
-                todo.append("kappa under the floor means agreement beyond chance is weak: check the judge is not "
-                            "passing (or failing) nearly everything")
-            if exploitable_by:
-                why.append(f"exploitable by {', '.join(exploitable_by)}")
-                todo.append("close the probe holes before training on this judge")
-            reading = f"FAIL: measured against {against} (n={n}), " + "; ".join(why) + "."
-    if flagged_lengths:
+    verdict, reading = _verdict(measured, against, agreement, low, kappa, one_class, exploitable_by,
+                                (agreement_floor, kappa_floor, max_skipped_share), todo)
+    if any(b.flagged for b in length_bias):
         todo.append("tell the judge that length is not quality, or penalise length in the reward")
-    ok = verdict == "PASS"
+    skipped = sum(measured.reasons.values())
     return JudgeTrustReport(
-        verdict=verdict, reading=reading, ok=ok, n_gold=n, gold_kind=gold_kind, agreement=agreement,
-        agreement_low=agreement_low, agreement_high=agreement_high, kappa=kappa, agreement_floor=agreement_floor,
+        verdict=verdict, reading=reading, ok=verdict == "PASS", n_gold=n, gold_kind=gold_kind, agreement=agreement,
+        agreement_low=low, agreement_high=high, kappa=kappa, agreement_floor=agreement_floor,
         kappa_floor=kappa_floor, one_class=one_class,
         gold_pass_rate=float(gold.mean()) if n else None, judge_pass_rate=float(judged.mean()) if n else None,
         halves=halves, length_bias=length_bias, consistency=consistency, filler_flip=filler_flip,
-        review_queue=queue, n_disagreements=n_disagree, skipped=skipped, skipped_share=skipped_share,
-        skipped_by_reason=reasons, max_skipped_share=max_skipped_share, model_gold_excluded=len(model_rows)
-        if not allow_model_gold else 0, probes=probe_report, exploitable_by=exploitable_by, warnings=warnings_,
-        what_to_do=todo)
+        review_queue=queue, n_disagreements=len(disagreements), skipped=skipped,
+        skipped_share=skipped / len(measured.labelled) if measured.labelled else 0.0,
+        skipped_by_reason=measured.reasons, max_skipped_share=max_skipped_share,
+        model_gold_excluded=measured.model_excluded, probes=probe_report, exploitable_by=exploitable_by,
+        warnings=warnings_, what_to_do=todo)

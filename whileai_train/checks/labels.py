@@ -68,7 +68,7 @@ def _label_value(raw: Any, shown_key: str) -> float:
 
 
 def _entries(labels: Any) -> list[tuple[str, str | None, Any]]:
-    """(shown key, lookup form or None for "any string form", lookup text, label) for every label."""
+    """(key text, its form or None for "any string form", label) for every label."""
     out: list[tuple[str, str | None, Any]] = []
     if isinstance(labels, Mapping):
         for key, label in labels.items():
