@@ -1,0 +1,73 @@
+"""wai.monitor(...) refuses configurations that cannot work, at construction; the report reads well."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import whileai_train as wai
+from whileai_train.callbacks.monitor_report import MonitorSummary
+from whileai_train.errors import ConfigError
+
+
+def gold(prompts: list[Any], completions: list[Any], **kwargs: Any) -> list[float]:
+    return [0.0] * len(completions)
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    ({"stop_on": ["divergance"]}, "not alarms"),
+    ({"stop_on": "divergence", "gold": gold}, "is a string"),
+    ({"endorsed": "answer"}, "is a string"),
+    ({"endorsed": ["answer", 3]}, "non-empty string"),
+    ({"stop_on": ["divergence"]}, "gold=None"),
+    ({"stop_on": ["length"]}, "gold=None"),
+    ({"stop_on": ["drift"]}, "kl_budget=None"),
+    ({"stop_on": ["feature"]}, "endorsed=None"),
+    ({"every": 0}, "every=0"),
+    ({"k": 2.5}, "k=2.5"),
+    ({"n_prompts": True}, "n_prompts=True"),
+    ({"delta": -0.1}, "delta=-0.1"),
+    ({"kl_budget": 0}, "kl_budget=0"),
+    ({"gold": "exact"}, "not callable"),
+    ({"holdout": "what is one plus one ?"}, "single string"),
+    ({"holdout": [{"question": "x"}]}, "no 'prompt'"),
+    ({"holdout": []}, "empty"),
+    ({"proxy": [gold, 1]}, "not callable"),
+])
+def test_configuration_mistakes_raise_with_the_fix(kwargs: dict[str, Any], match: str) -> None:
+    with pytest.raises(ConfigError, match=match) as info:
+        wai.monitor(**kwargs)
+    assert "Fix:" in str(info.value)
+
+
+def test_a_valid_configuration_builds_a_while_callback() -> None:
+    from transformers import TrainerCallback
+
+    m = wai.monitor(holdout=["a ?", {"prompt": "b ?", "task_id": "t"}], gold=gold, stop_on=("divergence", "length"),
+                    endorsed=("answer",), kl_budget=0.2, every=3, name="x")
+    assert isinstance(m, wai.RewardMonitor) and isinstance(m, wai.WhileCallback) and isinstance(m, TrainerCallback)
+    assert m.stop_on == ("divergence", "length") and m.endorsed == ["answer"] and m.every == 3
+    assert m.holdout == [{"prompt": "a ?"}, {"prompt": "b ?", "task_id": "t"}]
+    assert str(m.summary()).startswith("NO EVAL YET")
+
+
+def test_format_hack_monitor_reads_a_dump() -> None:
+    summary = MonitorSummary.model_validate({
+        "verdict": "REWARD HACKING SUSPECTED: 1 alarm (divergence at step 10); training stopped",
+        "curve": [{"step": 0, "proxy_reward": 0.2, "gold_reward": 0.1, "holdout_length": 3.0, "n_asks": 16},
+                  {"step": 10, "proxy_reward": 0.7, "gold_reward": 0.1, "holdout_length": 3.5, "n_asks": 16}],
+        "alarms": [{"name": "divergence", "step": 10, "message": "proxy +0.500 since baseline"}],
+        "latest": {"divergence": {"status": "alarm", "reason": "x"}, "drift": {"status": "unknown",
+                                                                            "reason": "no kl_budget"}},
+        "stopped": True,
+    })
+    text = wai.format_hack_monitor(summary.model_dump())
+    lines = text.splitlines()
+    assert lines[0] == summary.verdict
+    row = next(line for line in lines if line.strip().startswith("10 "))
+    assert "0.700" in row and "0.100" in row and "3.5" in row and row.endswith("<- divergence")
+    assert "  [divergence] step 10: proxy +0.500 since baseline" in lines
+    assert any(line.startswith("latest: divergence alarm; drift unknown (no kl_budget)") for line in lines)
+    assert "what to do:" in lines
+    assert str(summary) == text
