@@ -48,7 +48,8 @@ def test_fit_rl_set_exits_0_and_prints_the_reports(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.startswith("publish_gate: ")
     assert "pass@1 0.500" in done.stdout
-    assert "optimize preview" in done.stdout
+    assert "optimize preview" in done.stdout and "optimize rl: " in done.stdout
+    assert "12 of 24 rows, 6 of 6 asks" in done.stdout  # every ask at 0.5; the repeated trajectories go
     assert "gate: fit to train (exit 0)" in done.stdout
 
 
