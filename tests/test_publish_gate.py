@@ -134,6 +134,18 @@ def test_clean_in_band_set_passes_with_the_pass_at_block() -> None:
     assert "rows" not in report.model_dump()
 
 
+def test_near_duplicate_asks_across_tasks_warn() -> None:
+    rows = _rows(MIXED)
+    ask = "My order A-17 for the blue kettle arrived broken yesterday, please send a replacement to my home in Oslo"
+    for row in rows:
+        if row["scenario_id"] in ("a", "b"):
+            row["prompt"] = ask if row["scenario_id"] == "a" else ask.replace("Oslo", "Bergen")  # one 3-gram of 17 differs
+    report = publish_gate(rows, scan=False)
+    assert report.near_duplicates is not None and report.near_duplicates.n_groups == 1
+    assert any("near-duplicate asks: 2 of 4 tasks" in w for w in report.warnings)
+    assert report.verdict == "WARN"
+
+
 def test_judge_trust_block_when_rows_carry_gold() -> None:
     rows = _rows({t: [1, 0, 1, 0] for t in "abcdefghij"})
     for row in rows:

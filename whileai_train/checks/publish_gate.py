@@ -155,15 +155,20 @@ def _groups(report: PublishGateReport, table: Graded, carried_rate: dict[int, fl
 
 
 def _hygiene_blocks(report: PublishGateReport, rows: Sequence[Mapping[str, Any]]) -> None:
-    try:
-        from whileai_train.checks.hygiene import length_report, near_duplicate_prompts
-    except ImportError:  # pragma: no cover - only while hygiene is being built
-        report.notes.append("near-duplicate and length checks unavailable (whileai_train.checks.hygiene missing)")
-        return
-    report.near_duplicates = near_duplicate_prompts(rows)
-    report.length = length_report(rows)
-    for block in (report.near_duplicates, report.length):
-        report.warnings += [f"{type(block).__name__}: {w}" for w in getattr(block, "warnings", None) or []]
+    from whileai_train.checks.hygiene import length_report, near_duplicate_prompts
+
+    near = report.near_duplicates = near_duplicate_prompts(rows)
+    length = report.length = length_report(rows)
+    if near.n_groups:
+        report.warnings.append(f"near-duplicate asks: {near.n_tasks_involved} of {near.n_tasks} tasks share a "
+                               f"near-duplicate ask with another task ({near.n_rows_involved} rows); one situation "
+                               "counted as several tasks inflates the task count and leaks across splits")
+        report.what_to_do.append("merge near-duplicate asks under one scenario_id or drop the extras "
+                                 "(report.near_duplicates lists the pairs)")
+    if length.flagged:
+        report.warnings.append(f"length bias: passing replies are {length.ratio_pass_fail:.2f}x as long as failing "
+                               "ones; check the judge for length bias (judge_trust, hack_scan's length)")
+    report.notes += [f"length: {w}" for w in length.warnings]
 
 
 def _hack_block(report: PublishGateReport, rows: Sequence[Mapping[str, Any]], endorsed: Any, strict_hacks: bool,
