@@ -32,7 +32,7 @@ from whileai_train.checks.defaults import (
     STRONG_FEATURES,
     TIE_TOLERANCE,
 )
-from whileai_train.checks.features import FeatureTable, extract_features
+from whileai_train.checks.features import FeatureTable, extract_features, vector_dot
 from whileai_train.errors import ConfigError, InputError, RowError
 from whileai_train.rows import task_key
 
@@ -235,7 +235,7 @@ class _Scan:
         ss = np.concatenate([(self.dense ** 2).sum(axis=0), _binary_ss(table.binary, self.groups, self.sizes)])
         self.ss = np.where(ss > 1e-9, ss, 0.0)
         self.yc = yc
-        self.ss_y = float(yc @ yc)
+        self.ss_y = vector_dot(yc, yc)
         self.order = np.argsort(inv, kind="stable")
         self._csc: sp.csc_matrix | None = None
 
@@ -368,7 +368,7 @@ def _explained(scan: _Scan, columns: list[int]) -> tuple[float, np.ndarray, np.n
         residual = residual - design @ coef
     if scan.ss_y <= _EPS:
         return 0.0, residual, cell
-    return max(0.0, 1.0 - float(residual @ residual) / scan.ss_y), residual, cell
+    return max(0.0, 1.0 - vector_dot(residual, residual) / scan.ss_y), residual, cell
 
 
 def _priority(name: str) -> tuple[int, int]:
@@ -386,8 +386,8 @@ def _priority(name: str) -> tuple[int, int]:
 
 def _same_column(a: np.ndarray, b: np.ndarray) -> bool:
     """The two centred columns are one up to scale and sign (|corr| = 1): the same explanation twice."""
-    norm = math.sqrt(float(a @ a) * float(b @ b))
-    return norm > 0 and abs(float(a @ b)) / norm >= 1.0 - 1e-9
+    norm = math.sqrt(vector_dot(a, a) * vector_dot(b, b))
+    return norm > 0 and abs(vector_dot(a, b)) / norm >= 1.0 - 1e-9
 
 
 def _empty(verdict: str, cause: str, n_rows: int, n_asks: int, endorsed: list[str] | None,
@@ -425,11 +425,11 @@ def hack_scan(rows: Sequence[Mapping[str, Any]], *, endorsed: Sequence[str] | No
         if (sizes == 1).all():
             return _empty("DEGENERATE (one_rollout_per_ask): every ask has one rollout, so there is no contrast "
                           "within an ask to rank", "one_rollout_per_ask", n_rows, n_asks, endorsed_list,
-                          warnings + ["sample several rollouts per ask (GRPO groups) before scanning"])
+                          [*warnings, "sample several rollouts per ask (GRPO groups) before scanning"])
         return _empty("DEGENERATE (no_mixed_asks): the reward never varies within an ask, so nothing predicts it",
                       "no_mixed_asks", n_rows, n_asks, endorsed_list,
-                      warnings + ["every ask is unanimous (all pass or all fail): a group-relative advantage "
-                                  "is zero everywhere and the policy learns nothing from these rows"])
+                      [*warnings, ("every ask is unanimous (all pass or all fail): a group-relative advantage "
+                                   "is zero everywhere and the policy learns nothing from these rows")])
     mixed_rows = np.flatnonzero(mixed_asks[inv_all])
     remap = np.cumsum(mixed_asks) - 1
     inv = remap[inv_all[mixed_rows]]
@@ -448,7 +448,8 @@ def hack_scan(rows: Sequence[Mapping[str, Any]], *, endorsed: Sequence[str] | No
         rho = scan.rho(scan.yc)
     tau = scan.floor(scan.yc, rng)
     usable = scan.ss > 0
-    ranked = sorted(np.flatnonzero(usable), key=lambda j: (-round(abs(rho[j]), 12), _priority(scan.names[j])))
+    ranked = sorted((int(j) for j in np.flatnonzero(usable)),
+                    key=lambda j: (-round(float(abs(rho[j])), 12), _priority(scan.names[j])))
     distinct = _distinct_per_ask(table.trajectory, inv, n_groups)
 
     # endorsed flags (an AND is endorsed when both its parents are)
@@ -524,7 +525,8 @@ def hack_scan(rows: Sequence[Mapping[str, Any]], *, endorsed: Sequence[str] | No
         unendorsed = usable & ~flags
         partial_tau = scan.floor(residual, rng, mask=unendorsed, cells=cells)
         paid = unendorsed & (np.abs(partial) > partial_tau + 1e-9)
-        rival_idx = sorted(np.flatnonzero(paid), key=lambda j: (-abs(partial[j]), _priority(scan.names[j])))
+        rival_idx = sorted((int(j) for j in np.flatnonzero(paid)),
+                           key=lambda j: (-abs(float(partial[j])), _priority(scan.names[j])))
         rivals = [scan.names[j] for j in rival_idx]
         if top is not None or degenerate:
             r2_total, _, _ = _explained(scan, columns + [j for j in rival_idx if j < n_before_ands][:16])

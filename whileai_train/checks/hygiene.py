@@ -31,7 +31,7 @@ from whileai_train.checks.defaults import (
     PASS_THRESHOLD,
     SHOW,
 )
-from whileai_train.checks.features import trajectory_parts
+from whileai_train.checks.features import trajectory_parts, vector_dot
 from whileai_train.errors import ConfigError, InputError, RowError
 from whileai_train.rows import task_key
 
@@ -78,10 +78,10 @@ def _reward(row: Mapping[str, Any], index: int) -> float | None:
 def _pearson(x: np.ndarray, y: np.ndarray) -> float | None:
     """Pearson's r; None when either side is constant (undefined)."""
     xc, yc = x - x.mean(), y - y.mean()
-    denominator = math.sqrt(float(xc @ xc) * float(yc @ yc))
+    denominator = math.sqrt(vector_dot(xc, xc) * vector_dot(yc, yc))
     if denominator <= 1e-12 * max(1.0, float(np.abs(x).max()) * float(np.abs(y).max())):
         return None
-    return float(xc @ yc) / denominator
+    return vector_dot(xc, yc) / denominator
 
 
 # ---------------------------------------------------------------------------------------------- correlations
@@ -163,8 +163,8 @@ class DedupeReport(BaseModel):
     def __str__(self) -> str:
         if not self.n_duplicates:
             return f"OK: no rollout repeats a trajectory within its ask ({self.n_rows} rows)"
-        lines = [f"DUPLICATES: {self.n_duplicates} of {self.n_rows} rows repeat a trajectory within their ask "
-                 f"({len(self.groups)} groups)"]
+        lines = [(f"DUPLICATES: {self.n_duplicates} of {self.n_rows} rows repeat a trajectory within their ask "
+                  f"({len(self.groups)} groups)")]
         for group in self.groups[:SHOW]:
             lines.append(f"  ask {group.ask[:60]!r}: rows {group.rows[:8]}"
                          + (" (rewards differ)" if group.rewards_differ else ""))
@@ -249,9 +249,9 @@ class NearDuplicateReport(BaseModel):
         if not self.n_groups:
             return (f"OK: no two tasks have near-duplicate asks ({self.n_prompts} distinct asks over "
                     f"{self.n_tasks} tasks; Jaccard of word {self.shingle}-grams under {self.threshold})")
-        lines = [f"NEAR DUPLICATES: {self.n_tasks_involved} of {self.n_tasks} tasks share a near-duplicate ask "
-                 f"with another task ({self.n_groups} groups, {self.n_rows_involved} rows; Jaccard >= "
-                 f"{self.threshold} on word {self.shingle}-grams)"]
+        lines = [(f"NEAR DUPLICATES: {self.n_tasks_involved} of {self.n_tasks} tasks share a near-duplicate ask "
+                  f"with another task ({self.n_groups} groups, {self.n_rows_involved} rows; Jaccard >= "
+                  f"{self.threshold} on word {self.shingle}-grams)")]
         for pair in self.pairs[:SHOW]:
             lines.append(f"  {pair.jaccard:.2f}  {pair.task_a} ~ {pair.task_b}: {pair.prompt_a[:70]!r} / "
                          f"{pair.prompt_b[:70]!r}")
@@ -423,10 +423,10 @@ def near_duplicate_prompts(rows: Sequence[Mapping[str, Any]], *, threshold: floa
     groups = []
     involved: set[str] = set()
     for texts_in in members.values():
-        tasks = sorted(set().union(*(text_tasks[t] for t in texts_in)))
-        if len(tasks) > 1:
-            groups.append(NearDuplicateGroup(tasks=tasks, prompts=[texts[t] for t in texts_in[:3]]))
-            involved.update(tasks)
+        linked = sorted(set().union(*(text_tasks[t] for t in texts_in)))
+        if len(linked) > 1:
+            groups.append(NearDuplicateGroup(tasks=linked, prompts=[texts[t] for t in texts_in[:3]]))
+            involved.update(linked)
     groups.sort(key=lambda group: (-len(group.tasks), group.tasks[0]))
     examples.sort(key=lambda pair: (-pair.jaccard, pair.task_a, pair.task_b))
     return NearDuplicateReport(
