@@ -303,12 +303,11 @@ class RewardMonitor(WhileCallback):
         kl_value = float(kl) if isinstance(kl, (int, float)) else None
         verdict = check_drift(kl_value, self.settings)
         # logs are already reduced across processes and on_log runs on every rank at the same steps, so every
-        # rank reaches this line together; rank 0 still decides, so the ranks cannot disagree on a float.
+        # rank reaches this line together (and the broadcast in _share); rank 0 decides for all.
         reason = self._decide(int(state.global_step), [verdict]) if _world()[0] == 0 else None
-        if "drift" in self.stop_on:
-            reason = _broadcast(reason)
-            if reason is not None:
-                self.stop(reason, control)
+        reason = self._share(reason)
+        if reason is not None:
+            self.stop(reason, control)
 
     def on_train_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
                      **kwargs: Any) -> None:
@@ -367,14 +366,20 @@ class RewardMonitor(WhileCallback):
         else:
             metrics = {}
         parts = _gather((scored, metrics))
-        reason = None
-        if rank == 0:
-            reason = self._judge(step, parts)
+        reason = self._judge(step, parts) if rank == 0 else None
+        reason = self._share(reason)
         self._eval_seconds += time.perf_counter() - started
-        if self.stop_on:
-            reason = _broadcast(reason)
-            if reason is not None:
-                self.stop(reason, control)
+        if reason is not None:
+            self.stop(reason, control)
+
+    def _share(self, reason: str | None) -> str | None:
+        """Rank 0's readings and stop decision on every rank (one broadcast; every rank calls it here), so
+        every rank's summary() shows the same alarms and every rank stops on the same step."""
+        if _world()[1] == 1:
+            return reason
+        payload = (reason, self._book, self._evals, self._top_feature, self._warnings)
+        reason, self._book, self._evals, self._top_feature, self._warnings = _broadcast(payload)
+        return reason
 
     def _judge(self, step: int, parts: list[Any]) -> str | None:
         """Rank 0: record the eval on the run, run the scan, read the alarms; the stop reason or None."""

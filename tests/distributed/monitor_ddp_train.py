@@ -1,0 +1,48 @@
+"""Two-rank GRPO (torchrun, gloo, CPU) with the reward monitor. Each rank prints what its monitor holds."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+import torch
+from datasets import Dataset
+from transformers import AutoModelForCausalLM, AutoTokenizer
+from trl import GRPOConfig, GRPOTrainer
+
+import whileai_train as wai
+from whileai_train.demos.grpo_monitor import correct_answer, exact_answer, make_tasks
+
+
+def letter_count(prompts: list[str], completions: list[str], **kwargs: Any) -> list[float]:
+    """Pays for the letter e: something the untrained tiny model varies on, and nothing gold wants."""
+    return [float(c.count("e")) for c in completions]
+
+
+def main(tiny: str, out: str) -> None:
+    torch.set_num_threads(1)
+    tasks = make_tasks(24, 0)
+    monitor = wai.monitor(holdout=tasks[16:24], gold=exact_answer, every=2, n_prompts=6, k=2, kl_budget=1e-6,
+                          endorsed=["correct_answer"], features={"correct_answer": correct_answer},
+                          stop_on=["drift", "feature"], buffer=64, verbose=False, name="ddp-monitor")
+    config = GRPOConfig(output_dir=out, max_steps=6, learning_rate=1e-2, per_device_train_batch_size=4,
+                        num_generations=2, max_completion_length=6, logging_steps=1, report_to="none",
+                        use_cpu=True, save_strategy="no", disable_tqdm=True, seed=0, beta=0.5,
+                        ddp_backend="gloo")
+    trainer = GRPOTrainer(model=AutoModelForCausalLM.from_pretrained(tiny), reward_funcs=[monitor.wrap(letter_count)],
+                          args=config, train_dataset=Dataset.from_list(tasks[:16]),
+                          processing_class=AutoTokenizer.from_pretrained(tiny), callbacks=[monitor])
+    trainer.train()
+    summary = monitor.summary()
+    run = monitor.run
+    report = {"rank": int(os.environ.get("RANK", "0")), "step": trainer.state.global_step,
+              "alarms": [[a.name, a.step] for a in summary.alarms], "stopped": summary.stopped,
+              "stop_reason": summary.stop_reason, "curve": [[p.step, p.n_asks, p.n_completions] for p in summary.curve],
+              "run": run.id if run else None, "status": run.status if run else None}
+    print("MONITOR " + json.dumps(report), flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])
