@@ -73,11 +73,11 @@ class JudgeCalls:
         self.errors = 0
         self.first_error: BaseException | None = None
 
-    def reward(self, row: dict[str, Any]) -> float | None:
+    def reward(self, row: Mapping[str, Any]) -> float | None:
         """The judge's reward for `row` as a float, None when it could not grade."""
         self.calls += 1
         try:
-            out = self.judge(row)
+            out = self.judge(dict(row))  # a copy: a judge that edits its row cannot change ours
         except Exception as exc:  # noqa: BLE001 - a hosted judge times out now and then: count it, go on
             self.errors += 1
             if self.first_error is None:
@@ -91,7 +91,7 @@ class JudgeCalls:
             return float(out)
         return None
 
-    def verdict(self, row: dict[str, Any]) -> bool | None:
+    def verdict(self, row: Mapping[str, Any]) -> bool | None:
         reward = self.reward(row)
         return None if reward is None else reward >= PASS_THRESHOLD
 

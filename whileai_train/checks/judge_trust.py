@@ -207,7 +207,7 @@ def _words(row: Mapping[str, Any]) -> int:
     return len(agent_text(row).split())
 
 
-def _length_bias(rows: list[dict[str, Any]], gold: np.ndarray, judged: np.ndarray) -> list[LengthBias]:
+def _length_bias(rows: Sequence[Mapping[str, Any]], gold: np.ndarray, judged: np.ndarray) -> list[LengthBias]:
     out: list[LengthBias] = []
     lengths = np.array([_words(r) for r in rows], dtype=float)
     for label in (0, 1):
@@ -240,7 +240,7 @@ class _Gold:
         self.reasons[why] = self.reasons.get(why, 0) + 1
 
 
-def _gold_rows(rows: list[dict[str, Any]], calls: JudgeCalls | None, allow_model_gold: bool,
+def _gold_rows(rows: Sequence[Mapping[str, Any]], calls: JudgeCalls | None, allow_model_gold: bool,
                warnings_: list[str]) -> _Gold:
     labelled = [i for i, r in enumerate(rows)
                 if r.get("gold_reward") is not None
@@ -279,7 +279,7 @@ def _review_item(row: Mapping[str, Any], number: int, gold: int, judged: int) ->
             "reply": agent_text(row)[:200]}
 
 
-def _rejudge(rows: list[dict[str, Any]], measured: _Gold, calls: JudgeCalls, sample: int, seed: int,
+def _rejudge(rows: Sequence[Mapping[str, Any]], measured: _Gold, calls: JudgeCalls, sample: int, seed: int,
              warnings_: list[str]) -> tuple[AgreementRate, AgreementRate]:
     """Consistency (the same reply judged again) and the filler flip (neutral filler appended), on a sample."""
     if measured.kept:
@@ -373,7 +373,7 @@ def judge_trust(rows: Sequence[Mapping[str, Any]], judge: Callable[[dict[str, An
         raise ConfigError("probes= needs the judge. Fix: pass judge=, a callable row -> reward")
     if not 0.0 <= max_skipped_share <= 1.0:
         raise ConfigError(f"max_skipped_share={max_skipped_share}. Fix: a share between 0 and 1 (default 0.10)")
-    table = [dict(r) for r in rows]
+    table = rows if isinstance(rows, list) else list(rows)  # read only; the judge gets copies
     calls = JudgeCalls(judge) if judge is not None else None
     warnings_: list[str] = []
     todo: list[str] = []

@@ -4,7 +4,7 @@ Texts are lower-cased and cut into words: runs of ASCII letters, digits and unde
 character (so accented and non-Latin words stay whole; punctuation and spacing never count). The cutting is one
 bytes.translate over the joined corpus (about twice as fast as a regex per text); each word is hashed with
 Python's string hash (hashes are only compared within one process), every n-word window gets one polynomial
-hash in numpy, and every text one hash of its whole word sequence (what "verbatim" compares).
+hash in numpy, and every text one hash of its word sequence joined by spaces (what "verbatim" compares).
 """
 
 from __future__ import annotations
@@ -59,38 +59,35 @@ def _split(texts: Sequence[str]) -> list[list[bytes]]:
     return [part.split() for part in parts]
 
 
-def _word_hashes(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-    """One 64-bit hash per word, flat in text order, and each text's word count."""
+def _word_hashes(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One 64-bit hash per word (flat, in text order), each text's word count, and each text's whole-text hash.
+
+    Python's hash of bytes is SipHash, uniform in every bit; a text with no words hashes to 0.
+    """
     tokenised = _split(texts) if texts else []
     lengths = np.fromiter(map(len, tokenised), dtype=np.int64, count=len(tokenised))
     word = np.fromiter(map(hash, chain.from_iterable(tokenised)), dtype=np.int64, count=int(lengths.sum()))
-    return word.view(np.uint64), lengths  # siphash: already uniform in every bit
+    whole = np.fromiter((hash(b" ".join(words)) if words else 0 for words in tokenised), dtype=np.int64,
+                        count=len(tokenised))
+    return word.view(np.uint64), lengths, whole.view(np.uint64)
 
 
 def ngram_table(texts: Sequence[str], n: int) -> NgramTable:
     """Hash every word, every n-word window and every whole text; a text under n words has no n-grams."""
-    word, lengths = _word_hashes(texts)
-    word_first = np.zeros(len(texts) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=word_first[1:])
-    word_owner = np.repeat(np.arange(len(texts), dtype=np.int64), lengths)
-    # whole text: sum of mix(word + position * odd constant), then its length mixed in; order-sensitive
-    position = np.arange(word.size, dtype=np.int64) - word_first[word_owner]
-    terms = mix(word + position.astype(np.uint64) * _M1)
-    text_hash = np.zeros(len(texts), dtype=np.uint64)
-    has_words = lengths > 0
-    if word.size:
-        text_hash[has_words] = np.add.reduceat(terms, word_first[:-1][has_words])
-        text_hash[has_words] = mix(text_hash[has_words] ^ lengths[has_words].astype(np.uint64))
+    word, lengths, text_hash = _word_hashes(texts)
     counts = np.maximum(lengths - n + 1, 0)
     first = np.zeros(len(texts) + 1, dtype=np.int64)
     np.cumsum(counts, out=first[1:])
     if int(counts.sum()) == 0:
         return NgramTable(np.zeros(0, np.uint64), np.zeros(0, np.int64), first, lengths, text_hash)
     windows = word.size - n + 1
-    rolling = np.zeros(windows, dtype=np.uint64)
+    rolling = word[:windows].copy()
     b = np.uint64(_B)
-    for k in range(n):
-        rolling = rolling * b + word[k: k + windows]
+    for k in range(1, n):  # polynomial over the n word hashes, in place (wraps mod 2^64)
+        np.multiply(rolling, b, out=rolling)
+        np.add(rolling, word[k: k + windows], out=rolling)
+    word_start = np.zeros(len(texts), dtype=np.int64)
+    np.cumsum(lengths[:-1], out=word_start[1:])
     owner = np.repeat(np.arange(len(texts), dtype=np.int64), counts)
-    start = np.arange(len(owner), dtype=np.int64) - first[owner] + word_first[:-1][owner]
+    start = np.arange(len(owner), dtype=np.int64) - first[owner] + word_start[owner]
     return NgramTable(rolling[start], owner, first, lengths, text_hash)
