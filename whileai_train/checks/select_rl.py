@@ -7,8 +7,8 @@ pass rates (a 25%, a 50% and a 75% ask in turn); `order="middle"` ranks nearest-
 
 Junk is a row with no reward (ungraded), no task (no scenario_id, task_id or prompt), an `error`, or nothing
 the agent did (no steps, final_text, messages or completion); each is counted under its first reason and
-named in a warning. A duplicate is a row whose whole trajectory (steps, final_text, messages, completion)
-repeats an earlier row of the same ask; the first is kept. Truncated means `truncated: true` or
+named in a warning. A duplicate is a row whose trajectory (the agent's texts and tool calls with arguments,
+the rule of dedupe_groups) repeats an earlier row of the same ask; the first is kept. Truncated means `truncated: true` or
 `finish_reason == "length"`.
 
 A row's fault kind is the first of `fault_kind`, `fault`, `faults` on the row, then the same keys under
@@ -26,6 +26,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field
 
+from whileai_train.checks.features import trajectory_parts
 from whileai_train.checks.optimize_defaults import (
     BAND,
     LOW_K,
@@ -143,34 +144,42 @@ def fault_kind(row: Mapping[str, Any]) -> str:
     return "none"
 
 
-def _trajectory(row: Mapping[str, Any]) -> str:
-    """The whole trajectory as one string: two rows with the same one are the same rollout."""
-    return json.dumps([row.get("steps"), row.get("final_text"), row.get("messages"), row.get("completion")],
-                      sort_keys=True, default=str)
+def _trajectory(row: Mapping[str, Any]) -> Any:
+    """What the agent did: its own texts and its tool calls with their arguments (the same rule as dedupe_groups).
+
+    Tool results are the environment's, not the policy's: two rollouts that said and called the same things
+    are one sample for a group-relative advantage even if a tool answered differently.
+    """
+    texts, calls, _, _ = trajectory_parts(row)
+    key = (tuple(texts), tuple(calls))
+    try:
+        hash(key)
+    except TypeError:  # arguments holding lists or dicts
+        return repr(key)
+    return key
 
 
 def _duplicates(view: GradedRows, candidates: np.ndarray) -> np.ndarray:
     """Rows (among candidates) repeating an earlier candidate's trajectory within the same ask.
 
-    A cheap key (task, final text, step and message counts) finds the candidates for a collision; only those
-    are serialised in full, so the common case (every rollout ends differently) costs a dict lookup per row.
+    Rows are first bucketed by (ask, final reply); only rows sharing a bucket are compared in full, so the
+    common case (rollouts end differently) costs one dict lookup per row. Rows whose final replies differ are
+    never duplicates.
     """
     rows = view.rows
     task_of = view.task_of.tolist()
     duplicate = np.zeros(view.n, dtype=bool)
-    seen: dict[tuple[Any, ...], Any] = {}
+    seen: dict[tuple[int, Any], Any] = {}
     for i in candidates.tolist():
-        row = rows[i]
-        final, steps, messages = row.get("final_text"), row.get("steps"), row.get("messages")
-        coarse = (task_of[i], final if type(final) is str else None,
-                  len(steps) if type(steps) is list else -1, len(messages) if type(messages) is list else -1)
+        final = rows[i].get("final_text")
+        coarse = (task_of[i], final if final.__class__ is str else None)
         bucket = seen.get(coarse)
         if bucket is None:
             seen[coarse] = i
             continue
-        if isinstance(bucket, int):
+        if bucket.__class__ is int:
             bucket = seen[coarse] = {_trajectory(rows[bucket])}
-        fine = _trajectory(row)
+        fine = _trajectory(rows[i])
         if fine in bucket:
             duplicate[i] = True
         else:

@@ -138,7 +138,11 @@ def read_graded(source: Any, *, what: str) -> GradedRows:
             kl_list.append((i, _kl(row)))
     task_of = np.array(task_list, dtype=np.int64)
     rewards = np.array(reward_list, dtype=float)
-    graded = np.fromiter((row.get("reward") is not None for row in rows), dtype=bool, count=n)
+    missing = np.isnan(rewards)
+    graded = ~missing
+    for i in np.flatnonzero(missing).tolist():  # NaN given as a reward is graded (and refused below)
+        if rows[i].get("reward") is not None:
+            graded[i] = True
     eval_sourced = np.zeros(n, dtype=bool)
     eval_sourced[eval_list] = True
     kl = np.full(n, np.nan)
