@@ -181,9 +181,6 @@ def preference_rows(pairs_or_rows: Any, *, format: str = "trl", max_tool_output_
             f"privileged_leak: {len(leaks)} pairs quote their own privileged context in a reply (rows "
             f"{', '.join(map(str, leaks[:20]))}); nothing was written. Fix: drop the rows leak_report() names, "
             "or pass validate=False", rows=leaks)
-    if report.trl_turns_cut:
-        report.warnings.append(f"{report.trl_turns_cut} pairs lost turns after the divergence (trl_turns_cut): "
-                               "a one-turn pair cannot carry them without DPO scoring them")
     for reason in ("no_divergence", "diverges_outside_agent_turn", "no_shared_prompt"):
         if report.dropped.get(reason):
             report.warnings.append(f"{report.dropped[reason]} pairs dropped: {reason.replace('_', ' ')}")

@@ -59,7 +59,8 @@ class ExportReport(BaseModel):
         if self.kind == "sft":
             lines.append(f"  messages trained {self.trained_messages}, masked {self.masked_messages}")
         if self.kind == "preference":
-            lines.append(f"  pairs that lost later turns (trl_turns_cut) {self.trl_turns_cut}")
+            lines.append(f"  pairs that lost the turns after their divergence (trl_turns_cut) {self.trl_turns_cut}: "
+                         "a one-turn pair cannot carry them without DPO scoring them")
         if self.tool_output_truncated:
             lines.append(f"  tool outputs capped {self.tool_output_truncated} ({self.tool_output_chars_cut} chars cut)")
         rt = self.tool_call_roundtrip

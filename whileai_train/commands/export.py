@@ -1,0 +1,89 @@
+"""`whileai-train export ROWS.jsonl OUT.jsonl [--kind sft|preference|prompts] [--format trl] ...`.
+
+Writes training rows TRL trains as meant (or the OpenAI wire rows) and prints the export report.
+Exit codes: 0 written, 1 refused (a privileged leak, nothing to train), 2 unusable input or arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+__all__ = ["HELP", "add_arguments", "run"]
+
+HELP = "export rollout rows as SFT, preference (DPO) or GRPO prompt rows that TRL trains as intended"
+
+EXIT_OK, EXIT_REFUSED, EXIT_INPUT = 0, 1, 2
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("rows", help="rollout rows, a JSONL file (flat rollouts or OpenAI `messages` rows)")
+    parser.add_argument("out", help="where to write the exported JSONL (written to a temp name, then renamed)")
+    parser.add_argument("--kind", choices=("sft", "preference", "prompts"), default="sft",
+                        help="sft: training rows (default); preference: one-turn DPO pairs from graded rows; "
+                             "prompts: GRPO prompt-only rows")
+    parser.add_argument("--format", choices=("trl", "openai"), default="trl",
+                        help="trl (default here): what TRL's trainers read; openai: the API wire rows")
+    parser.add_argument("--mask-mode", choices=("assistant", "final"), default="assistant",
+                        help="sft: train every agent turn (assistant) or only the last one (final)")
+    parser.add_argument("--unroll", action="store_true", help="sft: one sample per agent turn, loss on that turn")
+    parser.add_argument("--max-tool-output-chars", type=int, default=None, metavar="N",
+                        help="cap each tool message at N characters, with a marker saying how many were cut")
+    parser.add_argument("--system-prompt", default=None, help="the one system turn every row gets")
+    parser.add_argument("--tools", default=None, metavar="TOOLS.json",
+                        help="a JSON file with the list of tool schemas (otherwise each row's own `tools`)")
+    parser.add_argument("--tokenizer", default=None, metavar="PATH",
+                        help="a local tokenizer folder: check the arguments encoding and count rows over "
+                             "--max-length tokens with its chat template")
+    parser.add_argument("--max-length", type=int, default=None, help="the trainer's max_length (default 1024)")
+    parser.add_argument("--columns", nargs="+", default=None, help="prompts: row keys to carry for the reward")
+    parser.add_argument("--no-validate", action="store_true",
+                        help="write rows that quote their privileged context instead of refusing")
+    parser.add_argument("--json", action="store_true", help="print the report as one JSON object")
+
+
+def _tools(path: str | None) -> list[Any] | None:
+    if path is None:
+        return None
+    with open(path, encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def run(args: argparse.Namespace) -> int:
+    from whileai_train.errors import ConfigError, ExportRefusedError, InputError, WhileAIError
+
+    try:
+        tools = _tools(args.tools)
+        tokenizer = None
+        if args.tokenizer is not None:
+            from transformers import AutoTokenizer
+
+            tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
+        if args.kind == "sft":
+            from whileai_train.exporters.training import export_dataset
+
+            report = export_dataset(args.rows, args.out, format=args.format, mask_mode=args.mask_mode,
+                                    unroll=args.unroll, max_tool_output_chars=args.max_tool_output_chars,
+                                    system_prompt=args.system_prompt, tools=tools, tokenizer=tokenizer,
+                                    validate=not args.no_validate, max_length=args.max_length)
+        elif args.kind == "preference":
+            from whileai_train.exporters.preference import export_preference
+
+            report = export_preference(args.rows, args.out, format=args.format,
+                                       max_tool_output_chars=args.max_tool_output_chars,
+                                       system_prompt=args.system_prompt, tools=tools, tokenizer=tokenizer,
+                                       validate=not args.no_validate, max_length=args.max_length)
+        else:
+            from whileai_train.exporters.prompts import export_prompts
+
+            report = export_prompts(args.rows, args.out, columns=args.columns, system_prompt=args.system_prompt)
+    except ExportRefusedError as exc:
+        print(f"export refused: {exc}", file=sys.stderr)
+        return EXIT_REFUSED
+    except (InputError, ConfigError, WhileAIError, OSError, json.JSONDecodeError) as exc:
+        print(f"export failed: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    print(json.dumps(report.model_dump(), indent=2) if args.json else report)
+    return EXIT_OK
