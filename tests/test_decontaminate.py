@@ -216,3 +216,17 @@ def test_eval_from_jsonl_paths(tmp_path: Path) -> None:
 def test_bad_settings_raise(kwargs: dict) -> None:
     with pytest.raises(ConfigError):
         wai.decontaminate([{"prompt": "a b c"}], [{"prompt": "a b c"}], **kwargs)
+
+
+def test_messages_rows_and_no_mutation() -> None:
+    import copy
+
+    evals = [{"messages": [{"role": "system", "content": "be brief"},
+                           {"role": "user", "content": "Book a window seat on the morning flight to Oslo for two"}]}]
+    rows = [{"messages": [{"role": "user", "content": "book a WINDOW seat on the morning flight to Oslo for two"},
+                          {"role": "assistant", "content": "Done."}]},
+            {"messages": [{"role": "user", "content": "Book an aisle seat on the evening train to Bergen for one"}]}]
+    before = copy.deepcopy(rows)
+    report = wai.decontaminate(rows, evals)
+    assert report.contaminated == [0] and report.n_exact == 1
+    assert rows == before and report.clean_rows == [rows[1]] and report.clean_rows[0] is not rows[1]

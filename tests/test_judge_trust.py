@@ -193,3 +193,24 @@ def test_judge_fills_in_missing_rewards() -> None:
 def test_probes_need_a_judge() -> None:
     with pytest.raises(ConfigError, match="judge="):
         wai.judge_trust(_refund_rows(), probes="all")
+
+
+def test_rows_are_not_changed_and_judge_errors_are_counted() -> None:
+    import copy
+
+    rows = _refund_rows(60)
+    before = copy.deepcopy(rows)
+    calls = {"n": 0}
+
+    def flaky_editor(row: dict) -> float:
+        calls["n"] += 1
+        row["final_text"] = "edited by the judge"  # a judge that edits its input must not reach our rows
+        if calls["n"] % 10 == 0:
+            raise TimeoutError("judge timed out")
+        return 1.0 if row.get("prompt", "").endswith("0") else 0.0
+
+    report = wai.judge_trust(rows, flaky_editor)
+    assert rows == before
+    assert any("judge calls raised" in w and "TimeoutError" in w for w in report.warnings)
+    assert report.consistency is not None and report.filler_flip is not None
+    assert report.consistency.n + report.filler_flip.n == 80 - 8  # the 8 failed calls are left out
