@@ -471,6 +471,9 @@ def test_hack_scan_is_carried_with_endorsed_and_its_warnings_join_hygiene() -> N
     assert scan.n_rows == len(kept)
     assert any(w.startswith("hack_scan: ") for w in report.hygiene_warnings)
     assert report["correlations"] is not None
+    text = str(report)
+    assert text.startswith("optimize rl: kept, REWARD HACK flagged") and "  hack_scan: REWARD HACK" in text
+    json.dumps(report.model_dump(mode="json"))
     _, plain = wai.optimize(rows, mode="rl")
     assert plain["hack_scan"] is None and plain["correlations"] is not None
 

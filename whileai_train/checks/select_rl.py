@@ -83,6 +83,8 @@ class RLSelectionReport(SelectionReport):
     def verdict(self) -> str:
         if self.kept == 0:
             return "NOTHING KEPT"
+        if getattr(self.hack_scan, "reward_hack", None):
+            return "kept, REWARD HACK flagged (not pruned)"
         if self.warnings or self.low_k:
             return "kept, check the warnings"
         return "kept"
@@ -108,12 +110,19 @@ class RLSelectionReport(SelectionReport):
         lines.append(f"  calibration: {stamp.get('stamped', 0)} rows stamped, {stamp.get('carried', 0)} carried a "
                      f"stamp; median {self.rollouts_per_task:g} rollouts per ask at the band")
         lines.append(f"  eval_sourced: {self.eval_sourced}")
+        if self.correlations is not None:
+            lines.append(f"  correlations: {str(self.correlations).splitlines()[0]}")
+        if self.hack_scan is not None:
+            lines.append(f"  hack_scan: {getattr(self.hack_scan, 'verdict', self.hack_scan)}")
         for warning in self.warnings:
             lines.append(f"  warning: {warning}")
         for warning in self.hygiene_warnings:
             lines.append(f"  hygiene: {warning}")
         if self.kept == 0:
             lines.append("  next: sample more rollouts per ask, or widen band=, before an RL run")
+        elif getattr(self.hack_scan, "reward_hack", None):
+            lines.append("  next: a reward that tracks a shortcut is a judge problem: fix the grader (or endorse "
+                         "what it should track) before training on this selection")
         return "\n".join(lines)
 
 
