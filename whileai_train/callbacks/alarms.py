@@ -260,7 +260,7 @@ def check_feature(scan: Mapping[str, Any] | None, min_rows: int = D.MIN_SCAN_ROW
     if hack is None:
         return Verdict("feature", "unknown", "no endorsed features to judge the top feature by", numbers)
     if hack:
-        rivals = scan.get("rivals") or []
+        rivals = [r for r in scan.get("rivals") or [] if r != scan.get("top_feature")]
         rival_text = f"; rivals {list(rivals)[:3]}" if rivals else ""
         rho = f" (rho {top:+.2f})" if top is not None else ""
         return Verdict("feature", "alarm",
