@@ -186,6 +186,8 @@ def test_semantic_pass_across_tasks_with_the_measured_floor() -> None:
     assert any("question to check" in note for note in report.notes)
     high = wai.decontaminate(rows, evals, embedder=_embedder, similarity=report.similarity_floor - 0.01)
     assert any("sits below that floor" in note for note in high.notes)
+    anonymous = wai.decontaminate(rows, [{"prompt": e["prompt"]} for e in evals], embedder=_embedder)
+    assert anonymous.similarity_floor is None and any("floor was not measured" in note for note in anonymous.notes)
 
 
 def test_empty_or_useless_eval_source_raises(tmp_path: Path) -> None:

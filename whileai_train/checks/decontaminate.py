@@ -18,8 +18,10 @@ with the number of rows, not rows x eval; the semantic pass is numpy matrix prod
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
@@ -47,6 +49,7 @@ _MASK = np.uint64((1 << _BITS) - 1)
 _CHUNK = 2_000_000  # row n-grams (or postings) expanded per pass: bounds memory
 _ODD = np.uint64(0x9E3779B97F4A7C15)  # golden-ratio constant: spreads positions over the hash bits
 _RULES = ("same_task", "exact", "near", "semantic")
+_BLOCK = 4096  # row prompts per matrix product in the semantic pass
 
 
 class DecontaminateReport(BaseModel):
@@ -336,6 +339,121 @@ def _fields(fields: Any) -> list[str]:
     return out
 
 
+@dataclass
+class _Flags:
+    """Per row: the rule that flagged it (index into _RULES, -1 clean), the field, the eval row, the score."""
+
+    rule: np.ndarray
+    field: list[str | None]
+    eval_row: np.ndarray
+    score: np.ndarray
+    template_only: np.ndarray
+
+    @classmethod
+    def empty(cls, n_rows: int) -> _Flags:
+        return cls(np.full(n_rows, -1, dtype=np.int64), [None] * n_rows, np.full(n_rows, -1, dtype=np.int64),
+                   np.full(n_rows, np.nan), np.zeros(n_rows, dtype=bool))
+
+    def set(self, number: int, rule: int, field: str, eval_row: int, score: float = math.nan) -> None:
+        self.rule[number], self.field[number], self.eval_row[number], self.score[number] = rule, field, eval_row, score
+
+
+def _flag_same_task(rows: Sequence[Mapping[str, Any]], evals: list[dict[str, Any]], flags: _Flags) -> bool:
+    """Rule 1: a row sharing a scenario_id or task_id with an eval row. False when the eval carries no ids."""
+    first_eval: dict[tuple[str, str], int] = {}
+    for number, ev in enumerate(evals):
+        for key in ("scenario_id", "task_id"):
+            value = _ids(ev, key)
+            if value is not None:
+                first_eval.setdefault((key, value), number)
+    if not first_eval:
+        return False
+    for number, r in enumerate(rows):
+        for key in ("scenario_id", "task_id"):
+            value = _ids(r, key)
+            if value is not None and (key, value) in first_eval:
+                flags.set(number, 0, key, first_eval[(key, value)])
+                break
+    return True
+
+
+def _flag_lexical(rows: Sequence[Mapping[str, Any]], evals: list[dict[str, Any]], field: str, n: int,
+                  overlap: float, max_df: int, flags: _Flags) -> int | None:
+    """Rules 2 and 3 on one field: verbatim, then 8-gram coverage. The count of template n-grams, None if no text."""
+    all_text: list[str] = []
+    all_owner: list[int] = []
+    for number, r in enumerate(evals):
+        for text in _eval_texts(r, field):
+            all_text.append(text)
+            all_owner.append(number)
+    all_hash = ngram_table(all_text, n).text_hash if all_text else np.zeros(0, np.uint64)
+    distinct_hash, first_seen = np.unique(all_hash, return_index=True)  # df counts distinct eval texts
+    first_seen = np.sort(first_seen[distinct_hash != 0])  # a text with no words matches nothing
+    if len(first_seen) == 0:
+        return None
+    eval_text = [all_text[i] for i in first_seen.tolist()]
+    eval_owner = [all_owner[i] for i in first_seen.tolist()]
+    row_tab = ngram_table([_row_text(r, field) for r in rows], n)
+    eval_tab = ngram_table(eval_text, n)
+    by_hash = np.argsort(eval_tab.text_hash)
+    sorted_hash = eval_tab.text_hash[by_hash]
+    at = np.minimum(np.searchsorted(sorted_hash, row_tab.text_hash), len(sorted_hash) - 1)
+    exact = (sorted_hash[at] == row_tab.text_hash) & (row_tab.text_hash != 0) & (flags.rule < 0)
+    for number in np.flatnonzero(exact).tolist():
+        flags.set(number, 1, field, eval_owner[by_hash[at[number]]])
+    active = flags.rule < 0
+    best, best_eval, template_only, n_common = _near(row_tab, eval_tab, active, overlap, n, max_df)
+    for number in np.flatnonzero(active & (best >= overlap)).tolist():
+        flags.set(number, 2, field, eval_owner[best_eval[number]], float(best[number]))
+        flags.template_only[number] = template_only[number]
+    return n_common
+
+
+def _flag_semantic(rows: Sequence[Mapping[str, Any]], evals: list[dict[str, Any]],
+                   embedder: Callable[[list[str]], Any], similarity: float, flags: _Flags,
+                   notes: list[str]) -> float | None:
+    """Rule 4: prompts within `similarity` cosine, among the rows the task-id rule left. The measured floor."""
+    eval_prompts = [(i, text) for i, r in enumerate(evals) if (text := _prompt_text(r))]
+    candidates = [(i, text) for i, r in enumerate(rows) if flags.rule[i] < 0 and (text := _prompt_text(r))]
+    notes.append("a semantic flag means the two prompts read alike, not that they are the same task: a question to "
+                 "check (only prompts of different task ids are compared)")
+    if not eval_prompts or not candidates:
+        return None
+    eval_vectors = _embed(embedder, [t for _, t in eval_prompts], "eval prompts")
+    row_vectors = _embed(embedder, [t for _, t in candidates], "row prompts")
+    if row_vectors.shape[1] != eval_vectors.shape[1]:
+        raise ConfigError("embedder returned vectors of different sizes for rows and eval. Fix: one model for both")
+    for lo in range(0, len(candidates), _BLOCK):
+        sims = row_vectors[lo: lo + _BLOCK] @ eval_vectors.T
+        top = sims.argmax(axis=1)
+        top_sim = sims[np.arange(len(top)), top]
+        for offset in np.flatnonzero(top_sim >= similarity).tolist():
+            flags.set(candidates[lo + offset][0], 3, "prompt", eval_prompts[top[offset]][0], float(top_sim[offset]))
+    tasks = [_ids(evals[i], "scenario_id") or _ids(evals[i], "task_id") for i, _ in eval_prompts]
+    floor = _similarity_floor(eval_vectors, tasks)
+    if floor is None:
+        notes.append("the eval rows carry no task ids (or one task): the similarity floor was not measured; check "
+                     "similarity= against how alike distinct tasks read to this embedder")
+        return None
+    notes.append(f"similarity floor: distinct eval tasks reach {floor:.2f} cosine to this embedder (99th percentile "
+                 "over eval-prompt pairs with different task ids)")
+    if similarity < floor:
+        notes.append(f"similarity={similarity} sits below that floor: it flags tasks that merely share a domain; "
+                     f"raise it above {floor:.2f}")
+    return floor
+
+
+def _check_settings(n: Any, overlap: Any, similarity: Any, max_eval_df: Any) -> None:
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ConfigError(f"n={n!r}: the near rule needs n-grams of at least one word. Fix: n=8 (the default)")
+    if not isinstance(overlap, (int, float)) or not 0.0 < overlap <= 1.0:
+        raise ConfigError(f"overlap={overlap!r}. Fix: a share of the row's words in (0, 1], default 0.8")
+    if not isinstance(similarity, (int, float)) or not -1.0 <= similarity <= 1.0:
+        raise ConfigError(f"similarity={similarity!r}. Fix: a cosine in [-1, 1], default 0.85")
+    if not isinstance(max_eval_df, int) or max_eval_df < 1:
+        raise ConfigError(f"max_eval_df={max_eval_df!r}. Fix: at least 1 (default {MAX_EVAL_DF})")
+
+
 def decontaminate(rows: Sequence[Mapping[str, Any]], eval_source: Any, *, fields: Any = ("prompt",),
                   overlap: float = OVERLAP, n: int = NGRAM_N,
                   embedder: Callable[[list[str]], Any] | None = None, similarity: float = SIMILARITY,
@@ -345,153 +463,72 @@ def decontaminate(rows: Sequence[Mapping[str, Any]], eval_source: Any, *, fields
     ``eval_source``: eval rows (list of dicts), or JSONL path(s). ``embedder``: any callable from a list of texts
     to one vector per text; nothing is imported for it.
     """
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ConfigError(f"n={n!r}: the near rule needs n-grams of at least one word. Fix: n=8 (the default)")
-    if not isinstance(overlap, (int, float)) or not 0.0 < overlap <= 1.0:
-        raise ConfigError(f"overlap={overlap!r}. Fix: a share of the row's words in (0, 1], default 0.8")
-    if not isinstance(similarity, (int, float)) or not -1.0 <= similarity <= 1.0:
-        raise ConfigError(f"similarity={similarity!r}. Fix: a cosine in [-1, 1], default 0.85")
-    if max_eval_df < 1:
-        raise ConfigError(f"max_eval_df={max_eval_df}. Fix: at least 1 (default {MAX_EVAL_DF})")
+    _check_settings(n, overlap, similarity, max_eval_df)
     names = _fields(fields)
     rows = read_rows(rows) if not isinstance(rows, list) else rows
     if not rows:
         raise InputError("decontaminate got no rows. Fix: pass the training rows (a list of dicts or a JSONL path)")
     evals = _read_eval(eval_source)
-    n_rows = len(rows)
-    rule = np.full(n_rows, -1, dtype=np.int64)  # index into _RULES
-    hit_field: list[str | None] = [None] * n_rows
-    hit_eval = np.full(n_rows, -1, dtype=np.int64)
-    score = np.full(n_rows, np.nan)
+    flags = _Flags.empty(len(rows))
     notes: list[str] = []
-
-    # 1. same task
-    eval_ids = {key: {v for r in evals if (v := _ids(r, key)) is not None} for key in ("scenario_id", "task_id")}
-    first_eval: dict[tuple[str, str], int] = {}
-    for number, r in enumerate(evals):
-        for key in ("scenario_id", "task_id"):
-            value = _ids(r, key)
-            if value is not None:
-                first_eval.setdefault((key, value), number)
-    for number, r in enumerate(rows):
-        for key in ("scenario_id", "task_id"):
-            value = _ids(r, key)
-            if value is not None and value in eval_ids[key]:
-                rule[number], hit_field[number], hit_eval[number] = 0, key, first_eval[(key, value)]
-                break
-
-    # 2. exact and 3. near, field by field
-    near_template = np.zeros(n_rows, dtype=bool)
-    n_common_total = 0
-    any_eval_text = False
-    for field in names:
-        all_text: list[str] = []
-        all_owner: list[int] = []
-        for number, r in enumerate(evals):
-            for text in _eval_texts(r, field):
-                all_text.append(text)
-                all_owner.append(number)
-        all_hash = ngram_table(all_text, n).text_hash if all_text else np.zeros(0, np.uint64)
-        distinct_hash, first_seen = np.unique(all_hash, return_index=True)  # df counts distinct eval texts
-        keep = distinct_hash != 0  # a text with no words matches nothing
-        distinct_hash, first_seen = distinct_hash[keep], first_seen[keep]
-        if len(distinct_hash) == 0:
+    has_ids = _flag_same_task(rows, evals, flags)
+    template_ngrams = [_flag_lexical(rows, evals, field, n, overlap, max_eval_df, flags) for field in names]
+    for field, count in zip(names, template_ngrams, strict=True):
+        if count is None:
             notes.append(f"the eval rows have no {field!r} text: exact and near rules not run on {field!r}")
-            continue
-        any_eval_text = True
-        order = np.sort(first_seen)
-        eval_text = [all_text[i] for i in order.tolist()]
-        eval_owner = [all_owner[i] for i in order.tolist()]
-        texts = [_row_text(r, field) for r in rows]
-        row_tab, eval_tab = ngram_table(texts, n), ngram_table(eval_text, n)
-        sorted_hash = eval_tab.text_hash[np.argsort(eval_tab.text_hash)]
-        by_hash = np.argsort(eval_tab.text_hash)
-        at = np.minimum(np.searchsorted(sorted_hash, row_tab.text_hash), len(sorted_hash) - 1)
-        exact = (sorted_hash[at] == row_tab.text_hash) & (row_tab.text_hash != 0) & (rule < 0)
-        for number in np.flatnonzero(exact).tolist():
-            rule[number], hit_field[number], hit_eval[number] = 1, field, eval_owner[by_hash[at[number]]]
-        active = (rule < 0)
-        best, best_eval, template_only, n_common = _near(row_tab, eval_tab, active, overlap, n, max_eval_df)
-        n_common_total += n_common
-        flagged = active & (best >= overlap)
-        for number in np.flatnonzero(flagged).tolist():
-            rule[number], hit_field[number] = 2, field
-            hit_eval[number], score[number] = eval_owner[best_eval[number]], best[number]
-            near_template[number] = template_only[number]
-    if n_common_total:
-        notes.append(f"{n_common_total} eval {n}-grams occur in more than {max_eval_df} eval texts (template text, too "
-                     "common to say which eval item a row copies): rows are matched through their rarer n-grams, and "
-                     "rows made mostly of template text are read once per template skeleton")
-
-    # 4. semantic
-    similarity_floor = None
-    if embedder is not None:
-        eval_prompts = [(i, _prompt_text(r)) for i, r in enumerate(evals) if _prompt_text(r)]
-        candidates = [i for i in range(n_rows) if rule[i] < 0 and _prompt_text(rows[i])]
-        if eval_prompts and candidates:
-            eval_vectors = _embed(embedder, [t for _, t in eval_prompts], "eval prompts")
-            row_vectors = _embed(embedder, [_prompt_text(rows[i]) for i in candidates], "row prompts")
-            if row_vectors.shape[1] != eval_vectors.shape[1]:
-                raise ConfigError("embedder returned vectors of different sizes for rows and eval. Fix: one model")
-            for lo in range(0, len(candidates), 4096):
-                sims = row_vectors[lo: lo + 4096] @ eval_vectors.T
-                top = sims.argmax(axis=1)
-                top_sim = sims[np.arange(len(top)), top]
-                for offset in np.flatnonzero(top_sim >= similarity).tolist():
-                    number = candidates[lo + offset]
-                    rule[number], hit_field[number] = 3, "prompt"
-                    hit_eval[number], score[number] = eval_prompts[top[offset]][0], float(top_sim[offset])
-            tasks = [_ids(evals[i], "scenario_id") or _ids(evals[i], "task_id") for i, _ in eval_prompts]
-            similarity_floor = _similarity_floor(eval_vectors, tasks)
-        notes.append("a semantic flag means the two prompts read alike, not that they are the same task: a question "
-                     "to check (only prompts of different task ids are compared)")
-        if similarity_floor is not None:
-            notes.append(f"similarity floor: distinct eval tasks reach {similarity_floor:.2f} cosine to this embedder "
-                         f"(99th percentile over eval-prompt pairs with different task ids)")
-            if similarity < similarity_floor:
-                notes.append(f"similarity={similarity} sits below that floor: it flags tasks that merely share a "
-                             f"domain; raise it above {similarity_floor:.2f}")
-    if not any_eval_text and not any(eval_ids.values()):
+    if not has_ids and all(count is None for count in template_ngrams):
         raise InputError(f"the {len(evals)} eval rows carry no task ids and no text in {names}, so nothing could be "
                          "checked. Fix: pass eval rows with prompt (and scenario_id/task_id)")
+    n_common = sum(count or 0 for count in template_ngrams)
+    if n_common:
+        notes.append(f"{n_common} eval {n}-grams occur in more than {max_eval_df} eval texts (template text, too "
+                     "common to say which eval item a row copies): rows are matched through their rarer n-grams, and "
+                     "rows made mostly of template text are read once per template skeleton")
+    floor = _flag_semantic(rows, evals, embedder, similarity, flags, notes) if embedder is not None else None
+    if embedder is None:
+        notes.append("lexical rules only: word overlap does not see a paraphrase; pass embedder= for a semantic pass")
+    return _report(rows, evals, names, flags, floor, notes)
 
-    counts = {name: int((rule == k).sum()) for k, name in enumerate(_RULES)}
-    contaminated = np.flatnonzero(rule >= 0).tolist()
+
+def _report(rows: Sequence[Mapping[str, Any]], evals: list[dict[str, Any]], names: list[str], flags: _Flags,
+            floor: float | None, notes: list[str]) -> DecontaminateReport:
+    counts = {name: int((flags.rule == k).sum()) for k, name in enumerate(_RULES)}
+    contaminated = np.flatnonzero(flags.rule >= 0).tolist()
     hits_per_field: dict[str, int] = {}
     for number in contaminated:
-        if rule[number] > 0:
-            field = str(hit_field[number])
+        if flags.rule[number] > 0:
+            field = str(flags.field[number])
             hits_per_field[field] = hits_per_field.get(field, 0) + 1
     n_near = counts["near"]
-    same_template = int(near_template.sum())
+    same_template = int((flags.template_only & (flags.rule == 2)).sum())
     offenders = []
     for number in contaminated[:OFFENDERS_SHOWN]:
-        kind = _RULES[rule[number]]
-        field = str(hit_field[number])
+        kind = _RULES[flags.rule[number]]
+        field = str(flags.field[number])
         text = _row_text(rows[number], field) if field in names else _prompt_text(rows[number])
-        offenders.append({"row": number, "rule": kind, "field": field, "eval_row": int(hit_eval[number]),
-                          "coverage": float(score[number]) if kind == "near" else None,
-                          "similarity": float(score[number]) if kind == "semantic" else None,
+        offenders.append({"row": number, "rule": kind, "field": field, "eval_row": int(flags.eval_row[number]),
+                          "coverage": float(flags.score[number]) if kind == "near" else None,
+                          "similarity": float(flags.score[number]) if kind == "semantic" else None,
                           "text": text[:120]})
-    clean_rows = [dict(r) for i, r in enumerate(rows) if rule[i] < 0]
-    k = len(contaminated)
+    clean_rows = [dict(r) for i, r in enumerate(rows) if flags.rule[i] < 0]
+    k, n_rows = len(contaminated), len(rows)
+    todo: list[str] = []
     if k:
         verdict = (f"CONTAMINATED: {k} of {n_rows} rows overlap the {len(evals)} eval rows (same task "
                    f"{counts['same_task']}, exact {counts['exact']}, near {n_near}, semantic {counts['semantic']}); "
                    f"{len(clean_rows)} clean rows returned")
-        todo = ["train on report.clean_rows (the flagged rows would inflate the eval)"]
-        if n_near and same_template:
-            todo.append("near flags that share only template text may be fine to keep: read them")
+        todo.append("train on report.clean_rows (the flagged rows would inflate the eval)")
+        if same_template:
+            todo.append(f"{same_template} near flags share only template text with their eval row (same template, "
+                        "another situation): read a few; if the situation lives in the slots, a task-id split is the "
+                        "sharper rule")
         if counts["semantic"]:
             todo.append("read the semantic flags by hand: alike prompts, not necessarily the same task")
     else:
         verdict = f"CLEAN: none of {n_rows} rows overlaps the {len(evals)} eval rows"
-        todo = []
-    if embedder is None:
-        notes.append("lexical rules only: word overlap does not see a paraphrase; pass embedder= for a semantic pass")
     return DecontaminateReport(
         verdict=verdict, clean=not k, n_rows=n_rows, n_eval=len(evals), n_contaminated=k,
         n_same_task=counts["same_task"], n_exact=counts["exact"], n_near=n_near, n_semantic=counts["semantic"],
         fields=names, hits_per_field=hits_per_field, near_same_template=same_template,
-        near_same_template_share=(same_template / n_near) if n_near else None, similarity_floor=similarity_floor,
+        near_same_template_share=(same_template / n_near) if n_near else None, similarity_floor=floor,
         contaminated=contaminated, offenders=offenders, notes=notes, what_to_do=todo, clean_rows=clean_rows)
