@@ -200,3 +200,35 @@ def test_grpo_prompts_carry_reward_columns_and_no_reply(tmp_path, tiny_model, ti
             text = " ".join(m["content"] for m in prompt)
             assert "AGENT-" not in text and "TOOL-MARK" not in text
             assert gold == {"gold": "A10" + task[-1]}  # the column arrives as written, per prompt
+
+
+def test_a_row_without_an_agent_turn_would_sink_the_whole_set_so_it_is_dropped(tmp_path, tiny_model, tiny_tokenizer):
+    from datasets import Dataset
+    from trl import SFTConfig, SFTTrainer
+
+    config = SFTConfig(**_common(tmp_path, 2), assistant_only_loss=True)
+    lonely = {"messages": [{"role": "user", "content": "USER-MARK nobody answered"}]}
+    # what TRL does with such a row (FACTS.md): the whole set is refused
+    with pytest.raises(RuntimeError, match="no assistant"):
+        SFTTrainer(model=tiny_model, args=config, processing_class=tiny_tokenizer,
+                   train_dataset=Dataset.from_list([{"messages": [{"role": "user", "content": "hi"},
+                                                                  {"role": "assistant", "content": "yo"}]}, lonely]))
+    path = tmp_path / "sft.jsonl"
+    report = wai.export_dataset([ROWS[0], lonely], path, format="trl")
+    assert report.dropped == {"no_assistant_turn": 1}
+    trainer = SFTTrainer(model=tiny_model, args=config, processing_class=tiny_tokenizer, train_dataset=_load(path, "json"))
+    assert len(trainer.train_dataset) == 1
+
+
+def test_messages_rows_without_assistant_only_loss_train_everything(tmp_path, tiny_model, tiny_tokenizer):
+    """Why the report says `assistant_only_loss=True`: without it TRL trains tool output, user and system."""
+    from trl import SFTConfig, SFTTrainer
+
+    path = tmp_path / "sft.jsonl"
+    report = wai.export_dataset([ROWS[0]], path, format="trl", system_prompt="SYS-MARK")
+    assert report.trainer_config == {"assistant_only_loss": True}
+    trainer = SFTTrainer(model=tiny_model, args=SFTConfig(**_common(tmp_path, 1)), processing_class=tiny_tokenizer,
+                         train_dataset=_load(path, "json"))
+    example = trainer.train_dataset[0]
+    trained = "".join(trained_spans(tiny_tokenizer, example["input_ids"], [l != -100 for l in example["labels"]]))
+    assert all(marker in trained for marker in FORBIDDEN)

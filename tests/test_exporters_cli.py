@@ -1,0 +1,59 @@
+"""`whileai-train export`: writes and prints the report; exit 1 on a refusal, 2 on unusable input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from whileai_train.cli import main
+from whileai_train.exporters.synthetic import REFUND_TOOLS, refund_rollouts
+
+
+@pytest.fixture()
+def rows_file(tmp_path: Path) -> Path:
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in refund_rollouts(16)))
+    return path
+
+
+def test_export_sft_final_writes_trl_rows(tmp_path, rows_file, capsys):
+    out = tmp_path / "sft.jsonl"
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps(REFUND_TOOLS))
+    code = main(["export", str(rows_file), str(out), "--mask-mode", "final", "--tools", str(tools),
+                 "--max-tool-output-chars", "20"])
+    assert code == 0
+    text = capsys.readouterr().out
+    assert text.startswith("export ok: 16 training rows") and "completion_only_loss=True" in text
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(rows) == 16 and all(set(row) == {"prompt", "completion", "prompt_text", "task", "tools"} for row in rows)
+    assert json.loads(rows[0]["tools"]) == REFUND_TOOLS
+
+
+def test_export_preference_and_prompts_as_json(tmp_path, rows_file, capsys):
+    assert main(["export", str(rows_file), str(tmp_path / "p.jsonl"), "--kind", "preference", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["kind"] == "preference" and report["n_written"] > 0 and "trl_turns_cut" in report
+    assert main(["export", str(rows_file), str(tmp_path / "g.jsonl"), "--kind", "prompts", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["n_written"] == 4
+
+
+def test_a_leak_exits_1_and_writes_nothing(tmp_path, capsys):
+    rows = list(refund_rollouts(4))
+    rows[1]["final_text"] = "noted: internal risk code RC-0000"
+    source = tmp_path / "rows.jsonl"
+    source.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    assert main(["export", str(source), str(tmp_path / "o.jsonl")]) == 1
+    assert "privileged_leak" in capsys.readouterr().err and not (tmp_path / "o.jsonl").exists()
+    assert main(["export", str(source), str(tmp_path / "o.jsonl"), "--no-validate"]) == 0
+
+
+def test_unusable_input_exits_2(tmp_path, capsys):
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"prompt": "x", "final_text": "y"}\n{"prompt": "cut')
+    assert main(["export", str(broken), str(tmp_path / "o.jsonl")]) == 2
+    assert "row 1" in capsys.readouterr().err
+    assert main(["export", str(tmp_path / "missing.jsonl"), str(tmp_path / "o.jsonl")]) == 2
+    assert not (tmp_path / "o.jsonl").exists()
