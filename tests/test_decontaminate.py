@@ -232,3 +232,14 @@ def test_messages_rows_and_no_mutation() -> None:
     report = wai.decontaminate(rows, evals)
     assert report.contaminated == [0] and report.n_exact == 1
     assert rows == before and report.clean_rows == [rows[1]] and report.clean_rows[0] is not rows[1]
+
+
+def test_rows_read_in_chunks_give_the_same_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    import whileai_train.checks.decontaminate as module
+
+    rows, evals, planted = _sets()
+    whole = wai.decontaminate(rows, evals)
+    monkeypatch.setattr(module, "_ROW_CHUNK", 7)
+    chunked = wai.decontaminate(rows, evals)
+    assert set(chunked.contaminated) == planted
+    assert chunked.model_dump() == whole.model_dump()

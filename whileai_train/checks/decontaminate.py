@@ -50,6 +50,7 @@ _CHUNK = 2_000_000  # row n-grams (or postings) expanded per pass: bounds memory
 _ODD = np.uint64(0x9E3779B97F4A7C15)  # golden-ratio constant: spreads positions over the hash bits
 _RULES = ("same_task", "exact", "near", "semantic")
 _BLOCK = 4096  # row prompts per matrix product in the semantic pass
+_ROW_CHUNK = 200_000  # rows tokenised and matched at a time: memory stays flat from 100k to 1M rows
 
 
 class DecontaminateReport(BaseModel):
@@ -189,8 +190,8 @@ def _chunks(first: np.ndarray, rows: np.ndarray, weight: np.ndarray) -> list[np.
     return [rows[a:b] for a, b in pairwise(bounds) if b > a]
 
 
-def _near(rows_tab: NgramTable, eval_tab: NgramTable, active: np.ndarray, overlap: float, n: int,
-          max_df: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+def _near(rows_tab: NgramTable, index: _EvalIndex, active: np.ndarray, overlap: float, n: int,
+          max_df: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per row: the best single-eval coverage, that eval text, whether it shares only template text with it.
 
     Exact, in two passes. (1) Eval texts holding one of the row's informative n-grams (in at most `max_df` eval
@@ -203,9 +204,8 @@ def _near(rows_tab: NgramTable, eval_tab: NgramTable, active: np.ndarray, overla
     best = np.zeros(n_rows)
     best_eval = np.full(n_rows, -1, dtype=np.int64)
     template_only = np.zeros(n_rows, dtype=bool)
-    if len(eval_tab.hashes) == 0 or len(rows_tab.hashes) == 0:
-        return best, best_eval, template_only, 0
-    index = _EvalIndex(eval_tab)
+    if len(index.hashes) == 0 or len(rows_tab.hashes) == 0:
+        return best, best_eval, template_only
     where, row_df = index.lookup(rows_tab.hashes)
     on = active[rows_tab.owner]
     informative = (row_df > 0) & (row_df <= max_df) & on
@@ -250,7 +250,7 @@ def _near(rows_tab: NgramTable, eval_tab: NgramTable, active: np.ndarray, overla
         targets = needy_rows[better]
         best[targets], best_eval[targets] = group_best[better], group_eval[better]
         template_only[targets] = True
-    return best, best_eval, template_only, int((index.df > max_df).sum())
+    return best, best_eval, template_only
 
 
 def _coverage(shared: np.ndarray, ms: np.ndarray, n: int) -> np.ndarray:
@@ -393,19 +393,23 @@ def _flag_lexical(rows: Sequence[Mapping[str, Any]], evals: list[dict[str, Any]]
         return None
     eval_text = [all_text[i] for i in first_seen.tolist()]
     eval_owner = [all_owner[i] for i in first_seen.tolist()]
-    row_tab = ngram_table([_row_text(r, field) for r in rows], n)
     eval_tab = ngram_table(eval_text, n)
+    index = _EvalIndex(eval_tab)
     by_hash = np.argsort(eval_tab.text_hash)
     sorted_hash = eval_tab.text_hash[by_hash]
-    at = np.minimum(np.searchsorted(sorted_hash, row_tab.text_hash), len(sorted_hash) - 1)
-    exact = (sorted_hash[at] == row_tab.text_hash) & (row_tab.text_hash != 0) & (flags.rule < 0)
-    for number in np.flatnonzero(exact).tolist():
-        flags.set(number, 1, field, eval_owner[by_hash[at[number]]])
-    active = flags.rule < 0
-    best, best_eval, template_only, n_common = _near(row_tab, eval_tab, active, overlap, n, max_df)
-    for number in np.flatnonzero(active & (best >= overlap)).tolist():
-        flags.set(number, 2, field, eval_owner[best_eval[number]], float(best[number]))
-        flags.template_only[number] = template_only[number]
+    for lo in range(0, len(rows), _ROW_CHUNK):  # rows are independent given the eval index: bounded memory
+        row_tab = ngram_table([_row_text(r, field) for r in rows[lo: lo + _ROW_CHUNK]], n)
+        at = np.minimum(np.searchsorted(sorted_hash, row_tab.text_hash), len(sorted_hash) - 1)
+        active = flags.rule[lo: lo + len(row_tab.lengths)] < 0
+        exact = (sorted_hash[at] == row_tab.text_hash) & (row_tab.text_hash != 0) & active
+        for number in np.flatnonzero(exact).tolist():
+            flags.set(lo + number, 1, field, eval_owner[by_hash[at[number]]])
+        active &= ~exact
+        best, best_eval, template_only = _near(row_tab, index, active, overlap, n, max_df)
+        for number in np.flatnonzero(active & (best >= overlap)).tolist():
+            flags.set(lo + number, 2, field, eval_owner[best_eval[number]], float(best[number]))
+            flags.template_only[lo + number] = template_only[number]
+    n_common = int((index.df > max_df).sum())
     return n_common
 
 
