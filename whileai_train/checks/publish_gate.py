@@ -242,8 +242,9 @@ def publish_gate(rows: Any, *, mode: Literal["rl", "sft"] | None = None, policy:
             report.notes.append("no row is graded: no stamps, no pass_at (fine for demonstrations)")
         return _finish(report)
     if len(ungraded):
+        advantage = " and no advantage in a grouped update" if rl_shaped else ""
         report.warnings.append(f"{len(ungraded)} ungraded rows (rows {show_indices(ungraded)}) get no calibration "
-                               "stamp and no advantage; grade them or drop them")
+                               f"stamp{advantage}; grade them or drop them")
     if rl_shaped:
         unanimous, outside = _groups(report, table, stamped.carried_pass_rate, lo, hi)
         if report.n_mixed == 0:
