@@ -105,16 +105,20 @@ class Run:
 
     # -- the training thread's calls: enqueue only ----------------------------------------------------
     def log(self, step: int, **metrics: Any) -> None:
-        """Record one point at `step`. Numeric values are kept (others dropped on the background thread)."""
+        """Record one point at `step`. Numeric values are kept (others dropped on the background thread);
+        "ts" and "seq" are reserved (the time and the point's sequence number)."""
         sender = self._sender
         if sender is None:
             return
         if self.status != "running":
             self._closed_warning()
             return
-        point = {"step": step, "ts": time.time(), "seq": next(self._seq)}
-        point.update(metrics)
-        sender.points.append(point)
+        # `metrics` is a fresh dict made for this call: it becomes the point (no copy); "ts" and "seq" are
+        # reserved names, set here.
+        metrics["step"] = step
+        metrics["ts"] = time.time()
+        metrics["seq"] = next(self._seq)
+        sender.points.append(metrics)
 
     def progress(self, step: int, total: int | None = None) -> None:
         """Where training is: `step` of `total` (the progress bar)."""

@@ -34,6 +34,7 @@ __all__ = ["Sender", "encode_point"]
 logger = logging.getLogger("whileai_train.runs")
 
 _NUMBER_TYPES = (int, float)
+_YIELD_EVERY = 64  # points encoded between voluntary GIL releases (~0.3 ms of work at 40 metrics)
 
 
 def encode_point(point: dict[str, Any], meter: CostMeter | None = None, started: float | None = None) -> EncodedPoint:
@@ -149,7 +150,11 @@ class Sender:
                 notes.append(self.notes.popleft())
             except IndexError:
                 break
-        encoded = [encode_point(p, self.meter, self.started) for p in drained]
+        encoded: list[EncodedPoint] = []
+        for i in range(0, len(drained), _YIELD_EVERY):
+            if i:
+                time.sleep(0)  # hand the GIL back: the training thread never waits behind a long flush
+            encoded.extend(encode_point(p, self.meter, self.started) for p in drained[i:i + _YIELD_EVERY])
         self.flushed_points += len(encoded)
         progress = self.progress
         if self.spool is not None:

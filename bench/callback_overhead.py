@@ -1,0 +1,167 @@
+"""What WhileCallback costs the training thread, printed as ratios against baselines from the same run.
+
+1. One `run.log(step, **metrics)` call (5 and 40 metrics), timed call by call on the training thread while
+   the background threads flush to the local store: p50, p99 and max, beside trackio's `log` (local mode)
+   timed the same way. Targets: p50 <= 5 us and p99 <= 50 us at 40 metrics, no call over 5 ms.
+2. Step time of a tiny transformers training with vs without the callback (logging every step, the worst
+   case), the callback switched on and off in alternating blocks of steps within one training so machine
+   noise hits both; the ratio of median step times. Target <= 1.01.
+
+    python bench/callback_overhead.py [--calls 10000] [--pace-us 200] [--steps 400] [--block 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+TARGET_P50_US, TARGET_P99_US, TARGET_MAX_MS, TARGET_STEP_RATIO = 5.0, 50.0, 5.0, 1.01
+
+
+def percentiles(ns: list[int]) -> tuple[float, float, float]:
+    s = sorted(ns)
+    return s[len(s) // 2] / 1e3, s[int(len(s) * 0.99)] / 1e3, s[-1] / 1e3
+
+
+def time_calls(log: Callable[[int, dict[str, float]], None], n_metrics: int, calls: int, pace_us: float) -> list[int]:
+    """Per-call wall time (ns) of `log`, with `pace_us` of busy work between calls (a training step's body)."""
+    metrics = {f"metric_{i}": 0.1 * i for i in range(n_metrics)}
+    clock = time.perf_counter_ns
+    out = []
+    for step in range(calls):
+        metrics["metric_0"] = float(step)
+        t0 = clock()
+        log(step, metrics)
+        out.append(clock() - t0)
+        end = clock() + pace_us * 1e3
+        while clock() < end:
+            pass
+    return out
+
+
+def bench_log_calls(calls: int, pace_us: float) -> None:
+    import trackio
+
+    import whileai_train as wai
+
+    empty = time_calls(lambda step, m: None, 40, calls, pace_us)
+    f = percentiles(empty)
+    print(f"timer floor (an empty call, included in every figure below): p50 {f[0]:.2f} us, p99 {f[1]:.2f} us, "
+          f"max {f[2]:.1f} us; a max far above it is the machine (other processes), not the call")
+    print(f"{'metrics':>7}  {'whileai p50/p99/max (us)':>28}  {'trackio p50/p99/max (us)':>28}  "
+          f"{'ratio p50':>9}  {'ratio p99':>9}")
+    verdicts = []
+    for n in (5, 40):
+        def noop(step: int, **kw: float) -> None:
+            pass
+
+        base = percentiles(time_calls(lambda step, m: noop(step, **m), n, calls, pace_us))
+        print(f"{n:>7}  a no-op f(step, **metrics), Python's own argument passing: p50 {base[0]:.2f} us, "
+              f"p99 {base[1]:.2f} us")
+        run = wai.run(name=f"bench-{n}")
+        ours = time_calls(lambda step, m: run.log(step, **m), n, calls, pace_us)
+        run.finish()
+        trackio.init(project="whileai-bench", name=f"bench-{n}", embed=False)
+        theirs = time_calls(lambda step, m: trackio.log(m, step=step), n, calls, pace_us)
+        trackio.finish()
+        o, t = percentiles(ours), percentiles(theirs)
+        print(f"{n:>7}  {o[0]:>8.2f} {o[1]:>9.2f} {o[2]:>9.1f}  {t[0]:>8.2f} {t[1]:>9.2f} {t[2]:>9.1f}  "
+              f"{o[0] / t[0]:>9.3f}  {o[1] / t[1]:>9.3f}")
+        if n == 40:
+            verdicts.append(("p50 <= 5 us at 40 metrics", o[0] <= TARGET_P50_US))
+            verdicts.append(("p99 <= 50 us at 40 metrics", o[1] <= TARGET_P99_US))
+            verdicts.append(("no call over 5 ms", o[2] <= TARGET_MAX_MS * 1e3))
+    for what, ok in verdicts:
+        print(f"  {'met' if ok else 'MISSED'}: {what}")
+
+
+def bench_step_time(steps: int, block: int) -> None:
+    """One training; WhileCallback is switched on and off in blocks of `block` steps, so the machine's noise
+    falls on both halves alike. A step is timed from one on_step_begin to the next (so it includes every
+    callback, on_log included)."""
+    import torch
+    from datasets import Dataset
+    from transformers import Trainer, TrainerCallback, TrainingArguments
+
+    import whileai_train as wai
+    from whileai_train.tiny import build_tiny_model, build_tiny_tokenizer
+
+    torch.set_num_threads(1)
+    tok = build_tiny_tokenizer()
+    ids = [tok(f"order {i} refund status is done please check the ticket").input_ids[:12] for i in range(64)]
+    width = min(len(x) for x in ids)
+    data = Dataset.from_dict({"input_ids": [x[:width] for x in ids], "labels": [x[:width] for x in ids]})
+    inner = wai.WhileCallback(name="bench-steps")
+
+    def on(step: int) -> bool:
+        return (step // block) % 2 == 1
+
+    class Gate(TrainerCallback):
+        """Forwards the per-step events to WhileCallback only in the 'on' blocks."""
+
+        def on_train_begin(self, *a: Any, **kw: Any) -> None:
+            inner.on_train_begin(*a, **kw)
+
+        def on_train_end(self, *a: Any, **kw: Any) -> None:
+            inner.on_train_end(*a, **kw)
+
+        def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            if on(state.global_step):
+                inner.on_step_end(args, state, control, **kw)
+
+        def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **kw: Any) -> None:
+            if on(state.global_step):
+                inner.on_log(args, state, control, logs=logs, **kw)
+
+    class StepClock(TrainerCallback):
+        def __init__(self) -> None:
+            self.times: dict[bool, list[float]] = {True: [], False: []}
+            self._last: tuple[float, int] | None = None
+
+        def on_step_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            now = time.perf_counter()
+            if self._last is not None and state.global_step > block:  # skip warm-up
+                self.times[on(self._last[1] + 1)].append(now - self._last[0])
+            self._last = (now, state.global_step)
+
+    clock = StepClock()
+    args = TrainingArguments(output_dir=tempfile.mkdtemp(), max_steps=steps, per_device_train_batch_size=4,
+                             logging_steps=1, report_to="none", use_cpu=True, save_strategy="no", disable_tqdm=True)
+    torch.manual_seed(0)
+    Trainer(model=build_tiny_model(tok), args=args, train_dataset=data, callbacks=[Gate(), clock]).train()
+    with_t, without_t = statistics.median(clock.times[True]), statistics.median(clock.times[False])
+    ratio = with_t / without_t
+    print(f"step time (logging every step), median of {len(clock.times[True])} steps with the callback and "
+          f"{len(clock.times[False])} without, alternating blocks of {block}: {with_t * 1e3:.2f} ms vs "
+          f"{without_t * 1e3:.2f} ms, ratio {ratio:.3f} ({'met' if ratio <= TARGET_STEP_RATIO else 'MISSED'}: "
+          f"<= {TARGET_STEP_RATIO})")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=10000)
+    parser.add_argument("--pace-us", type=float, default=200.0, help="busy work between log calls (default 200 us, a very fast training step)")
+    parser.add_argument("--steps", type=int, default=400)
+    parser.add_argument("--block", type=int, default=5, help="steps per on/off block (default 5)")
+    args = parser.parse_args()
+    home = tempfile.mkdtemp(prefix="whileai-bench-")
+    os.environ["WHILEAI_HOME"] = str(Path(home) / "whileai")
+    os.environ["TRACKIO_DIR"] = str(Path(home) / "trackio")
+    os.environ["HOME"] = home  # nothing of the user's is read or written
+    for name in ("WHILEAI_API_KEY", "WHILEAI_DELEGATED_CREDENTIAL"):
+        os.environ.pop(name, None)
+    print(f"python {sys.version.split()[0]}, GIL switch interval {sys.getswitchinterval() * 1e3:.0f} ms, "
+          f"{os.cpu_count()} CPUs")
+    bench_log_calls(args.calls, args.pace_us)
+    bench_step_time(args.steps, args.block)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
