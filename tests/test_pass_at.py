@@ -199,3 +199,17 @@ def test_shared_draws_edge_cases() -> None:
     assert bootstrap_mean_cis([[0.25]]) == [(0.25, 0.25)]
     with pytest.raises(ValueError, match="share tasks"):
         bootstrap_mean_cis([[1.0, 0.0], [1.0]])
+
+
+def test_pass_at_interval_covers_a_known_pass_rate_about_95_percent_of_the_time() -> None:
+    """End to end through rows and task grouping: 500 simulated evals with a known mean pass rate."""
+    rng = np.random.default_rng(404)
+    truth, n_tasks, k = 0.6, 80, 4
+    covered = 0
+    for trial in range(500):
+        rates = rng.beta(6.0, 4.0, n_tasks)  # task difficulty around the truth (mean 6 / 10)
+        outcomes = {f"t{t:03d}": [float(x) for x in rng.random(k) < rates[t]] for t in range(n_tasks)}
+        report = pass_at(_rows(outcomes), k=1, draws=1000, seed=trial)
+        low, high = report.ci95
+        covered += low <= truth <= high
+    assert 0.93 <= covered / 500 <= 0.97, covered / 500
