@@ -48,7 +48,9 @@ class CompareRunsReport(BaseModel):
     warnings: list[str] = Field(default_factory=list)
 
     def __getitem__(self, key: str) -> Any:
-        return getattr(self, key)
+        if key in type(self).model_fields:
+            return getattr(self, key)
+        raise KeyError(key)
 
     def __str__(self) -> str:
         if self.delta is None or self.before is None or self.after is None:
