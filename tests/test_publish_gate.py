@@ -221,3 +221,19 @@ def test_bad_arguments_are_config_errors(kwargs: dict, match: str) -> None:
 
 def test_public_name() -> None:
     assert wai.publish_gate is publish_gate
+
+
+def test_stamps_equal_the_ones_optimize_writes() -> None:
+    """One stamp definition: optimize(mode="rl") stamps from the rows it was given, so must the gate."""
+    from whileai_train.checks.optimize import optimize
+
+    rows = _hacked_rows(n_asks=20)
+    for row in rows:
+        row["policy_version"] = "p-1"
+        row["kl"] = 0.01 * row["rollout_index"]
+    kept, _ = optimize(rows, mode="rl")
+    gate = publish_gate(rows, scan=False)
+    stamps = {(row["scenario_id"], row["rollout_index"]): row["calibration"] for row in gate.rows}
+    assert kept
+    for row in kept:
+        assert row["calibration"] == stamps[(row["scenario_id"], row["rollout_index"])]
