@@ -1,4 +1,11 @@
-"""`whileai-train demo`: export tool-using rollouts, train SFT a few steps on a tiny model, show what trained.
+"""`whileai-train demo`: GRPO with a planted reward hack, caught and stopped by the reward monitor.
+
+By default (whileai_train/demos/grpo_monitor.py, recipes/04-train/grpo-monitor/): a tiny model built in code,
+a short SFT warm-up, then GRPO on CPU whose proxy reward pays for a keyword while gold pays for the right
+answer; the monitor names the hack and stops the run, which is in the local store; the report is printed.
+``--clean`` runs the honest variant (no alarm). ``--sft`` (or ``--rows``) runs the SFT export demo below.
+
+The SFT export demo: export tool-using rollouts, train SFT a few steps on a tiny model, show what trained.
 
 Runs on CPU in well under a minute from a fresh install: the model and tokenizer are built in code
 (no hub), the rollouts are generated (a refund desk with lookup/refund tools). It prints the export
@@ -17,14 +24,20 @@ from typing import Any
 
 __all__ = ["HELP", "add_arguments", "run", "sft_export_demo"]
 
-HELP = "export generated tool-using rollouts and train SFT a few steps on a tiny model (CPU, under a minute)"
+HELP = ("GRPO on a tiny model with a planted reward hack, caught and stopped by the reward monitor (CPU, about "
+        "a minute); --clean: honest reward, no alarm; --sft: the SFT export demo")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--clean", action="store_true", help="GRPO demo with an honest proxy: no alarm fires")
+    parser.add_argument("--sft", action="store_true", help="run the SFT export demo instead (export generated "
+                                                           "tool-using rollouts, train SFT, show what trained)")
     parser.add_argument("--out", default=None, help="folder for the exported rows and trainer output "
                                                     "(default: a temporary folder, removed afterwards)")
-    parser.add_argument("--rows", type=int, default=48, help="how many rollouts to generate (default 48)")
-    parser.add_argument("--steps", type=int, default=3, help="SFT steps to train (default 3)")
+    parser.add_argument("--rows", type=int, default=None, help="SFT demo: how many rollouts to generate "
+                                                               "(default 48; implies --sft)")
+    parser.add_argument("--steps", type=int, default=None, help="steps to train (default: 40 GRPO steps at most, "
+                                                                "or 3 SFT steps with --sft)")
 
 
 def _quiet() -> None:
@@ -104,6 +117,13 @@ def sft_export_demo(folder: Path, *, rows: int = 48, steps: int = 3, echo: Any =
 
 
 def run(args: argparse.Namespace) -> int:
+    if not (args.sft or args.rows is not None):
+        _quiet()
+        from whileai_train.demos.grpo_monitor import main as grpo_monitor_demo
+
+        return grpo_monitor_demo(clean=args.clean, max_steps=args.steps or 40, out_dir=args.out)
+    args.rows = 48 if args.rows is None else args.rows
+    args.steps = 3 if args.steps is None else args.steps
     if args.out is not None:
         folder = Path(args.out)
         folder.mkdir(parents=True, exist_ok=True)

@@ -203,15 +203,17 @@ class _Keep:
         return None
 
 
-def main(clean: bool = False) -> int:
-    """Run the demo and print the monitor's report; 0 when the monitor did what the variant expects."""
+def main(clean: bool = False, *, max_steps: int = 40, out_dir: str | None = None) -> int:
+    """Run the demo and print the monitor's report; 0 when the monitor did what the variant expects
+    (the planted hack caught and the run stopped; with clean=True, no alarm and the run done)."""
     from whileai_train.callbacks.monitor_report import format_hack_monitor
 
-    result = run_demo(clean=clean)
+    result = run_demo(clean=clean, max_steps=max_steps, out_dir=out_dir)
     print()
     print(format_hack_monitor(result.monitor.summary()))
     print()
     print(f"run {result.run_id}: {result.run_status} ({result.seconds:.0f} s). See it with `whileai-train runs` "
           "or `whileai-train serve`.")
     fired = bool(result.monitor.summary().alarms)
-    return 0 if fired != clean else 1
+    expected = (not fired and result.run_status == "done") if clean else (fired and result.run_status == "stopped")
+    return 0 if expected else 1

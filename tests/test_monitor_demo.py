@@ -1,0 +1,23 @@
+"""`whileai-train demo` runs the GRPO reward-monitor demo: the planted hack is named and the run stopped."""
+
+from __future__ import annotations
+
+import pytest
+
+from whileai_train.cli import main
+from whileai_train.runs.store import LocalStore
+
+pytestmark = pytest.mark.trainer
+
+
+def test_demo_command_catches_the_planted_hack(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["demo", "--steps", "15"])
+    out = capsys.readouterr()
+    text = out.out + out.err
+    assert code == 0
+    assert "!!! REWARD MONITOR ALARM [" in text
+    assert "REWARD HACKING SUSPECTED" in text and "training stopped" in text
+    assert "word:thanks" in text or "[divergence]" in text
+    (run,) = LocalStore().list_runs()
+    assert run["name"] == "demo-grpo-monitor" and run["status"] == "stopped"
+    assert f"run {run['id']}: stopped" in text
