@@ -135,7 +135,7 @@ def _is_error(result: Any) -> bool:
     return False
 
 
-_CHUNK = 20_000  # rows tokenised at once: bounds the token list (~40 bytes a token) at 1M rows
+_CHUNK = 10_000  # rows tokenised at once: bounds the token list (~45 bytes a token) whatever the size
 _SEPARATOR = "\n\x01\n"  # between rows: a line of its own, a token of its own, and in no ordinary text
 _FENCE = re.compile(rb"```")
 _BULLET_BYTES = re.compile(rb"^[ \t]*(?:[-*]|\xe2\x80\xa2|\d+[.)])[ \t]", re.MULTILINE)
@@ -297,34 +297,45 @@ def _auto_tier(token_ids: np.ndarray, lengths: np.ndarray, vocabulary: list[str]
     n_vocab = len(vocabulary)
     if len(token_ids) == 0 or n_vocab == 0:
         return sp.csr_matrix((n_rows, 0)), []
-    row_of = np.repeat(np.arange(n_rows, dtype=np.int64), lengths)
-    presence = sp.csr_matrix((np.ones(len(token_ids)), (row_of, token_ids)), shape=(n_rows, n_vocab))
+    # tokens are already in row order: the CSR is (ones, token ids, row offsets), no COO copy; int8 data and
+    # int32 indices keep the intermediates small (only which word is in which row matters)
+    # (sum_duplicates sorts the index array in place: it gets its own copy, token_ids keeps the word order)
+    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    presence = sp.csr_matrix((np.ones(len(token_ids), dtype=np.int8), token_ids.astype(np.int32), indptr),
+                             shape=(n_rows, n_vocab))
     presence.sum_duplicates()
     df = np.bincount(presence.indices, minlength=n_vocab)
     word_cols = _top_columns(df, n_rows, top_words)
-    words = presence[:, word_cols]
+    words = presence[:, word_cols].astype(np.float64)
+    del presence
     words.data[:] = 1.0
     names = [f"word:{vocabulary[i]}" for i in word_cols]
 
     # pairs, over the most common words only (a pair is in no more rows than either word)
     cand = _top_columns(df, n_rows + 1, PAIR_CANDIDATE_WORDS)
-    rank = np.full(n_vocab, -1, dtype=np.int64)
-    rank[cand] = np.arange(len(cand))
-    left, right = rank[token_ids[:-1]], rank[token_ids[1:]]
-    keep = (row_of[:-1] == row_of[1:]) & (left >= 0) & (right >= 0)
     n_cand = len(cand)
-    keys = left[keep] * n_cand + right[keep]
-    if len(keys) == 0 or top_pairs <= 0:
+    rank = np.full(n_vocab, -1, dtype=np.int32)
+    rank[cand] = np.arange(n_cand, dtype=np.int32)
+    left, right = rank[token_ids[:-1]], rank[token_ids[1:]]
+    keep = (left >= 0) & (right >= 0)
+    keep[indptr[1:-1][indptr[1:-1] > 0] - 1] = False  # a pair never spans two rows
+    if not keep.any() or top_pairs <= 0:
         return words, names
-    pair_presence = sp.csr_matrix((np.ones(len(keys)), (row_of[:-1][keep], keys)), shape=(n_rows, n_cand * n_cand))
+    keys = (left[keep].astype(np.int64) * n_cand + right[keep]).astype(np.int32)
+    per_row = np.bincount(np.searchsorted(indptr, np.flatnonzero(keep), side="right") - 1, minlength=n_rows)
+    pair_indptr = np.concatenate([[0], np.cumsum(per_row)]).astype(np.int64)
+    del left, right, keep
+    pair_presence = sp.csr_matrix((np.ones(len(keys), dtype=np.int8), keys, pair_indptr),
+                                  shape=(n_rows, n_cand * n_cand))
     pair_presence.sum_duplicates()
     pair_df = np.bincount(pair_presence.indices, minlength=n_cand * n_cand)
     pair_cols = _top_columns(pair_df, n_rows, top_pairs)
-    if len(cand) < np.count_nonzero(df) and len(pair_cols) == top_pairs:
+    if n_cand < np.count_nonzero(df) and len(pair_cols) == top_pairs:
         weakest = pair_df[pair_cols].min()
         if df[cand].min() > weakest:  # a pair of two rarer words could have made the cut: say so
-            notes.append(f"pairs counted over the {len(cand)} most common words only")
-    pairs = pair_presence[:, pair_cols]
+            notes.append(f"pairs counted over the {n_cand} most common words only")
+    pairs = pair_presence[:, pair_cols].astype(np.float64)
+    del pair_presence
     pairs.data[:] = 1.0
     pair_names = [f"pair:{vocabulary[cand[c // n_cand]]} {vocabulary[cand[c % n_cand]]}" for c in pair_cols]
     return sp.hstack([words, pairs], format="csr"), names + pair_names
