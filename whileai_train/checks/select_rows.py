@@ -134,8 +134,13 @@ def read_graded(source: Any, *, what: str) -> GradedRows:
         if lineage is not None and (type(lineage) is dict or isinstance(lineage, Mapping)) \
                 and lineage.get("source") == EVAL_SOURCE:
             eval_list.append(i)
-        if "kl" in row or "markers" in row:
-            kl_list.append((i, _kl(row)))
+        kl = row.get("kl")
+        if kl is None:
+            markers = row.get("markers")
+            if markers:
+                kl = markers.get("kl") if markers.__class__ is dict else _kl(row)
+        if kl is not None:
+            kl_list.append((i, kl if kl.__class__ is float else _kl(row)))
     task_of = np.array(task_list, dtype=np.int64)
     rewards = np.array(reward_list, dtype=float)
     missing = np.isnan(rewards)
