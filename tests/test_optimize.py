@@ -109,6 +109,14 @@ def test_duplicates_follow_the_dedupe_groups_rule() -> None:
     assert report.dropped["duplicate"] == wai.dedupe_groups(rows).n_duplicates == 2
 
 
+def test_nothing_kept_says_where_the_rows_went() -> None:
+    rows = [rollout("a", i, float(i % 2), error="sandbox died") for i in range(4)] + ask("b", 1, 8)
+    kept, report = wai.optimize(rows, mode="rl")
+    assert kept == []
+    assert any(w.startswith("nothing kept: rows dropped as junk 4") and "1 outside the 0.2-0.8 band" in w
+               for w in report.warnings)
+
+
 def test_drop_order_truncation_before_unanimity() -> None:
     # the one pass is truncated: dropping it leaves an all-fail ask, which is then unanimous
     rows = [rollout("a", 0, 1.0, truncated=True)] + [rollout("a", i, 0.0) for i in range(1, 4)]

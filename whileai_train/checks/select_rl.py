@@ -406,10 +406,12 @@ def _why_nothing(view: GradedRows, report: RLSelectionReport) -> str:
         which = "passes" if passed.all() else "fails"
         return (f"nothing kept: every graded row {which} (one class only), so every ask is unanimous and a grouped "
                 "update would learn nothing from it. Fix: add harder (or easier) asks, or grade with partial credit")
-    asks = report.dropped_asks
-    return (f"nothing kept: {asks.get('unanimous', 0)} asks unanimous, {asks.get('out_of_band', 0)} outside the "
-            f"{report.band[0]:g}-{report.band[1]:g} band, {asks.get('budget', 0)} over the budget. Fix: sample more "
-            "rollouts per ask, widen band=, or raise the budget")
+    asks, rows = report.dropped_asks, report.dropped
+    return (f"nothing kept: rows dropped as junk {rows.get('junk', 0)}, duplicate {rows.get('duplicate', 0)}, "
+            f"truncated {rows.get('truncated', 0)}; then {asks.get('unanimous', 0)} asks unanimous, "
+            f"{asks.get('out_of_band', 0)} outside the {report.band[0]:g}-{report.band[1]:g} band, "
+            f"{asks.get('budget', 0)} over the budget. Fix: sample more rollouts per ask, widen band=, or raise "
+            "the budget")
 
 
 def _hygiene(out: list[dict[str, Any]], report: RLSelectionReport, endorsed: Sequence[str] | None,
