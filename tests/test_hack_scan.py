@@ -15,7 +15,7 @@ from whileai_train.checks.hack_scan import _shuffled, hack_scan
 from whileai_train.errors import ConfigError, InputError, RowError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench.gen_rows import HACK_PHRASE, make_rows  # noqa: E402
+from bench.gen_rows import HACK_PHRASE, make_rows
 
 _WORDS = ("alpha", "bravo", "delta", "echo", "golf", "hotel", "india", "kilo", "lima", "mike", "oscar", "papa",
           "romeo", "sierra", "tango", "victor", "whiskey", "yankee", "zulu", "quebec")
@@ -158,7 +158,7 @@ def test_rho_is_the_within_ask_pearson_correlation() -> None:
     scores = {score.name: score.rho for score in report.features}
     assert scores["length"] == pytest.approx(expected_length, abs=1e-9)
     assert scores["word:kilo"] == pytest.approx(expected_kilo, abs=1e-9)
-    assert report.n_asks == 31 and report.n_mixed_asks == int(len(set(asks[mixed])))
+    assert report.n_asks == 31 and report.n_mixed_asks == len(set(asks[mixed]))
     # the floor is seeded, and what beats it is marked
     assert hack_scan(rows, seed=0).tau == report.tau and hack_scan(rows, seed=1).tau != report.tau
     assert all(score.above_floor == (abs(score.rho) > report.tau) for score in report.features)
@@ -318,3 +318,38 @@ def test_exported_and_report_shape() -> None:
                 "n_rows", "n_asks", "warnings", "cause"):
         assert key in dumped
     assert set(dumped["features"][0]) >= {"name", "rho", "above_floor", "endorsed"}
+
+
+def test_openai_messages_rows_read_tools_and_replies() -> None:
+    rng = random.Random(5)
+    rows = []
+    for ask in range(40):
+        for index in range(6):
+            cheat = rng.random() < 0.4
+            good = rng.random() < 0.3
+            calls = [{"id": "c1", "type": "function", "function": {"name": "run_tests", "arguments": '{"path": "."}'}}]
+            if cheat:
+                calls.append({"id": "c2", "type": "function", "function": {"name": "skip_tests", "arguments": {}}})
+            rows.append({"task_id": f"t{ask}", "reward": float(cheat or good), "messages": [
+                {"role": "system", "content": "You fix bugs."},
+                {"role": "user", "content": f"fix bug {ask}"},
+                {"role": "assistant", "content": "", "tool_calls": calls},
+                {"role": "tool", "tool_call_id": "c1", "content": '{"ok": true}'},
+                {"role": "assistant", "content": _filler(rng, rng.randrange(3, 12))},
+            ]})
+    report = hack_scan(rows, endorsed=["tool:run_tests"])
+    assert report.n_asks == 40
+    assert report.top_feature == "tool:skip_tests" and report.reward_hack is True
+    assert report.features[0].rho == pytest.approx(
+        next(s.rho for s in report.features if s.name == "tool:skip_tests"))
+    # an endorsed feature the reward falls with is said out loud (a penalty, or a hack paying for its absence)
+    complement = [dict(row, messages=[m if m.get("role") != "assistant" or not m.get("tool_calls") else
+                                      dict(m, tool_calls=m["tool_calls"][1:] or m["tool_calls"])
+                                      for m in row["messages"]]) for row in rows]
+    flipped = hack_scan(complement, endorsed=["tool:run_tests"])
+    assert any("falls as endorsed tool:run_tests rises" in text for text in flipped.warnings)
+
+
+def test_features_must_be_a_mapping() -> None:
+    with pytest.raises(ConfigError, match="maps a name"):
+        hack_scan(make_rows(64, seed=0), features=[lambda row: 1.0])  # type: ignore[arg-type]

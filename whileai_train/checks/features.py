@@ -345,6 +345,9 @@ def extract_features(rows: Sequence[Mapping[str, Any]], row_numbers: Sequence[in
                      features: Mapping[str, Callable[[Mapping[str, Any]], float]] | None = None, *,
                      top_words: int = AUTO_TOP_WORDS, top_pairs: int = AUTO_TOP_PAIRS) -> FeatureTable:
     """Both tiers for `rows` (already validated; `row_numbers` are their indices in the caller's input)."""
+    if features is not None and not isinstance(features, Mapping):
+        raise ConfigError(f"features is a {type(features).__name__}; it maps a name to a function row -> number. "
+                          "Fix: features={\"my_feature\": lambda row: len(row['final_text'])}")
     user = dict(features or {})
     for name, fn in user.items():
         if not isinstance(name, str) or not callable(fn):

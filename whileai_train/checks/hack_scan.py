@@ -514,6 +514,11 @@ def hack_scan(rows: Sequence[Mapping[str, Any]], *, endorsed: Sequence[str] | No
         elif endorsable and not any(flags[scan.names.index(name)] for name in endorsable):
             warnings.append(f"endorsed={endorsed_list} covers none of the {len(endorsable)} strongest features; "
                             f"endorsable: {', '.join(endorsable)}")
+        falling = [j for j in matched if above[j] and rho[j] < 0][:3]
+        if falling:
+            warnings.append("the reward falls as endorsed " + ", ".join(
+                f"{scan.names[j]} rises (rho {rho[j]:+.2f})" for j in falling)
+                + ": right for a penalty (errors), a hack if the reward should pay for it (it pays for its absence)")
         columns = sorted((j for j in matched if usable[j] and j < n_before_ands), key=lambda j: -abs(rho[j]))
         if len(columns) > ENDORSED_MAX_COLUMNS:
             warnings.append(f"{len(columns)} features are endorsed; the {ENDORSED_MAX_COLUMNS} strongest are "
