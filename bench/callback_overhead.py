@@ -18,8 +18,9 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 TARGET_P50_US, TARGET_P99_US, TARGET_MAX_MS, TARGET_STEP_RATIO = 5.0, 50.0, 5.0, 1.01
 

@@ -49,8 +49,9 @@ def logged_points(run: Any) -> int:
 
 
 def test_trainer_to_local_store(tiny_model: Any, tiny_tokenizer: Any, tmp_path: Path) -> None:
-    import whileai_train as wai
     from transformers import Trainer
+
+    import whileai_train as wai
 
     cb = wai.WhileCallback(name="local-trainer", config=FAST)
     trainer = Trainer(model=tiny_model, args=trainer_args(tmp_path), train_dataset=lm_dataset(tiny_tokenizer),
@@ -77,9 +78,10 @@ def test_trainer_to_local_store(tiny_model: Any, tiny_tokenizer: Any, tmp_path: 
 
 def test_sft_trainer_to_http_server(tiny_model: Any, tiny_tokenizer: Any, tmp_path: Path,
                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    import whileai_train as wai
     from datasets import Dataset
     from trl import SFTConfig, SFTTrainer
+
+    import whileai_train as wai
 
     server = FaultyServer(tmp_path / "server.db")
     try:
@@ -192,8 +194,9 @@ def test_subclass_stop_records_reason(tiny_model: Any, tiny_tokenizer: Any, tmp_
 
 def test_checkpoint_resume_continues_the_same_run(tiny_model: Any, tiny_tokenizer: Any, tiny_dir: Path,
                                                   tmp_path: Path) -> None:
-    import whileai_train as wai
     from transformers import AutoModelForCausalLM, TrainerCallback
+
+    import whileai_train as wai
 
     class CrashAt3(TrainerCallback):
         def on_step_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
@@ -203,9 +206,8 @@ def test_checkpoint_resume_continues_the_same_run(tiny_model: Any, tiny_tokenize
     cb = wai.WhileCallback(name="resumed", config=FAST)
     first = _trainer(tiny_model, tiny_tokenizer, tmp_path, [cb, CrashAt3()], max_steps=4, save_strategy="steps",
                      save_steps=2)
-    with pytest.raises(KeyboardInterrupt):
-        with wai.track(first):
-            first.train()
+    with pytest.raises(KeyboardInterrupt), wai.track(first):
+        first.train()
     run_id = cb.run.id
     assert LocalStore().get_run(run_id)["status"] == "failed"
 
@@ -220,3 +222,55 @@ def test_checkpoint_resume_continues_the_same_run(tiny_model: Any, tiny_tokenize
     points = LocalStore().points(run_id)
     assert [p["step"] for p in points] == [1, 2, 3, 4]  # the crash came before step 3 was logged
     assert len({p["seq"] for p in points}) == 4
+
+
+def test_every_numeric_trl_key_is_kept_with_readable_names() -> None:
+    """The keys GRPOTrainer 1.16 logs (FACTS.md) and eval_* keys reach the run; the end totals go to the summary."""
+    from transformers import TrainerControl, TrainerState, TrainingArguments
+
+    import whileai_train as wai
+    from whileai_train.runs.sinks import MemorySink
+
+    sink = MemorySink()
+    cb = wai.WhileCallback(run=wai.run(name="grpo-keys", sink=sink, config=FAST))
+    logs = {"loss": 0.1, "grad_norm": 1.5, "learning_rate": 1e-6, "num_tokens": 1234.0,
+            "completions/mean_length": 40.0, "completions/min_length": 10.0, "completions/max_length": 90.0,
+            "completions/mean_terminated_length": 38.0, "completions/clipped_ratio": 0.1,
+            "rewards/exact_match/mean": 0.4, "rewards/exact_match/std": 0.2, "reward": 0.4, "reward_std": 0.2,
+            "frac_reward_zero_std": 0.25, "entropy": 1.2, "step_time": 0.8, "epoch": 0.5, "kl": 0.01,
+            "clip_ratio/low_mean": 0.0, "clip_ratio/high_mean": 0.0, "clip_ratio/region_mean": 0.0,
+            "clip_ratio/low_min": 0.0, "clip_ratio/high_max": 0.0}
+    state, control = TrainerState(), TrainerControl()
+    state.global_step, state.max_steps = 7, 10
+    args = TrainingArguments(output_dir="unused", report_to="none", use_cpu=True)
+    cb.on_log(args, state, control, logs=dict(logs))
+    cb.on_log(args, state, control, logs={"eval_loss": 0.3, "eval_runtime": 0.1, "epoch": 0.5})
+    cb.on_log(args, state, control, logs={"train_runtime": 12.5, "train_loss": 0.2, "total_flos": 10.0,
+                                          "epoch": 1.0})
+    cb.on_train_end(args, state, control)
+    first, second = (sink.points[cb.run.id][s] for s in (0, 1))
+    expected = {("lr" if k == "learning_rate" else k) for k in logs}
+    assert expected | {"step", "ts", "seq"} == set(first)
+    assert first["lr"] == 1e-6 and first["step"] == 7 and second["eval_loss"] == 0.3
+    assert len(sink.points[cb.run.id]) == 2
+    summary = sink.runs[cb.run.id]["summary"]
+    assert summary["train_runtime"] == 12.5 and summary["train_loss"] == 0.2
+    assert sink.runs[cb.run.id]["status"] == "stopped"  # 7 of 10 steps: ended early
+    assert summary["stop_reason"].startswith("training stopped at step 7 of 10")
+
+
+def test_a_crash_without_track_is_finished_failed_at_exit(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "crash.py"
+    script.write_text("import whileai_train as wai\nrun = wai.run(name='no-track')\nrun.log(1, loss=1.0)\n"
+                      "raise RuntimeError('reward function exploded')\n")
+    done = subprocess.run([sys.executable, str(script)], env=dict(os.environ), capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 1 and "reward function exploded" in done.stderr
+    (record,) = LocalStore().list_runs()
+    full = LocalStore().get_run(record["id"])
+    assert full["status"] == "failed" and full["error"] == "RuntimeError: reward function exploded"
+    assert full["points_count"] == 1

@@ -111,10 +111,9 @@ def test_run_to_local_store_keeps_numbers_only(capsys: pytest.CaptureFixture[str
 
 
 def test_context_manager_finishes_failed_with_the_error() -> None:
-    with pytest.raises(ValueError, match="bad batch"):
-        with wai.run(name="ctx", config=FAST) as run:
-            run.log(0, loss=1.0)
-            raise ValueError("bad batch")
+    with pytest.raises(ValueError, match="bad batch"), wai.run(name="ctx", config=FAST) as run:
+        run.log(0, loss=1.0)
+        raise ValueError("bad batch")
     record = LocalStore().get_run(run.id)
     assert record["status"] == "failed" and record["error"] == "ValueError: bad batch"
     with wai.run(name="ok", config=FAST) as ok:

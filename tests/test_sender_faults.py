@@ -8,8 +8,9 @@ through SenderConfig so every test takes seconds.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -36,8 +37,9 @@ def server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
 def train(tiny_model: Any, tiny_tokenizer: Any, tmp_path: Path, *, at_step: dict[int, Callable[[], None]] | None = None,
           config: SenderConfig = FAST, steps: int = 4) -> Any:
     """Train `steps` steps with WhileCallback; `at_step[k]()` runs at the end of step k. Returns the callback."""
-    import whileai_train as wai
     from transformers import Trainer, TrainerCallback
+
+    import whileai_train as wai
 
     actions = at_step or {}
 

@@ -36,7 +36,8 @@ from typing import Any
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 from transformers.trainer_callback import ExportableState
 
-from whileai_train.runs.run import Run, run as open_run
+from whileai_train.runs.run import Run
+from whileai_train.runs.run import run as open_run
 
 __all__ = ["WhileCallback", "track"]
 
@@ -116,7 +117,8 @@ class WhileCallback(TrainerCallback, ExportableState):
             return self._saved_run if state.global_step > 0 else None
         if state.global_step <= 0:
             return None
-        saved = (state.stateful_callbacks or {}).get(type(self).__name__)
+        stored: Any = state.stateful_callbacks or {}
+        saved = stored.get(type(self).__name__) if isinstance(stored, dict) else None
         for entry in saved if isinstance(saved, list) else [saved]:
             found = ((entry or {}).get("attributes") or {}).get("_saved_run")
             if found:
@@ -178,13 +180,13 @@ class WhileCallback(TrainerCallback, ExportableState):
 
 
 def _default_name(args: TrainingArguments) -> str:
-    from pathlib import Path  # noqa: PLC0415
+    from pathlib import Path
 
     out = getattr(args, "output_dir", None)
     return Path(out).name if out else "train"
 
 
-class track:  # noqa: N801  (used as a function: `with wai.track(trainer): ...`)
+class track:
     """Finish the trainer's run "failed" with the error when `trainer.train()` raises.
 
     transformers calls no callback on an exception, so without this a crashed run would stay "running"

@@ -17,7 +17,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from whileai_train.runs.store import LocalStore, default_store_path  # noqa: PLC0415
+    from whileai_train.runs.store import LocalStore, default_store_path
 
     if not default_store_path().exists():
         print(f"no local runs yet ({default_store_path()} does not exist)")

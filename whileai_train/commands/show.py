@@ -17,7 +17,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from whileai_train.runs.store import LocalStore, default_store_path  # noqa: PLC0415
+    from whileai_train.runs.store import LocalStore, default_store_path
 
     record = LocalStore().get_run(args.run_id, last_points=args.points) if default_store_path().exists() else None
     if record is None:

@@ -14,7 +14,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from whileai_train.runs.sync import sync_spool  # noqa: PLC0415
+    from whileai_train.runs.sync import sync_spool
 
     result = sync_spool(url=args.url)
     if not (result.synced or result.skipped or result.failed):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass
+from typing import Any
 
 from whileai_train.runs.defaults import GPU_PRICE_DATE, GPU_PRICE_SOURCE, GPU_USD_PER_HOUR
 
@@ -32,10 +33,10 @@ def detect_gpu() -> tuple[str, int]:
     The count is what this node's process sees, or WORLD_SIZE under a launcher when larger (one GPU per rank).
     torch is imported only here, and only if the caller has not imported it: a job without torch is "cpu".
     """
-    torch = sys.modules.get("torch")
+    torch: Any = sys.modules.get("torch")
     if torch is None:
         try:
-            import torch  # noqa: PLC0415  (lazy on purpose: `import whileai_train` must not pull torch)
+            import torch  # lazy on purpose: `import whileai_train` must not pull torch
         except ImportError:
             return "cpu", 0
     try:
@@ -43,7 +44,7 @@ def detect_gpu() -> tuple[str, int]:
             return "cpu", 0
         name = str(torch.cuda.get_device_name(0))
         count = int(torch.cuda.device_count())
-    except Exception:  # a broken driver is "no GPU" for costing, never an error in training
+    except Exception:  # noqa: BLE001  (a broken driver is "no GPU" for costing, never an error in training)
         return "cpu", 0
     world = int(os.environ.get("WORLD_SIZE", "1") or 1)
     return gpu_kind(name) or name, max(count, world)

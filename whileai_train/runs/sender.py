@@ -42,7 +42,7 @@ def encode_point(point: dict[str, Any], meter: CostMeter | None = None, started:
     out: dict[str, Any] = {}
     for key, value in point.items():
         if type(value) not in _NUMBER_TYPES:
-            if isinstance(value, bool) or isinstance(value, (str, bytes, dict, list, tuple)) or value is None:
+            if isinstance(value, (bool, str, bytes, dict, list, tuple)) or value is None:
                 continue
             try:
                 value = float(value)  # numpy scalars, 0-d tensors
@@ -132,7 +132,7 @@ class Sender:
         with self._flush_lock:
             try:
                 self._flush_locked()
-            except Exception as exc:  # never let the flush thread die silently
+            except Exception as exc:  # noqa: BLE001  (never let the flush thread die silently)
                 self._warn_once("flush", f"whileai: could not write run points ({type(exc).__name__}: {exc}); "
                                          "training goes on, points are kept in memory and retried")
 
@@ -213,7 +213,7 @@ class Sender:
                 self._done.set()
         except SendError as exc:
             return self._failed(exc)
-        except Exception as exc:  # a sink bug or a disk error: warn, keep the points, try again later
+        except Exception as exc:  # noqa: BLE001  (a sink bug or a disk error: warn, keep the points, try again later)
             return self._failed(SendError(f"{type(exc).__name__}: {exc}"))
         if self._failing_since is not None:
             logger.warning("whileai: %s is reachable again after %.0f s; the points kept meanwhile are sent",

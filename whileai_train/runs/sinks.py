@@ -147,7 +147,7 @@ class HttpSink:
 
     def __init__(self, url: str, credential: Credential, *, connect_timeout_s: float = 2.0,
                  read_timeout_s: float = 5.0) -> None:
-        import httpx  # noqa: PLC0415  (only a platform run pays for it)
+        import httpx
 
         self.where = url
         self._credential = credential
@@ -171,7 +171,7 @@ class HttpSink:
             response = self._client.post(path, **kwargs)
         except httpx.HTTPError as exc:  # connect refused, timeout, dropped connection, protocol error
             raise SendError(redact(f"{type(exc).__name__}: {exc}", self._credential)) from None
-        except Exception as exc:  # anything else from the transport is still a failed send, not a crash
+        except Exception as exc:  # noqa: BLE001  (anything else from the transport is a failed send, not a crash)
             raise SendError(redact(f"{type(exc).__name__}: {exc}", self._credential)) from None
         status = response.status_code
         if status == 429:
@@ -234,7 +234,7 @@ def _retry_after(value: str | None) -> float | None:
         return max(0.0, float(value))
     except ValueError:
         pass
-    from email.utils import parsedate_to_datetime  # noqa: PLC0415
+    from email.utils import parsedate_to_datetime
 
     try:
         return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())

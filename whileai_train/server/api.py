@@ -119,7 +119,7 @@ def make_handler(api: RunsAPI) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002  (quiet; never logs headers)
+        def log_message(self, format: str, *args: Any) -> None:
             pass
 
         def _respond(self, status: int, payload: dict[str, Any]) -> None:
@@ -140,10 +140,10 @@ def make_handler(api: RunsAPI) -> type[BaseHTTPRequestHandler]:
             status, payload = api.handle(method, self.path, headers, body)
             self._respond(status, payload)
 
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             self._dispatch("GET")
 
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             self._dispatch("POST")
 
     return Handler
