@@ -20,6 +20,7 @@ Probes (product text, "Trust the numbers"):
 A hole is named in ``exploitable_by`` at a rate of 10% or more with at least PROBE_MIN_N (20) rows in the
 denominator; under that the probe reads "low power" and is not flagged. The failing and passing rows are
 sampled separately (``sample`` of each), so a judge that passes most rows still reaches 20 failing rows.
+Cost: about (1 + probes) x 2 x sample judge calls (640 with the defaults); warm a hosted judge up first.
 """
 
 from __future__ import annotations
