@@ -7,6 +7,7 @@ from __future__ import annotations
 
 __all__ = [
     "AND_PARENTS",
+    "AND_REDUNDANT",
     "AUTO_TOP_PAIRS",
     "AUTO_TOP_WORDS",
     "DEGENERATE_RHO",
@@ -19,8 +20,8 @@ __all__ = [
     "NEAR_DUP_JACCARD",
     "NEAR_DUP_PERMUTATIONS",
     "NEAR_DUP_SHINGLE",
-    "PASS_THRESHOLD",
     "PAIR_CANDIDATE_WORDS",
+    "PASS_THRESHOLD",
     "SHOW",
     "SHUFFLES",
     "STRONG_FEATURES",
@@ -43,6 +44,12 @@ PAIR_CANDIDATE_WORDS = 1000
 # "pairwise ANDs that beat both parents" (product text): ANDs are tried between the strongest binary features
 # (20 parents -> 190 ANDs; measured to cost ~0.1 s at 100k rows).
 AND_PARENTS = 20
+
+# An AND whose within-ask column correlates at least this much with one of the strongest existing features
+# (two words of a stock phrase and the phrase's pair: "this & for" against "pair:this for" measured 0.93) is
+# mostly that feature again and is not listed. Our choice, not a paper's: a planted two-part interaction
+# correlates ~0.6 with either part, so 0.9 keeps real interactions and drops renamed phrases.
+AND_REDUNDANT = 0.9
 
 # Shuffles of reward within ask for the noise floor tau. tau is the largest |rho| any feature reaches against a
 # shuffled reward over all shuffles: the max-statistic permutation floor (Westfall & Young 1993), so with 20

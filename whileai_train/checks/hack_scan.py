@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 
 from whileai_train.checks.defaults import (
     AND_PARENTS,
+    AND_REDUNDANT,
     DEGENERATE_RHO,
     DISCRETE_VALUES,
     ENDORSED_MAX_COLUMNS,
@@ -322,6 +323,18 @@ def _ands(scan: _Scan, rho: np.ndarray) -> tuple[sp.csr_matrix, list[str], list[
                 found.append((a, b))
     if not found:
         return sp.csr_matrix((len(scan.inv), 0)), [], []
+    # an AND that is (almost) a feature we already have, e.g. two adjacent words = their pair, adds a name, not a
+    # finding: keep only ANDs unlike every one of the strongest existing features
+    existing = [scan.column(j) for j in np.argsort(-np.abs(np.where(scan.ss > 0, rho, 0.0)), kind="stable")[:AND_PARENTS]]
+    novel = []
+    for a, b in found:
+        column = block[:, a] * block[:, b]
+        centred = column - (np.bincount(scan.inv, weights=column, minlength=scan.n_groups) / scan.sizes)[scan.inv]
+        if not any(_similar(centred, other, AND_REDUNDANT) for other in existing):
+            novel.append((a, b))
+    found = novel
+    if not found:
+        return sp.csr_matrix((len(scan.inv), 0)), [], []
     matrix = sp.csr_matrix(np.column_stack([block[:, a] * block[:, b] for a, b in found]))
     names = [f"{scan.names[parents[a]]} & {scan.names[parents[b]]}" for a, b in found]
     return matrix, names, [(parents[a], parents[b]) for a, b in found]
@@ -384,10 +397,15 @@ def _priority(name: str) -> tuple[int, int]:
     return rank, -len(name)
 
 
+def _similar(a: np.ndarray, b: np.ndarray, level: float) -> bool:
+    """|corr| of two centred columns is at least `level`."""
+    norm = math.sqrt(vector_dot(a, a) * vector_dot(b, b))
+    return norm > 0 and abs(vector_dot(a, b)) / norm >= level
+
+
 def _same_column(a: np.ndarray, b: np.ndarray) -> bool:
     """The two centred columns are one up to scale and sign (|corr| = 1): the same explanation twice."""
-    norm = math.sqrt(vector_dot(a, a) * vector_dot(b, b))
-    return norm > 0 and abs(vector_dot(a, b)) / norm >= 1.0 - 1e-9
+    return _similar(a, b, 1.0 - 1e-9)
 
 
 def _empty(verdict: str, cause: str, n_rows: int, n_asks: int, endorsed: list[str] | None,
@@ -555,6 +573,9 @@ def hack_scan(rows: Sequence[Mapping[str, Any]], *, endorsed: Sequence[str] | No
             elif rivals:
                 warnings.append(f"beyond the endorsed features the reward also pays for {', '.join(rivals[:5])}")
 
+    if top is not None and not degenerate and ranked and ranked[0] != top:  # the named top feature leads the list
+        ranked.remove(top)
+        ranked.insert(0, top)
     scores = [FeatureScore.model_construct(name=scan.names[j], rho=float(rho[j]), above_floor=bool(above[j]),
                                            endorsed=bool(flags[j]),
                                            partial_rho=None if partial is None else float(partial[j]))
