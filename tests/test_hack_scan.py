@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 import whileai_train as wai
-from whileai_train.checks.hack_scan import _shuffled, hack_scan
+from whileai_train.checks.hack_scan import hack_scan
+from whileai_train.checks.scan_stats import shuffled
 from whileai_train.errors import ConfigError, InputError, RowError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -168,10 +169,10 @@ def test_shuffle_permutes_only_within_ask() -> None:
     rng = np.random.default_rng(0)
     inv = np.array([2, 0, 1, 0, 2, 2, 1, 0, 0])
     values = np.arange(len(inv), dtype=float)
-    shuffled = _shuffled(values, inv, np.argsort(inv, kind="stable"), rng)
+    permuted = shuffled(values, inv, np.argsort(inv, kind="stable"), rng)
     for ask in range(3):
-        assert sorted(shuffled[inv == ask]) == sorted(values[inv == ask])
-    assert not np.array_equal(shuffled, values)
+        assert sorted(permuted[inv == ask]) == sorted(values[inv == ask])
+    assert not np.array_equal(permuted, values)
 
 
 def test_reward_scale_does_not_change_the_ranking() -> None:

@@ -5,9 +5,10 @@ Reward and every feature (checks/features.py: the hand tier and the auto tier) a
 asks whose reward never varies teach nothing and are left out. Features are ranked by their correlation with
 reward and compared to a noise floor tau: the largest |rho| any feature reaches when reward is shuffled within ask
 (a max-statistic permutation floor, Westfall & Young 1993). With ``endorsed`` (substrings of the feature names the
-reward should track) the scan regresses the endorsed features out of the reward and asks whether anything else is
-still paid for: ``reward_hack``, ``integrity`` and ``rivals``. When a few distinct trajectories per ask make several
-features tie at the top, the scan says ``degenerate`` and names the cause instead of picking one.
+reward should track) the scan fits the endorsed features within ask, takes that fit out of the reward and asks
+whether anything else is still paid for: ``reward_hack``, ``integrity`` and ``rivals``. When a few distinct
+trajectories per ask make several features tie at the top, the scan says ``degenerate`` and names the cause
+instead of picking one. The numbers live in checks/scan_stats.py, the features in checks/features.py.
 """
 
 from __future__ import annotations
@@ -18,28 +19,29 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 from pydantic import BaseModel, Field
 
 from whileai_train.checks.defaults import (
-    AND_PARENTS,
-    AND_REDUNDANT,
     DEGENERATE_RHO,
-    DISCRETE_VALUES,
     ENDORSED_MAX_COLUMNS,
     LOW_DISTINCT_PER_ASK,
     SHOW,
-    SHUFFLES,
     STRONG_FEATURES,
     TIE_TOLERANCE,
 )
-from whileai_train.checks.features import FeatureTable, extract_features, vector_dot
+from whileai_train.checks.features import extract_features
+from whileai_train.checks.scan_stats import (
+    Scan,
+    ands,
+    distinct_per_ask,
+    explained,
+    priority,
+    same_column,
+)
 from whileai_train.errors import ConfigError, InputError, RowError
 from whileai_train.rows import task_key
 
 __all__ = ["FeatureScore", "HackScanReport", "hack_scan"]
-
-_EPS = 1e-12
 
 
 class FeatureScore(BaseModel):
@@ -182,232 +184,6 @@ def _graded(rows: Any) -> tuple[list[Mapping[str, Any]], list[int], np.ndarray, 
     return kept, numbers, np.frombuffer(rewards, dtype=np.float64), asks, warnings
 
 
-# ---------------------------------------------------------------------------------------------- numbers
-
-
-def _center_dense(dense: np.ndarray, inv: np.ndarray, n_groups: int) -> np.ndarray:
-    """Each column minus its ask mean over present values; a missing value centres to 0 (carries no contrast)."""
-    out = np.empty_like(dense)
-    for j in range(dense.shape[1]):
-        x = dense[:, j]
-        present = np.isfinite(x)
-        values = np.where(present, x, 0.0)
-        counts = np.bincount(inv, weights=present, minlength=n_groups)
-        means = np.bincount(inv, weights=values, minlength=n_groups) / np.maximum(counts, 1.0)
-        out[:, j] = np.where(present, x - means[inv], 0.0)
-    return out
-
-
-def _binary_ss(binary: sp.csr_matrix, groups: sp.csr_matrix, sizes: np.ndarray) -> np.ndarray:
-    """Within-ask sum of squares of 0/1 columns: sum(x) - sum over asks of count^2 / size."""
-    if binary.shape[1] == 0:
-        return np.zeros(0)
-    per_ask = (groups.T @ binary).tocsr()
-    per_ask.data **= 2
-    between = np.asarray(per_ask.T @ (1.0 / sizes)).ravel()
-    return np.asarray(binary.sum(axis=0)).ravel() - between
-
-
-def _shuffled(values: np.ndarray, inv: np.ndarray, order: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """`values` permuted within each ask (rows of an ask swap values among themselves only).
-
-    Sorting ask + U(0,1) lists the rows ask by ask in random order; `order` lists them ask by ask in their own
-    order; the two blocks of each ask have the same size, so pairing them up permutes within asks.
-    """
-    perm = np.argsort(inv + rng.random(len(inv)))
-    out = np.empty_like(values)
-    out[order] = values[perm]
-    return out
-
-
-class _Scan:
-    """The centred matrices of one scan and the products every statistic needs."""
-
-    def __init__(self, table: FeatureTable, inv: np.ndarray, n_groups: int, yc: np.ndarray) -> None:
-        self.inv, self.n_groups = inv, n_groups
-        self.sizes = np.bincount(inv, minlength=n_groups).astype(np.float64)
-        n = len(inv)
-        self.groups = sp.csr_matrix((np.ones(n), (np.arange(n), inv)), shape=(n, n_groups))
-        self.table_dense = table.dense
-        self.dense = _center_dense(table.dense, inv, n_groups)
-        self.binary = table.binary
-        self.names = list(table.dense_names) + list(table.binary_names)
-        self.n_dense = len(table.dense_names)
-        ss = np.concatenate([(self.dense ** 2).sum(axis=0), _binary_ss(table.binary, self.groups, self.sizes)])
-        self.ss = np.where(ss > 1e-9, ss, 0.0)
-        self.yc = yc
-        self.ss_y = vector_dot(yc, yc)
-        self.order = np.argsort(inv, kind="stable")
-        self._csc: sp.csc_matrix | None = None
-
-    def dots(self, y: np.ndarray) -> np.ndarray:
-        """x . y for every feature column (centring x is not needed when y sums to 0 within each ask).
-
-        `y` is one vector (-> one value per feature) or n x m (-> features x m)."""
-        out = np.concatenate([self.dense.T @ y, np.asarray(self.binary.T @ y)])
-        return out.ravel() if y.ndim == 1 else out
-
-    def rho(self, y: np.ndarray) -> np.ndarray:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out = self.dots(y) / np.sqrt(self.ss * self.ss_y)
-        return np.where(self.ss > 0, out, 0.0)
-
-    def add_binary(self, columns: sp.csr_matrix, names: list[str]) -> None:
-        self.binary = sp.hstack([self.binary, columns], format="csr")
-        self.names += names
-        ss = _binary_ss(columns, self.groups, self.sizes)
-        self.ss = np.concatenate([self.ss, np.where(ss > 1e-9, ss, 0.0)])
-
-    def column(self, j: int) -> np.ndarray:
-        """Feature j centred within ask (for alias checks and least squares)."""
-        if j < self.n_dense:
-            return self.dense[:, j]
-        if self._csc is None or self._csc.shape != self.binary.shape:
-            self._csc = self.binary.tocsc()
-        x = self._csc[:, j - self.n_dense].toarray().ravel()
-        means = np.bincount(self.inv, weights=x, minlength=self.n_groups) / self.sizes
-        return x - means[self.inv]
-
-    def raw(self, j: int) -> np.ndarray:
-        """Feature j as read (not centred); NaN where missing."""
-        if j < self.n_dense:
-            return self.table_dense[:, j]
-        if self._csc is None or self._csc.shape != self.binary.shape:
-            self._csc = self.binary.tocsc()
-        return self._csc[:, j - self.n_dense].toarray().ravel()
-
-    def floor(self, y: np.ndarray, rng: np.random.Generator, mask: np.ndarray | None = None,
-              cells: np.ndarray | None = None) -> float:
-        """Largest |x . y_shuffled| / sqrt(ss_x ss_y) over features (in `mask`) and SHUFFLES shuffles.
-
-        `y` is shuffled within ask, or within `cells` (finer groups) when given."""
-        usable = self.ss > 0 if mask is None else (self.ss > 0) & mask
-        groups = self.inv if cells is None else cells
-        order = self.order if cells is None else np.argsort(cells, kind="stable")
-        if not usable.any() or self.ss_y <= _EPS:
-            return 0.0
-        scale = np.sqrt(self.ss[usable] * self.ss_y)[:, None]
-        best = 0.0
-        for start in range(0, SHUFFLES, 10):  # ten shuffles per sparse product (one pass over the matrix)
-            batch = np.column_stack([_shuffled(y, groups, order, rng)
-                                     for _ in range(min(10, SHUFFLES - start))])
-            best = max(best, float(np.max(np.abs(self.dots(batch)[usable] / scale))))
-        return best
-
-
-def _ands(scan: _Scan, rho: np.ndarray) -> tuple[sp.csr_matrix, list[str], list[tuple[int, int]]]:
-    """ANDs of the strongest 0/1 features whose |rho| beats both parents' (the interactions nobody listed)."""
-    first = scan.n_dense
-    strength = np.abs(rho[first:])
-    strength[scan.ss[first:] <= 0] = 0.0
-    parents = [first + j for j in np.argsort(-strength, kind="stable")[:AND_PARENTS] if strength[j] > 0]
-    if len(parents) < 2:
-        return sp.csr_matrix((len(scan.inv), 0)), [], []
-    if scan._csc is None or scan._csc.shape != scan.binary.shape:
-        scan._csc = scan.binary.tocsc()
-    block = scan._csc[:, [p - first for p in parents]].toarray()
-    column_counts = block.sum(axis=0)
-    found: list[tuple[int, int]] = []
-    for a in range(len(parents) - 1):
-        both = block[:, a + 1:] * block[:, a:a + 1]  # AND of parent a with every later parent
-        counts = both.sum(axis=0)
-        per_ask = np.asarray(scan.groups.T @ both)
-        ss = counts - (per_ask * per_ask / scan.sizes[:, None]).sum(axis=0)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            value = (scan.yc @ both) / np.sqrt(ss * scan.ss_y)
-        for offset in range(len(counts)):
-            b = a + 1 + offset
-            if counts[offset] in (0, column_counts[a], column_counts[b]) or ss[offset] <= 1e-9:
-                continue  # empty, or the same column as a parent: cannot beat it
-            if abs(value[offset]) > max(abs(rho[parents[a]]), abs(rho[parents[b]])) + TIE_TOLERANCE:
-                found.append((a, b))
-    if not found:
-        return sp.csr_matrix((len(scan.inv), 0)), [], []
-    # an AND that is (almost) a feature we already have, e.g. two adjacent words = their pair, adds a name, not a
-    # finding: keep only ANDs unlike every one of the strongest existing features
-    existing = [scan.column(j) for j in np.argsort(-np.abs(np.where(scan.ss > 0, rho, 0.0)), kind="stable")[:AND_PARENTS]]
-    novel = []
-    for a, b in found:
-        column = block[:, a] * block[:, b]
-        centred = column - (np.bincount(scan.inv, weights=column, minlength=scan.n_groups) / scan.sizes)[scan.inv]
-        if not any(_similar(centred, other, AND_REDUNDANT) for other in existing):
-            novel.append((a, b))
-    found = novel
-    if not found:
-        return sp.csr_matrix((len(scan.inv), 0)), [], []
-    matrix = sp.csr_matrix(np.column_stack([block[:, a] * block[:, b] for a, b in found]))
-    names = [f"{scan.names[parents[a]]} & {scan.names[parents[b]]}" for a, b in found]
-    return matrix, names, [(parents[a], parents[b]) for a, b in found]
-
-
-def _distinct_per_ask(trajectory: np.ndarray, inv: np.ndarray, n_groups: int) -> float:
-    order = np.lexsort((trajectory, inv))
-    g, t = inv[order], trajectory[order]
-    new = np.ones(len(g), dtype=bool)
-    new[1:] = (g[1:] != g[:-1]) | (t[1:] != t[:-1])
-    return float(np.median(np.bincount(g[new], minlength=n_groups)))
-
-
-def _explained(scan: _Scan, columns: list[int]) -> tuple[float, np.ndarray, np.ndarray]:
-    """How much of the within-ask reward `columns` explain: R^2, the residual, and the cells it is centred in.
-
-    Discrete columns (indicators, counts, graded markers: at most DISCRETE_VALUES distinct values) split each ask
-    into cells of rollouts that look the same on them, and the reward is centred within cell, so a tool that is
-    right for one ask and wrong for another is fitted per ask, not by one global slope. Continuous columns
-    (length, logprob) are then fitted by least squares within cell (a fixed-effects regression).
-    """
-    cells = scan.inv.astype(np.uint64)
-    continuous = []
-    for j in columns:
-        values = scan.raw(j)
-        distinct = np.unique(values[np.isfinite(values)])
-        if len(distinct) <= DISCRETE_VALUES:
-            code = np.searchsorted(distinct, np.where(np.isfinite(values), values, distinct[0] if len(distinct)
-                                                      else 0.0)).astype(np.uint64) + np.isnan(values) * np.uint64(1 << 20)
-            cells = cells * np.uint64(0x9E3779B97F4A7C15) + code  # mix (wraps; a collision merges two cells)
-        else:
-            continuous.append(j)
-    _, cell = np.unique(cells, return_inverse=True)
-    cell = cell.ravel()
-    n_cells = int(cell.max()) + 1 if len(cell) else 0
-    sizes = np.bincount(cell, minlength=n_cells)
-    residual = scan.yc - (np.bincount(cell, weights=scan.yc, minlength=n_cells) / sizes)[cell]
-    if continuous:
-        design = np.column_stack([scan.raw(j) for j in continuous])
-        design = np.where(np.isfinite(design), design, 0.0)
-        design = design - (np.stack([np.bincount(cell, weights=design[:, k], minlength=n_cells)
-                                     for k in range(design.shape[1])], axis=1) / sizes[:, None])[cell]
-        coef, *_ = np.linalg.lstsq(design, residual, rcond=None)
-        residual = residual - design @ coef
-    if scan.ss_y <= _EPS:
-        return 0.0, residual, cell
-    return max(0.0, 1.0 - vector_dot(residual, residual) / scan.ss_y), residual, cell
-
-
-def _priority(name: str) -> tuple[int, int]:
-    """Which of several same-column features names the group: hand tier, then pairs, words, ANDs; longer first."""
-    if " & " in name:
-        rank = 3
-    elif name.startswith("word:"):
-        rank = 2
-    elif name.startswith("pair:"):
-        rank = 1
-    else:
-        rank = 0
-    return rank, -len(name)
-
-
-def _similar(a: np.ndarray, b: np.ndarray, level: float) -> bool:
-    """|corr| of two centred columns is at least `level`."""
-    norm = math.sqrt(vector_dot(a, a) * vector_dot(b, b))
-    return norm > 0 and abs(vector_dot(a, b)) / norm >= level
-
-
-def _same_column(a: np.ndarray, b: np.ndarray) -> bool:
-    """The two centred columns are one up to scale and sign (|corr| = 1): the same explanation twice."""
-    return _similar(a, b, 1.0 - 1e-9)
-
-
 def _empty(verdict: str, cause: str, n_rows: int, n_asks: int, endorsed: list[str] | None,
            warnings: list[str]) -> HackScanReport:
     return HackScanReport(verdict=verdict, top_feature=None, reward_hack=None, integrity=None, degenerate=True,
@@ -455,11 +231,11 @@ def hack_scan(rows: Sequence[Mapping[str, Any]], *, endorsed: Sequence[str] | No
     sub = [kept[i] for i in mixed_rows]
     table = extract_features(sub, [numbers[i] for i in mixed_rows], features)
     warnings.extend(table.notes)
-    scan = _Scan(table, inv, n_groups, centred[mixed_rows])
+    scan = Scan(table, inv, n_groups, centred[mixed_rows])
     rng = np.random.default_rng(seed)
 
     rho = scan.rho(scan.yc)
-    and_matrix, and_names, and_pairs = _ands(scan, rho)
+    and_matrix, and_names, and_pairs = ands(scan, rho)
     n_before_ands = len(scan.names)
     if and_names:
         scan.add_binary(and_matrix, and_names)
@@ -467,8 +243,8 @@ def hack_scan(rows: Sequence[Mapping[str, Any]], *, endorsed: Sequence[str] | No
     tau = scan.floor(scan.yc, rng)
     usable = scan.ss > 0
     ranked = sorted((int(j) for j in np.flatnonzero(usable)),
-                    key=lambda j: (-round(float(abs(rho[j])), 12), _priority(scan.names[j])))
-    distinct = _distinct_per_ask(table.trajectory, inv, n_groups)
+                    key=lambda j: (-round(float(abs(rho[j])), 12), priority(scan.names[j])))
+    distinct = distinct_per_ask(table.trajectory, inv, n_groups)
 
     # endorsed flags (an AND is endorsed when both its parents are)
     flags = np.zeros(len(scan.names), dtype=bool)
@@ -488,7 +264,7 @@ def hack_scan(rows: Sequence[Mapping[str, Any]], *, endorsed: Sequence[str] | No
         tied = [j for j in ranked[:200] if abs(rho[j]) >= top_abs - TIE_TOLERANCE]
         if len(tied) > 1:
             reference = scan.column(top)
-            same = [j for j in tied[1:] if _same_column(scan.column(j), reference)]
+            same = [j for j in tied[1:] if same_column(scan.column(j), reference)]
             all_aliases = len(same) == len(tied) - 1
             if distinct <= LOW_DISTINCT_PER_ASK:
                 degenerate, cause = True, "distinct_per_ask"
@@ -504,10 +280,10 @@ def hack_scan(rows: Sequence[Mapping[str, Any]], *, endorsed: Sequence[str] | No
                     + "; the floor cannot break a tie between perfect explanations, so no top feature is named")
             elif all_aliases:
                 group = [top, *same]
-                top = min(group, key=lambda j: _priority(scan.names[j]))
+                top = min(group, key=lambda j: priority(scan.names[j]))
                 aliases = sorted(scan.names[j] for j in group if j != top)
             else:  # near ties of different columns: name the plainest, and say the order means nothing
-                top = min(tied, key=lambda j: _priority(scan.names[j]))
+                top = min(tied, key=lambda j: priority(scan.names[j]))
                 others = [scan.names[j] for j in tied if j != top][:5]
                 warnings.append(f"{scan.names[top]} ties with {', '.join(others)} (|rho| within "
                                 f"{TIE_TOLERANCE}); the ranking between them is not meaningful")
@@ -542,17 +318,17 @@ def hack_scan(rows: Sequence[Mapping[str, Any]], *, endorsed: Sequence[str] | No
             warnings.append(f"{len(columns)} features are endorsed; the {ENDORSED_MAX_COLUMNS} strongest are "
                             "regressed out")
             columns = columns[:ENDORSED_MAX_COLUMNS]
-        r2_endorsed, residual, cells = _explained(scan, columns)
+        r2_endorsed, residual, cells = explained(scan, columns)
         with np.errstate(invalid="ignore", divide="ignore"):
             partial = np.where(usable, scan.dots(residual) / np.sqrt(scan.ss * scan.ss_y), 0.0)
         unendorsed = usable & ~flags
         partial_tau = scan.floor(residual, rng, mask=unendorsed, cells=cells)
         paid = unendorsed & (np.abs(partial) > partial_tau + 1e-9)
         rival_idx = sorted((int(j) for j in np.flatnonzero(paid)),
-                           key=lambda j: (-abs(float(partial[j])), _priority(scan.names[j])))
+                           key=lambda j: (-abs(float(partial[j])), priority(scan.names[j])))
         rivals = [scan.names[j] for j in rival_idx]
         if top is not None or degenerate:
-            r2_total, _, _ = _explained(scan, columns + [j for j in rival_idx if j < n_before_ands][:16])
+            r2_total, _, _ = explained(scan, columns + [j for j in rival_idx if j < n_before_ands][:16])
             r2_total = max(r2_total, r2_endorsed)
             integrity = r2_endorsed / r2_total if r2_total > 1e-9 else None
         if degenerate:
