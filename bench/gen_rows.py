@@ -167,8 +167,7 @@ def make_eval_rows(train_rows: list[dict[str, Any]], *, n_copies: int = 20, n_ne
             words[-1] = "pls." if words[-1] != "pls." else "please."
             kind, prompt, sid = "near", " ".join(words), f"eval-near-{number:05d}"
         else:
-            rebuilt = _INTENTS[_intent_of(first)][2]
-            kind, prompt, sid = "same_task", _third_phrasing(first, rebuilt), scenario
+            kind, prompt, sid = "same_task", _third_phrasing(first), scenario
             matching = list(tasks[scenario])
         truth[kind].extend(matching)
         eval_rows.append({"scenario_id": sid, "task_id": sid, "prompt": prompt, "reward": 1.0,
@@ -183,16 +182,8 @@ def make_eval_rows(train_rows: list[dict[str, Any]], *, n_copies: int = 20, n_ne
     return eval_rows, {key: sorted(value) for key, value in truth.items()}
 
 
-def _intent_of(row: dict[str, Any]) -> str:
-    used = {s["tool"] for s in row["steps"]}
-    for intent, (tool, _, _) in _INTENTS.items():
-        if tool in used and intent != "refund":
-            return intent
-    return "refund"
-
-
-def _third_phrasing(row: dict[str, Any], template: str) -> str:
-    # the slots are not kept on the row: a same-task rephrasing only needs to read differently
+def _third_phrasing(row: dict[str, Any]) -> str:
+    """Another wording of the row's situation (the slots are not kept on rows; the order id and item are)."""
     oid = row["steps"][0]["arguments"]["order_id"]
     item = row["steps"][0]["result"]["item"]
     return f"Following up on {oid}: the {item}, same situation as before, please sort it out."
@@ -228,8 +219,7 @@ def write_jsonl(rows: list[dict[str, Any]], path: str) -> None:
     """Write rows as JSONL (temp name, then rename)."""
     tmp = f"{path}.tmp"
     with open(tmp, "w", encoding="utf-8") as handle:
-        for row in rows:
-            handle.write(json.dumps(row) + "\n")
+        handle.writelines(json.dumps(row) + "\n" for row in rows)
     os.replace(tmp, path)
 
 

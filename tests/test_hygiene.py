@@ -24,7 +24,7 @@ from whileai_train.checks.hygiene import (
 from whileai_train.errors import ConfigError, InputError, RowError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench.gen_rows import make_rows, plant_near_duplicate_asks  # noqa: E402
+from bench.gen_rows import make_rows, plant_near_duplicate_asks
 
 
 def _row(ask: str, text: str, reward: float | None, tools: int = 0, prompt: str | None = None,
