@@ -20,7 +20,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 
 CHILD = r"""
 import json, sys, time

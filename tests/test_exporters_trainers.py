@@ -33,8 +33,9 @@ def _load(path: Path, how: str) -> Any:
 
 
 def _common(tmp_path: Path, batch: int) -> dict[str, Any]:
-    return dict(output_dir=str(tmp_path / "out"), max_steps=2, per_device_train_batch_size=batch, use_cpu=True,
-                report_to="none", save_strategy="no", disable_tqdm=True, logging_steps=1, seed=0)
+    return {"output_dir": str(tmp_path / "out"), "max_steps": 2, "per_device_train_batch_size": batch,
+            "use_cpu": True, "report_to": "none", "save_strategy": "no", "disable_tqdm": True, "logging_steps": 1,
+            "seed": 0}
 
 
 def _sft_batch(model: Any, tokenizer: Any, dataset: Any, tmp_path: Path, batch: int, **config: Any) -> Any:

@@ -98,7 +98,7 @@ def sft_export_demo(folder: Path, *, rows: int = 48, steps: int = 3, echo: Any =
                            disable_tqdm=True, logging_steps=1, assistant_only_loss=True, seed=0)
     trainer = SFTTrainer(model=model, args=config, train_dataset=dataset, processing_class=tokenizer)
     trainer.remove_callback(PrinterCallback)  # we print the losses ourselves
-    example = trainer.train_dataset[0]
+    example = trainer.train_dataset[0]  # type: ignore[index]
     result = trainer.train()
     losses = [entry["loss"] for entry in trainer.state.log_history if "loss" in entry]
     echo(f"trained {trainer.state.global_step} SFT steps (assistant_only_loss=True); loss per step: "

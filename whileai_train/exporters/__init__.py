@@ -1,1 +1,16 @@
-"""exporters."""
+"""Exporters: rollout rows in, rows TRL 1.16 trains exactly as meant out (or the OpenAI wire rows).
+
+    training.py    export_dataset / export_training / training_rows: SFT rows (masks, unroll, caps)
+    preference.py  export_preference: one-turn DPO pairs (shared prefix, the diverging agent turn)
+    prompts.py     export_prompts: GRPO prompt-only rows with the columns a reward function reads
+    dataset.py     to_dataset: a datasets.Dataset whose Json features keep tool arguments as written
+    report.py      ExportReport, the report every exporter returns
+    shape.py       one row's conversation: one system turn, capped tool output, agent turns found
+    template.py    the tokenizer check: arguments encoding, length in tokens
+    leaks.py       the privileged-leak guard (leak_report names the rows an export would refuse)
+    jsonl.py       streamed JSONL written to a temp name and renamed
+    inspect.py     trained_spans: what a trainer's labels actually train, decoded
+    synthetic.py   generated tool-using rollouts for demos, tests and benchmarks
+
+Public names are re-exported lazily from ``whileai_train`` (``wai.export_dataset`` ...).
+"""

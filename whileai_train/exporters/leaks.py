@@ -78,10 +78,7 @@ def _leaves(value: Any, out: list[str]) -> None:
     kind = type(value)
     if kind is str:
         out.append(value)
-    elif kind is dict:
-        for item in value.values():
-            _leaves(item, out)
-    elif isinstance(value, Mapping):
+    elif kind is dict or isinstance(value, Mapping):
         for item in value.values():
             _leaves(item, out)
     elif isinstance(value, (list, tuple)):

@@ -120,7 +120,7 @@ def preference_rows(pairs_or_rows: Any, *, format: str = "trl", max_tool_output_
                  tools=tools, max_length=max_length)
     template = TemplateCheck(tokenizer, max_length or TRL_MAX_LENGTH) if tokenizer is not None else None
     encoding = "json_string" if format == "openai" else (template.encoding if template else "dict")
-    report = ExportReport(kind="preference", format=format)
+    report = ExportReport(kind="preference", format=format)  # type: ignore[arg-type]  # checked above
     report.tool_call_roundtrip.encoding = encoding  # type: ignore[assignment]
     report.tool_call_roundtrip.rendered = template is not None
     if template is not None:
@@ -146,10 +146,11 @@ def preference_rows(pairs_or_rows: Any, *, format: str = "trl", max_tool_output_
             checked, invalid = check_arguments(side)
             report.tool_call_roundtrip.checked += checked
             report.tool_call_roundtrip.invalid += invalid
-        for row, side in ((chosen_row, chosen), (rejected_row, rejected)):
-            if row.get("privileged") is not None and quotes_privileged(side.messages[: at + 1], row["privileged"]):
-                if side.index not in report.privileged_leaks:
-                    report.privileged_leaks.append(side.index)
+        for source_row, side in ((chosen_row, chosen), (rejected_row, rejected)):
+            leaked = source_row.get("privileged") is not None and quotes_privileged(side.messages[: at + 1],
+                                                                                     source_row["privileged"])
+            if leaked and side.index not in report.privileged_leaks:
+                report.privileged_leaks.append(side.index)
         if len(chosen.messages) > at + 1 or len(rejected.messages) > at + 1:
             report.trl_turns_cut += 1
         capped = [cut for position, cut in chosen.capped.items() if position < at]

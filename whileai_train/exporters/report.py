@@ -54,8 +54,9 @@ class ExportReport(BaseModel):
         verdict = "ok" if self.ok else ("NOTHING WRITTEN" if self.n_written == 0 else "check the warnings")
         what = {"sft": "training", "preference": "preference", "prompts": "prompt"}[self.kind]
         mode = f", mask_mode={self.mask_mode}" if self.mask_mode else ""
+        unrolled = ", unrolled" if self.unrolled else ""
         lines = [f"export {verdict}: {self.n_written} {what} rows from {self.n} input rows{where} "
-                 f"(format={self.format}{mode}{', unrolled' if self.unrolled else ''})"]
+                 + f"(format={self.format}{mode}{unrolled})"]
         if self.kind == "sft":
             lines.append(f"  messages trained {self.trained_messages}, masked {self.masked_messages}")
         if self.kind == "preference":

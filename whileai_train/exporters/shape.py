@@ -6,6 +6,7 @@ Shared by the SFT, preference and prompt exporters. Works on plain dicts (hot pa
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -135,7 +136,7 @@ def _json_exact(value: Any) -> bool | None:
     if kind in _SCALARS:
         return True
     if kind is float:
-        return None if value != value or value in (_INF, -_INF) else True
+        return True if math.isfinite(value) else None
     if kind is dict:
         exact: bool | None = True
         for key, item in value.items():
@@ -160,8 +161,6 @@ def _json_exact(value: Any) -> bool | None:
         return False
     return None
 
-
-_INF = float("inf")
 
 
 def check_arguments(shaped: Shaped) -> tuple[int, int]:

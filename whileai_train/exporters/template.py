@@ -25,7 +25,7 @@ def _render(tokenizer: Any, messages: list[dict[str, Any]], tools: list[Any] | N
 
 
 def _probe(tokenizer: Any, arguments: Any) -> str | None:
-    messages = [
+    messages: list[dict[str, Any]] = [
         {"role": "user", "content": "probe"},
         {"role": "assistant", "content": "", "tool_calls": [
             {"id": "call_probe", "type": "function", "function": {"name": "probe_tool", "arguments": arguments}}]},

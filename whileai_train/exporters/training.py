@@ -65,7 +65,8 @@ class _Export:
         self.template = TemplateCheck(tokenizer, max_length or TRL_MAX_LENGTH) if tokenizer is not None else None
         # the encoding the TRL rows carry: the template's when we have one, else dict (Qwen2.5, Llama 3.1, gpt-oss)
         encoding = "json_string" if format == "openai" else (self.template.encoding if self.template else "dict")
-        self.report = ExportReport(kind="sft", format=format, mask_mode=mask_mode, unrolled=unroll)
+        self.report = ExportReport(kind="sft", format=format, mask_mode=mask_mode,  # type: ignore[arg-type]
+                                   unrolled=unroll)
         self.report.tool_call_roundtrip.encoding = encoding  # type: ignore[assignment]
         self.report.tool_call_roundtrip.rendered = self.template is not None
         if self.template is not None:
