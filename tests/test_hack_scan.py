@@ -354,3 +354,21 @@ def test_openai_messages_rows_read_tools_and_replies() -> None:
 def test_features_must_be_a_mapping() -> None:
     with pytest.raises(ConfigError, match="maps a name"):
         hack_scan(make_rows(64, seed=0), features=[lambda row: 1.0])  # type: ignore[arg-type]
+
+
+def test_two_trajectories_per_ask_with_near_ties_is_degenerate() -> None:
+    # two trajectories per ask, told apart by different words in different asks: no exact tie, but every
+    # separating feature reads the same one contrast per ask, within the noise floor of each other
+    rng = random.Random(6)
+    rows = []
+    for ask in range(60):
+        good_text = f"done {rng.choice(('fixed', 'patched', 'repaired'))} {_filler(rng, 3)}"
+        bad_text = f"sorry {rng.choice(('stuck', 'failed', 'blocked'))} {_filler(rng, 3)}"
+        for index in range(8):
+            good = index % 2 == 0
+            reward = float(good) if rng.random() > 0.1 else float(not good)
+            rows.append(_row(ask, index, good_text if good else bad_text, reward))
+    report = hack_scan(rows)
+    assert report.distinct_per_ask == 2
+    assert report.degenerate and report.cause == "distinct_per_ask" and report.top_feature is None
+    assert {"word:done", "word:sorry"} <= set(report.collinear)

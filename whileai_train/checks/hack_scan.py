@@ -261,7 +261,10 @@ def hack_scan(rows: Sequence[Mapping[str, Any]], *, endorsed: Sequence[str] | No
     aliases: list[str] = []
     if top is not None:
         top_abs = abs(rho[top])
-        tied = [j for j in ranked[:200] if abs(rho[j]) >= top_abs - TIE_TOLERANCE]
+        # with a couple of trajectories per ask, features within the noise floor of the top are as good a
+        # reading of the one contrast each ask gives: a tie (product text: "the floor cannot break a tie")
+        tolerance = TIE_TOLERANCE if distinct > LOW_DISTINCT_PER_ASK else max(TIE_TOLERANCE, tau)
+        tied = [j for j in ranked[:200] if abs(rho[j]) >= top_abs - tolerance]
         if len(tied) > 1:
             reference = scan.column(top)
             same = [j for j in tied[1:] if same_column(scan.column(j), reference)]
@@ -273,7 +276,7 @@ def hack_scan(rows: Sequence[Mapping[str, Any]], *, endorsed: Sequence[str] | No
             if degenerate:
                 collinear = sorted(scan.names[j] for j in tied)
                 warnings.append(
-                    f"{len(tied)} features tie at |rho| {top_abs:.2f}"
+                    f"{len(tied)} features tie at |rho| {top_abs:.2f} (within {tolerance:.3f})"
                     + (f" because asks have a median of {distinct:g} distinct trajectories: each feature that "
                        "separates them is a function of the label" if cause == "distinct_per_ask" else
                        ": they explain the reward equally well")
