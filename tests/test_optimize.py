@@ -484,6 +484,9 @@ def test_hack_scan_is_carried_with_endorsed_and_its_warnings_join_hygiene() -> N
     json.dumps(report.model_dump(mode="json"))
     _, plain = wai.optimize(rows, mode="rl")
     assert plain["hack_scan"] is None and plain["correlations"] is not None
+    _, own = wai.optimize(rows, mode="rl", features={"says_guaranteed": lambda row: "guaranteed" in row["final_text"]})
+    assert own["hack_scan"] is not None and own["hack_scan"].reward_hack is None
+    assert any(f.name.endswith("says_guaranteed") and f.above_floor for f in own["hack_scan"].features)
 
 
 def test_endorsed_as_a_string_raises_before_any_work() -> None:

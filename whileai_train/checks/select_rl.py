@@ -256,8 +256,8 @@ def select_for_rl(
     only the keys optimize sets (calibration, reward and reward_before_penalty) differ from the input. Every
     kept row carries a calibration stamp measured on the rows given (before dedupe and trims), or the stamp
     it already had. `max_rows` / `max_asks` keep the longest run of whole asks, in that order, that fits.
-    report["correlations"] is reward_correlations on the selection; with `endorsed=` hack_scan runs on the
-    selection too and is carried as report["hack_scan"], its warnings in report["hygiene_warnings"].
+    report["correlations"] is reward_correlations on the selection; with `endorsed=` (or `features=`) hack_scan
+    runs on the selection too and is carried as report["hack_scan"], its warnings in report["hygiene_warnings"].
     """
     lo, hi = _check_arguments(truncated, order, band, max_rows, max_asks, endorsed)
     view = read_graded(rows, what="optimize(mode='rl')")
@@ -395,7 +395,7 @@ def select_for_rl(
             "kept row's calibration stamp keeps the graded per-task measurement")
     if out:
         _hygiene(out, report, endorsed, features, seed)
-    elif endorsed is not None:
+    elif endorsed is not None or features is not None:
         report.hygiene_warnings.append("hack_scan not run: nothing was kept to scan")
     return OptimizeResult(out, report)
 
@@ -422,7 +422,7 @@ def _hygiene(out: list[dict[str, Any]], report: RLSelectionReport, endorsed: Seq
     report.correlations = reward_correlations(out)
     for warning in getattr(report.correlations, "warnings", None) or ():
         report.hygiene_warnings.append(f"correlations: {warning}")
-    if endorsed is None:
+    if endorsed is None and features is None:
         return
     from whileai_train.checks.hack_scan import hack_scan
 
