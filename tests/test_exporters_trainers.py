@@ -233,3 +233,25 @@ def test_messages_rows_without_assistant_only_loss_train_everything(tmp_path, ti
     example = trainer.train_dataset[0]
     trained = "".join(trained_spans(tiny_tokenizer, example["input_ids"], [l != -100 for l in example["labels"]]))
     assert all(marker in trained for marker in FORBIDDEN)
+
+
+def test_rows_trl_would_drop_after_truncation_are_counted_exactly(tmp_path, tiny_model, tiny_tokenizer):
+    """FACTS.md: rows left with no trained token after max_length truncation are dropped without a word."""
+    from trl import SFTConfig, SFTTrainer
+
+    from whileai_train.exporters.synthetic import refund_rollouts
+
+    rows = list(refund_rollouts(12, seed=5))  # some with a user turn: prompts of different lengths
+    out, _ = wai.training_rows(rows, format="trl", mask_mode="final")
+    prompt_tokens = [len(tiny_tokenizer(tiny_tokenizer.apply_chat_template(row["prompt"], tokenize=False,
+                                                                         add_generation_prompt=True),
+                                        add_special_tokens=False)["input_ids"]) for row in out]
+    max_length = sorted(prompt_tokens)[len(prompt_tokens) // 2]
+    assert min(prompt_tokens) < max_length <= max(prompt_tokens)
+    path = tmp_path / "final.jsonl"
+    report = wai.export_dataset(rows, path, format="trl", mask_mode="final", tokenizer=tiny_tokenizer,
+                                max_length=max_length)
+    assert 0 < report.too_long_untrained < report.n_written
+    trainer = SFTTrainer(model=tiny_model, args=SFTConfig(**_common(tmp_path, 2), max_length=max_length),
+                         processing_class=tiny_tokenizer, train_dataset=_load(path, "json"))
+    assert len(trainer.train_dataset) == report.n_written - report.too_long_untrained

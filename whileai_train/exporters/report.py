@@ -39,6 +39,7 @@ class ExportReport(BaseModel):
     trl_turns_cut: int = 0
     max_length: int | None = None
     too_long: int = 0
+    too_long_untrained: int = 0  # of those, rows whose context alone fills max_length: TRL drops them silently
     trainer_config: dict[str, object] = Field(default_factory=dict)
 
     def drop(self, reason: str, count: int = 1) -> None:
@@ -71,7 +72,8 @@ class ExportReport(BaseModel):
         if self.dropped:
             lines.append("  dropped: " + ", ".join(f"{reason} {count}" for reason, count in sorted(self.dropped.items())))
         if self.max_length is not None:
-            lines.append(f"  rows over max_length={self.max_length} tokens: {self.too_long}")
+            lines.append(f"  rows over max_length={self.max_length} tokens: {self.too_long} "
+                         f"({self.too_long_untrained} left with no trained token)")
         if self.privileged_leaks:
             shown = ", ".join(str(i) for i in self.privileged_leaks[:10])
             lines.append(f"  privileged_leak in rows {shown}{' ...' if len(self.privileged_leaks) > 10 else ''}")

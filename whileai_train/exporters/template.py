@@ -90,6 +90,17 @@ class TemplateCheck:
         text = self.render(messages, tools, index)
         return (self.max_length is not None and self.tokens(text) > self.max_length), text
 
+    def context_fills(self, context: list[dict[str, Any]], tools: list[Any] | None, index: int) -> bool:
+        """True when the context before the first trained turn alone reaches max_length tokens."""
+        if self.max_length is None or not context:
+            return False
+        try:
+            text = self.tokenizer.apply_chat_template(context, tools=tools, tokenize=False, add_generation_prompt=True)
+        except Exception as exc:
+            raise ChatTemplateError(f"row {index}: the chat template failed on this row ({exc}). Fix: check the "
+                                    "row's roles and tool calls against what the template accepts") from exc
+        return self.tokens(str(text)) >= self.max_length
+
     def missing_arguments(self, messages: list[dict[str, Any]], text: str) -> tuple[int, int]:
         """(calls checked, calls whose arguments do not appear in `text` as one JSON value)."""
         checked = missing = 0

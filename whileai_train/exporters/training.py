@@ -44,11 +44,12 @@ _NOTES = {
 class _Counts:
     """Plain counters on the hot path (a pydantic attribute set costs ~5x a plain one); copied to the report."""
 
-    __slots__ = ("chars_cut", "checked", "invalid", "masked", "n", "n_written", "too_long", "trained", "truncated")
+    __slots__ = ("chars_cut", "checked", "invalid", "lost", "masked", "n", "n_written", "too_long", "trained",
+                 "truncated")
 
     def __init__(self) -> None:
         self.n = self.n_written = self.trained = self.masked = self.truncated = self.chars_cut = 0
-        self.checked = self.invalid = self.too_long = 0
+        self.checked = self.invalid = self.too_long = self.lost = 0
 
 
 class _Export:
@@ -101,11 +102,13 @@ class _Export:
             if cuts_trailing and len(shaped.messages) > shaped.agent[-1] + 1:
                 self.notes["trailing_turns_cut"] = self.notes.get("trailing_turns_cut", 0) + 1
             longest: tuple[list[dict[str, Any]], str] | None = None
-            for out, internal in self._samples(shaped):
+            for out, internal, first in self._samples(shaped):
                 if self.template is not None:
                     rendered = encode_messages(internal, self.template.encoding)
                     over, text = self.template.too_long(rendered, shaped.tools, index)
-                    c.too_long += int(over)
+                    if over:
+                        c.too_long += 1
+                        c.lost += self.template.context_fills(rendered[:first], shaped.tools, index)
                     longest = (rendered, text)
                 c.n_written += 1
                 yield out
@@ -113,7 +116,8 @@ class _Export:
                 _calls, missing = self.template.missing_arguments(*longest)  # type: ignore[union-attr]
                 c.invalid += missing
 
-    def _samples(self, shaped: Shaped) -> Iterator[tuple[dict[str, Any], list[dict[str, Any]]]]:
+    def _samples(self, shaped: Shaped) -> Iterator[tuple[dict[str, Any], list[dict[str, Any]], int]]:
+        """(row to write, its conversation with dict arguments, index of its first trained message)."""
         messages, agent, c = shaped.messages, shaped.agent, self.counts
         last = agent[-1]
         if self.format == "openai":
@@ -131,7 +135,7 @@ class _Export:
                     c.trained += 1
                     c.masked += k
                     yield {"messages": wire[: k + 1], "loss_mask": mask, **extra, "unroll_step": step,
-                           "unroll_turns": len(agent)}, messages[: k + 1]
+                           "unroll_turns": len(agent)}, messages[: k + 1], k
                 return
             if self.mask_mode == "final":
                 mask = [0] * len(messages)
@@ -141,7 +145,7 @@ class _Export:
             trained = sum(mask)
             c.trained += trained
             c.masked += len(mask) - trained
-            yield {"messages": wire, "loss_mask": mask, **extra}, messages
+            yield {"messages": wire, "loss_mask": mask, **extra}, messages, mask.index(1)
             return
         kept = encode_messages(messages[: last + 1], self.report.tool_call_roundtrip.encoding)
         extra = {"prompt_text": shaped.ask, "task": task_key(shaped.row),
@@ -149,7 +153,7 @@ class _Export:
         if self.mask_mode == "assistant" and not self.unroll:
             c.trained += len(agent)
             c.masked += len(kept) - len(agent)
-            yield {"messages": kept, **extra}, messages[: last + 1]
+            yield {"messages": kept, **extra}, messages[: last + 1], agent[0]
             return
         for k in (agent if self.unroll else [last]):
             if k == 0:
@@ -157,7 +161,7 @@ class _Export:
                 continue
             c.trained += 1
             c.masked += k
-            yield {"prompt": kept[:k], "completion": [kept[k]], **extra}, messages[: k + 1]
+            yield {"prompt": kept[:k], "completion": [kept[k]], **extra}, messages[: k + 1], k
 
     def finish(self, path: str | None) -> ExportReport:
         report, c = self.report, self.counts
@@ -165,6 +169,7 @@ class _Export:
         report.n, report.n_written = c.n, c.n_written
         report.trained_messages, report.masked_messages = c.trained, c.masked
         report.tool_output_truncated, report.tool_output_chars_cut, report.too_long = c.truncated, c.chars_cut, c.too_long
+        report.too_long_untrained = c.lost
         report.tool_call_roundtrip.checked, report.tool_call_roundtrip.invalid = c.checked, c.invalid
         for key, count in sorted(self.notes.items()):
             report.warnings.append(f"{count} {_NOTES[key]}")
@@ -173,7 +178,8 @@ class _Export:
                                    "(TRL refuses a whole set with assistant_only_loss when one row has none)")
         if report.too_long:
             report.warnings.append(f"{report.too_long} rows are longer than max_length={report.max_length} tokens: "
-                                   "TRL truncates them and silently drops any left with no trained token")
+                                   f"TRL truncates them, and drops without a word the {report.too_long_untrained} "
+                                   "whose context alone fills max_length (no trained token left)")
         if report.tool_call_roundtrip.invalid:
             report.warnings.append(f"{report.tool_call_roundtrip.invalid} tool calls did not survive the arguments "
                                    "round trip (see tool_call_roundtrip)")
