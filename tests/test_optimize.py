@@ -379,8 +379,8 @@ def test_sft_top_k_overall_keeps_the_best_k_across_prompts() -> None:
     rows = partial("a", [0.7, 0.95]) + partial("b", [0.9, 0.99]) + partial("c", [0.1])
     kept, report = wai.optimize(rows, mode="sft", select="top_k_overall", min_reward=0.5, k=3)
     assert sorted(row["reward"] for row in kept) == [0.9, 0.95, 0.99] and report.k == 3
-    kept, _ = wai.optimize(rows, mode="sft", select="top_k_overall", min_reward=0.5)  # k = top_per_prompt's size
-    assert sorted(row["reward"] for row in kept) == [0.95, 0.99]
+    kept, report = wai.optimize(rows, mode="sft", select="top_k_overall", min_reward=0.5)  # top_per_prompt's size
+    assert sorted(row["reward"] for row in kept) == [0.95, 0.99] and report.k == 2
 
 
 def test_sft_random_controls_match_the_size_and_prompts_and_are_seeded() -> None:

@@ -190,7 +190,8 @@ def select_for_sft(
 
     with_graded = int((counts > 0).sum())
     report = SFTSelectionReport(
-        select=select, min_reward=float(min_reward), k=k, per_prompt=per_prompt, group_by=group_by,  # type: ignore[arg-type]
+        select=select, min_reward=float(min_reward), k=size if select.endswith("k_overall") else None,
+        per_prompt=per_prompt, group_by=group_by,  # type: ignore[arg-type]
         n=n, kept=len(out), prompts=groups, prompts_kept=int((kept_per_group > 0).sum()),
         prompts_passing=int((eligible_counts > 0).sum()), ungraded=int(n - len(graded_index)),
         best_reward=float(graded_rewards.max()),
