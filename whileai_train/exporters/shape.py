@@ -61,6 +61,8 @@ def iter_input(source: Any) -> Iterator[dict[str, Any]]:
     seen = False
     for row in source:
         seen = True
+        if type(row) is not dict and hasattr(row, "model_dump"):  # a wai.Row (pydantic) is read as its dict
+            row = row.model_dump(exclude_none=True)
         yield row
     if not seen:
         raise InputError("no rows to export. Fix: pass at least one row")
