@@ -14,8 +14,8 @@ from whileai_train.runs.store import LocalStore
 
 pytestmark = pytest.mark.trainer
 
-FAST = SenderConfig(flush_interval_s=0.05, finish_wait_s=5.0, connect_timeout_s=0.5, read_timeout_s=0.5,
-                    open_timeout_s=0.5, backoff_base_s=0.05, backoff_max_s=0.2)
+FAST = SenderConfig(flush_interval_s=0.05, finish_wait_s=10.0, connect_timeout_s=1.0, read_timeout_s=1.0,
+                    open_timeout_s=1.0, backoff_base_s=0.05, backoff_max_s=0.2)
 
 
 def lm_dataset(tokenizer: Any, n: int = 8) -> Any:

@@ -23,8 +23,8 @@ from whileai_train.runs.sinks import MemorySink
 from whileai_train.runs.spool import read_spool
 from whileai_train.runs.store import LocalStore
 
-FAST = SenderConfig(flush_interval_s=0.05, finish_wait_s=3.0, connect_timeout_s=0.3, read_timeout_s=0.3,
-                    open_timeout_s=0.3, backoff_base_s=0.05, backoff_max_s=0.2)
+FAST = SenderConfig(flush_interval_s=0.05, finish_wait_s=10.0, connect_timeout_s=1.0, read_timeout_s=1.0,
+                    open_timeout_s=1.0, backoff_base_s=0.05, backoff_max_s=0.2)
 
 
 # -- cost ----------------------------------------------------------------------------------------------

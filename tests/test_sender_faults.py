@@ -20,14 +20,15 @@ from whileai_train.runs.config import SenderConfig
 
 pytestmark = pytest.mark.trainer
 
-FAST = SenderConfig(flush_interval_s=0.05, finish_wait_s=4.0, connect_timeout_s=0.3, read_timeout_s=0.3,
-                    open_timeout_s=0.3, backoff_base_s=0.05, backoff_max_s=0.2)
+# timeouts short enough to keep each test to seconds, long enough for a machine under heavy load
+FAST = SenderConfig(flush_interval_s=0.05, finish_wait_s=10.0, connect_timeout_s=1.0, read_timeout_s=1.0,
+                    open_timeout_s=1.0, backoff_base_s=0.05, backoff_max_s=0.2)
 
 
 @pytest.fixture()
 def server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     srv = FaultyServer(tmp_path / "server.db")
-    srv.hang_s = 1.0
+    srv.hang_s = 2.5  # > read_timeout_s: the client gives up first
     monkeypatch.setenv("WHILEAI_API_KEY", srv.api_key)
     monkeypatch.setenv("WHILEAI_API_URL", srv.url)
     yield srv
