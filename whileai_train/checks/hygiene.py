@@ -15,6 +15,8 @@ from __future__ import annotations
 import json
 import math
 import re
+from array import array
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -285,17 +287,19 @@ def _shingles(texts: list[str], size: int) -> tuple[np.ndarray, np.ndarray]:
 
     A text shorter than `size` words is one shingle (its words, padded), so short asks match only verbatim.
     """
-    vocabulary: dict[str, int] = {}
-    ids: list[int] = []
+    vocabulary: defaultdict[str, int] = defaultdict()
+    vocabulary.default_factory = vocabulary.__len__  # a new word gets the next id
+    lookup = vocabulary.__getitem__
+    ids: array[int] = array("q")
     counts = np.zeros(len(texts), dtype=np.int64)
-    pad = -1
+    findall = _WORD.findall
     for t, text in enumerate(texts):
-        words = _WORD.findall(text.lower())
+        words = findall(text.lower())
         if len(words) < size:
-            words = words + [f"\x00{pad - k}" for k in range(size - len(words))]
-        ids.extend(vocabulary.setdefault(word, len(vocabulary)) for word in words)
+            words = words + [f"\x00pad{k}" for k in range(size - len(words))]
+        ids.extend(map(lookup, words))
         counts[t] = len(words)
-    tokens = np.asarray(ids, dtype=np.uint64)
+    tokens = np.frombuffer(ids, dtype=np.int64).astype(np.uint64) if len(ids) else np.zeros(0, dtype=np.uint64)
     ends = np.cumsum(counts)
     starts = ends - counts
     n_shingles = counts - size + 1
@@ -393,9 +397,12 @@ def near_duplicate_prompts(rows: Sequence[Mapping[str, Any]], *, threshold: floa
         pairs = _candidates(signature, NEAR_DUP_BANDS)
         if len(pairs):
             first_task = [min(tasks) for tasks in text_tasks]
-            different = np.fromiter((text_tasks[a] != text_tasks[b] for a, b in pairs), dtype=bool,
-                                    count=len(pairs))
-            pairs = pairs[different]
+            task_number: dict[str, int] = {}
+            owner = np.fromiter((task_number.setdefault(task, len(task_number)) for task in first_task),
+                                dtype=np.int64, count=len(first_task))
+            shared = np.fromiter((len(tasks) > 1 for tasks in text_tasks), dtype=bool, count=len(text_tasks))
+            # two phrasings of one task are not a finding; a text under several tasks is checked anyway
+            pairs = pairs[(owner[pairs[:, 0]] != owner[pairs[:, 1]]) | shared[pairs[:, 0]] | shared[pairs[:, 1]]]
             estimate = np.concatenate([(signature[pairs[i:i + 100_000, 0]] == signature[pairs[i:i + 100_000, 1]]
                                         ).mean(axis=1) for i in range(0, len(pairs), 100_000)]) if len(pairs) \
                 else np.zeros(0)
