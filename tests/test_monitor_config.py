@@ -71,3 +71,34 @@ def test_format_hack_monitor_reads_a_dump() -> None:
     assert any(line.startswith("latest: divergence alarm; drift unknown (no kl_budget)") for line in lines)
     assert "what to do:" in lines
     assert str(summary) == text
+
+
+def test_holdout_from_the_train_set_is_seeded_distinct_and_reads_little() -> None:
+    import random
+
+    import numpy as np
+
+    from whileai_train.callbacks.holdout import holdout_from_dataset
+
+    class Counting:
+        def __init__(self, n: int) -> None:
+            self.n, self.reads = n, 0
+
+        def __len__(self) -> int:
+            return self.n
+
+        def __getitem__(self, i: int) -> dict[str, Any]:
+            self.reads += 1
+            return {"prompt": f"p{i % 500}", "task_id": f"t{i % 500}", "answer": "x"}
+
+    random.seed(1)
+    np.random.seed(1)
+    before = (random.random(), np.random.random())
+    random.seed(1)
+    np.random.seed(1)
+    data = Counting(1_000_000)
+    rows = holdout_from_dataset(data, 32, seed=0)
+    assert len(rows) == 32 and len({r["task_id"] for r in rows}) == 32
+    assert data.reads < 100  # a million-row set is not read whole
+    assert rows == holdout_from_dataset(Counting(1_000_000), 32, seed=0)  # same asks every time
+    assert (random.random(), np.random.random()) == before  # the global RNGs were not touched

@@ -174,3 +174,28 @@ def test_drift_reads_the_current_step_and_beta_zero_is_said_once(tiny_dir: Path,
     said = [w for w in quiet.summary().warnings if "beta is 0" in w]
     assert len(said) == 1
     assert quiet.summary().latest["drift"].status == "unknown"
+
+
+def test_a_gold_that_cannot_take_trl_keywords_fails_at_train_begin(tiny_dir: Path, tmp_path: Path) -> None:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from whileai_train.demos.grpo_monitor import keyword_reward
+
+    def narrow_gold(completions: list[str]) -> list[float]:  # no **kwargs: TRL's keywords do not fit
+        return [0.0] * len(completions)
+
+    monitor = wai.monitor(gold=narrow_gold, n_prompts=2, k=1, verbose=False)
+    with pytest.raises(wai.ConfigError, match="holdout eval at train begin failed.*narrow_gold"):
+        _grpo(AutoModelForCausalLM.from_pretrained(tiny_dir), AutoTokenizer.from_pretrained(tiny_dir), tmp_path,
+              [monitor.wrap(keyword_reward)], [monitor], max_steps=1)
+
+
+def test_recipe_script_runs_and_stops_the_hack(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, str(root / "recipes/04-train/grpo-monitor/run.py"), "--steps", "10"],
+                          capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    assert "REWARD HACKING SUSPECTED" in done.stdout and ": stopped;" in done.stdout

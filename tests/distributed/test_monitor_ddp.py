@@ -23,7 +23,7 @@ def test_two_ranks_one_run_same_alarms_same_stop(tmp_path: Path, tiny_dir: Path)
     cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port",
            str(_free_port()), str(Path(__file__).with_name("monitor_ddp_train.py")), str(tiny_dir),
            str(tmp_path / "out")]
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=500)
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=500, check=False)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     reports = sorted((json.loads(line[len("MONITOR "):]) for line in done.stdout.splitlines()
                       if line.startswith("MONITOR ")), key=lambda r: r["rank"])

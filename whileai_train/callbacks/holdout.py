@@ -29,7 +29,8 @@ from whileai_train.callbacks.alarms import EvalRecord
 from whileai_train.callbacks.reward_wrap import is_async, prompt_text
 from whileai_train.errors import ConfigError
 
-__all__ = ["HoldoutSample", "ScoreSink", "choose_holdout", "eval_record", "holdout_rows", "run_reward",
+__all__ = ["HoldoutSample", "ScoreSink", "ask_of", "choose_holdout", "eval_record", "holdout_from_dataset",
+           "holdout_rows", "run_reward",
            "sample_completions", "score_completions"]
 
 _RESERVED = ("prompt", "completion", "completion_ids")
@@ -75,6 +76,24 @@ def choose_holdout(rows: Sequence[Mapping[str, Any]], n_prompts: int, seed: int 
         rng = np.random.default_rng(seed)
         picks = sorted(rng.choice(np.asarray(picks), size=n_prompts, replace=False).tolist())
     return [dict(rows[i]) for i in picks]
+
+
+def holdout_from_dataset(dataset: Any, n_prompts: int, seed: int = D.HOLDOUT_SEED, *,
+                         max_reads: int | None = None) -> list[dict[str, Any]]:
+    """Up to n_prompts rows of distinct asks from a sized dataset, read in a seeded random order (its own
+    Generator, never the global RNG) and only as many as needed: a million-row train set is not read whole."""
+    size = len(dataset)
+    if size == 0:
+        raise ConfigError("the train dataset is empty. Fix: pass holdout=[...].")
+    order = np.random.default_rng(seed).permutation(size)
+    budget = max_reads if max_reads is not None else 50 * n_prompts
+    picked: dict[str, dict[str, Any]] = {}
+    for read, index in enumerate(order.tolist()):
+        if len(picked) >= n_prompts or read >= budget:
+            break
+        (row,) = holdout_rows([dataset[int(index)]])
+        picked.setdefault(ask_of(row), row)
+    return list(picked.values())
 
 
 @dataclass

@@ -48,6 +48,7 @@ from whileai_train.callbacks.holdout import (
     ScoreSink,
     choose_holdout,
     eval_record,
+    holdout_from_dataset,
     holdout_rows,
     sample_completions,
     score_completions,
@@ -212,6 +213,7 @@ class RewardMonitor(WhileCallback):
         self._top_feature: str | None = None
         self._eval_seconds = 0.0
         self._last_eval_step = -1
+        self._first_step = 0
         self._said_endorsed = False
 
     # -- public ------------------------------------------------------------------------------------------
@@ -273,6 +275,8 @@ class RewardMonitor(WhileCallback):
             weights = [1.0] * len(fns)
         self._proxy = list(zip(fns, [float(w) for w in weights], strict=True))
         self._weights = dict(zip(names, [float(w) for w in weights], strict=True))
+        self._records = deque(maxlen=self.buffer * max(1, len(self._wrapped)))
+        self.recorder.drain()  # nothing left over from an earlier train() call
         self._rows = self._choose_rows(kwargs.get("train_dataloader"))
         if not self._proxy:
             self._warn("no reward function is wrapped or passed as proxy=: the holdout has no proxy score, "
@@ -284,7 +288,7 @@ class RewardMonitor(WhileCallback):
             self._warn("drift: GRPOConfig.beta is 0, so TRL logs no KL and drift cannot be read"
                        + (" (kl_budget is set)" if self.settings.kl_budget is not None else "")
                        + ". Fix: GRPOConfig(beta=0.04) to watch drift.")
-        self._eval(0, args, state, control, kwargs)
+        self._eval(int(state.global_step), args, state, control, kwargs)  # the baseline (0 unless resuming)
 
     def on_step_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
                     **kwargs: Any) -> None:
@@ -336,11 +340,10 @@ class RewardMonitor(WhileCallback):
                        "Fix: pass holdout=[...].")
             return []
         try:
-            rows = holdout_rows(dataset[i] for i in range(len(dataset)))
+            return holdout_from_dataset(dataset, self.n_prompts, self.holdout_seed)
         except ConfigError as exc:
             self._warn(f"holdout=None and the train dataset cannot serve as holdout ({exc})")
             return []
-        return choose_holdout(rows, self.n_prompts, self.holdout_seed)
 
     def _collect(self) -> None:
         """Gather this step's recorded completions from every rank into rank 0's buffer."""
@@ -352,19 +355,33 @@ class RewardMonitor(WhileCallback):
         """Holdout eval + scan + alarms at `step`. Every rank calls it (it holds collectives)."""
         if step == self._last_eval_step:
             return
+        if self._last_eval_step < 0:
+            self._first_step = step
         self._last_eval_step = step
         started = time.perf_counter()
         rank, world = _world()
         scored: list[dict[str, Any]] = []
         model, tokenizer = kwargs.get("model"), kwargs.get("processing_class")
+        metrics: dict[str, float] = {}
         if self._rows and model is not None and tokenizer is not None:
             share = self._rows[rank::world]
-            sample = sample_completions(model, tokenizer, args, share, self.k)
-            sink = ScoreSink()
-            scored = score_completions(sample, self._proxy, self.gold, state, sink) if sample.prompts else []
-            metrics = {f"holdout/{name}": sum(v) / len(v) for name, v in sink.metrics.items() if v}
-        else:
-            metrics = {}
+            try:
+                sample = sample_completions(model, tokenizer, args, share, self.k)
+                sink = ScoreSink()
+                scored = score_completions(sample, self._proxy, self.gold, state, sink) if sample.prompts else []
+                metrics = {f"holdout/{name}": sum(v) / len(v) for name, v in sink.metrics.items() if v}
+            except Exception as exc:
+                if not self._evals and step == self._first_step:
+                    # the baseline eval: a scorer that cannot take TRL's keywords is a mistake to say now,
+                    # before training spends its budget (FACTS.md: every eval failed, silently)
+                    raise ConfigError(f"the holdout eval at train begin failed: {type(exc).__name__}: {exc}. "
+                                      "Fix: make gold/proxy accept TRL's reward keywords (prompts=, "
+                                      "completions=, completion_ids=, the dataset columns, **kwargs).") from exc
+                self._warn(f"holdout eval at step {step} failed ({type(exc).__name__}: {exc}); this eval is "
+                           "skipped, training goes on")
+                scored = []
+        elif model is None or tokenizer is None:
+            self._warn("the trainer passed no model/processing_class to callbacks: no holdout eval")
         parts = _gather((scored, metrics))
         reason = self._judge(step, parts) if rank == 0 else None
         reason = self._share(reason)
@@ -410,7 +427,7 @@ class RewardMonitor(WhileCallback):
             from whileai_train.checks.hack_scan import hack_scan
 
             report = hack_scan(rows, endorsed=self.endorsed, features=self.features, seed=0)
-        except Exception as exc:  # a scan failure is a warning; the other alarms go on
+        except Exception as exc:  # noqa: BLE001  (a scan failure is a warning; the other alarms go on)
             self._warn(f"feature scan failed ({type(exc).__name__}: {exc}); the feature alarm stays unknown")
             return Verdict("feature", "unknown", "scan failed")
         scan = report.model_dump()

@@ -41,7 +41,7 @@ def is_async(fn: Callable[..., Any]) -> bool:
     """True when calling `fn` returns a coroutine (functions, partials, instances with an async __call__)."""
     while isinstance(fn, functools.partial):
         fn = fn.func
-    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(type(fn).__call__)
 
 
 def completion_text(completion: Any) -> str:
@@ -103,7 +103,7 @@ class RewardRecorder:
             with self._lock:
                 self._pending.append((name, batch, kwargs.get("prompts"), completions,
                                       kwargs.get("completion_ids"), list(rewards), _ask_column(kwargs)))
-        except Exception as exc:  # a recording failure costs the scan a batch, never the step
+        except Exception as exc:  # noqa: BLE001  (a recording failure costs the scan a batch, never the step)
             if not self._warned:
                 self._warned = True
                 warnings.warn(f"reward monitor: could not record a reward batch ({exc!r}); the feature scan "

@@ -24,8 +24,19 @@ import warnings
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["DemoResult", "KEYWORD", "NUMBERS", "correct_answer", "exact_answer", "honest_reward",
-           "keyword_reward", "main", "make_tasks", "run_demo", "warm_up"]
+__all__ = [
+    "KEYWORD",
+    "NUMBERS",
+    "DemoResult",
+    "correct_answer",
+    "exact_answer",
+    "honest_reward",
+    "keyword_reward",
+    "main",
+    "make_tasks",
+    "run_demo",
+    "warm_up",
+]
 
 NUMBERS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"]
 KEYWORD = "thanks"
@@ -187,7 +198,7 @@ def _progress_callback() -> Any:
     return Progress
 
 
-def _Progress(say: Any) -> Any:  # noqa: N802  (a class built on first use: transformers loads lazily)
+def _Progress(say: Any) -> Any:
     return _progress_callback()(say)
 
 
@@ -199,7 +210,7 @@ class _Keep:
         os.makedirs(self.path, exist_ok=True)
         return self.path
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         return None
 
 
