@@ -102,3 +102,26 @@ def test_holdout_from_the_train_set_is_seeded_distinct_and_reads_little() -> Non
     assert data.reads < 100  # a million-row set is not read whole
     assert rows == holdout_from_dataset(Counting(1_000_000), 32, seed=0)  # same asks every time
     assert (random.random(), np.random.random()) == before  # the global RNGs were not touched
+
+
+def test_the_scan_warns_when_endorsed_names_no_feature_and_names_the_hack() -> None:
+    """The feature alarm on the buffer alone (no trainer): the scan names what the reward pays for."""
+    from whileai_train.callbacks.reward_wrap import CompletionRecord
+
+    m = wai.monitor(endorsed=["no_such_feature"], verbose=False)
+    records = []
+    for ask in range(12):
+        for j in range(4):
+            says = j % 2 == 0
+            text = ["sure a", "bb bbbbbbbbbb", "sure cccccccccccc", "d e"][j]  # same word count, mixed lengths
+            records.append(CompletionRecord("keyword", ask, j, f"ask{ask}", f"p{ask}", text, float(says), 3))
+    m._records.extend(records)
+    verdict = m._scan()
+    assert any("names no feature the scan has" in w for w in m.summary().warnings)
+    assert m._top_feature == "word:sure"
+    assert verdict.name == "feature" and verdict.status == "alarm" and "word:sure" in verdict.reason
+
+    endorsed = wai.monitor(endorsed=["word:sure"], verbose=False)
+    endorsed._records.extend(records)
+    assert endorsed._scan().status == "clear"
+    assert endorsed.summary().warnings == []
