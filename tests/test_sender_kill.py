@@ -62,8 +62,8 @@ def test_sigkill_mid_run_then_sync(tmp_path: Path, tiny_dir: Path, isolated_home
         script = tmp_path / "child.py"
         script.write_text(CHILD)
         env = {**os.environ, "WHILEAI_API_KEY": server.api_key, "WHILEAI_API_URL": server.url,
-               "WHILEAI_FLUSH_INTERVAL_S": "0.05", "WHILEAI_CONNECT_TIMEOUT_S": "0.3",
-               "WHILEAI_READ_TIMEOUT_S": "0.3", "WHILEAI_OPEN_TIMEOUT_S": "0.3", "WHILEAI_BACKOFF_MAX_S": "0.2",
+               "WHILEAI_FLUSH_INTERVAL_S": "0.05", "WHILEAI_CONNECT_TIMEOUT_S": "1.0",
+               "WHILEAI_READ_TIMEOUT_S": "1.0", "WHILEAI_OPEN_TIMEOUT_S": "1.0", "WHILEAI_BACKOFF_MAX_S": "0.2",
                "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
         child = subprocess.Popen([sys.executable, str(script), str(tiny_dir), str(tmp_path / "out")], env=env,
                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)

@@ -1,8 +1,9 @@
 """Two-rank training (torchrun, gloo, CPU) with WhileCallback: first to the local store, then to the
-platform URL in WHILEAI_TEST_URL. Each rank prints what its callback holds, for the test to check."""
+platform URL in WHILEAI_TEST_URL. Each rank writes what its callback holds to OUT/<sink>/rank<N>.json."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 
@@ -12,8 +13,8 @@ from transformers import AutoModelForCausalLM, AutoTokenizer, Trainer, TrainingA
 import whileai_train as wai
 from whileai_train.runs.config import SenderConfig
 
-FAST = SenderConfig(flush_interval_s=0.05, finish_wait_s=5.0, connect_timeout_s=0.5, read_timeout_s=0.5,
-                    open_timeout_s=0.5, backoff_base_s=0.05, backoff_max_s=0.2)
+FAST = SenderConfig(flush_interval_s=0.05, finish_wait_s=10.0, connect_timeout_s=1.0, read_timeout_s=1.0,
+                    open_timeout_s=1.0, backoff_base_s=0.05, backoff_max_s=0.2)
 
 
 def train(tiny: str, out: str, name: str) -> None:
@@ -29,8 +30,10 @@ def train(tiny: str, out: str, name: str) -> None:
             train_dataset=Dataset.from_dict({"input_ids": ids, "labels": ids}), callbacks=[cb]).train()
     rank = os.environ.get("RANK")
     run = cb.run
-    print(f"RANK {rank} {name} run={run.id if run else None} logged={run.logged if run else 0} "
-          f"status={run.status if run else None}", flush=True)
+    held = {"rank": rank, "name": name, "run": run.id if run else None, "logged": run.logged if run else 0,
+            "status": run.status if run else None}
+    with open(f"{out}/rank{rank}.json", "w") as f:  # a file per rank: stdout lines of two ranks interleave
+        json.dump(held, f)
 
 
 if __name__ == "__main__":

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import json
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -26,11 +26,13 @@ def test_two_ranks_one_run(tmp_path: Path, tiny_dir: Path) -> None:
                str(_free_port()), str(Path(__file__).with_name("ddp_train.py")), str(tiny_dir), str(tmp_path / "out")]
         done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=500)
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-        lines = re.findall(r"RANK (\d) (ddp-\w+) run=(\S+) logged=(\d+) status=(\S+)", done.stdout)
-        assert sorted((r, n) for r, n, *_ in lines) == [("0", "ddp-http"), ("0", "ddp-local"),
-                                                       ("1", "ddp-http"), ("1", "ddp-local")]
-        by = {(r, n): (rid, int(logged), status) for r, n, rid, logged, status in lines}
-        assert by[("1", "ddp-local")] == ("None", 0, "None") and by[("1", "ddp-http")] == ("None", 0, "None")
+        by = {}
+        for sink in ("local", "http"):
+            for rank in ("0", "1"):
+                held = json.loads((tmp_path / "out" / sink / f"rank{rank}.json").read_text())
+                by[(rank, held["name"])] = (held["run"], held["logged"], held["status"])
+        assert by[("1", "ddp-local")] == (None, 0, None) and by[("1", "ddp-http")] == (None, 0, None)
+        assert by[("0", "ddp-local")][2] == "done" and by[("0", "ddp-http")][2] == "done"
 
         store = LocalStore()
         (local,) = store.list_runs()
@@ -43,7 +45,7 @@ def test_two_ranks_one_run(tmp_path: Path, tiny_dir: Path) -> None:
         seqs = [p["seq"] for p in server.points(remote["id"])]
         assert seqs == [0, 1, 2]
         posted = [b for (m, path, _o, _t), b in zip(server.requests, server.bodies) if path.endswith("/log")]
-        sent = sum(len(__import__("json").loads(b)["points"]) for b in posted)
+        sent = sum(len(json.loads(b)["points"]) for b in posted)
         assert sent == 3  # no rank sent a second copy, and nothing was re-sent
     finally:
         server.close()
