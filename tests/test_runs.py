@@ -247,3 +247,52 @@ def test_runs_and_show_commands(capsys: pytest.CaptureFixture[str]) -> None:
     assert f"{run.id} 'shown': stopped" in shown and "stopped: alarm" in shown and "loss=0.75" in shown
     assert "estimate: A10G at $1.10/h, modal.com/pricing 2026-09-20" in shown and "note 0: first try" in shown
     assert main(["show", "run-missing"]) == 1
+
+
+def test_a_server_without_notes_still_gets_points_and_finish(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              caplog: pytest.LogCaptureFixture) -> None:
+    server = FaultyServer(tmp_path / "api.db")
+    original = server.api.handle
+
+    def no_notes(method: str, path: str, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, object]]:
+        if path.endswith("/notes"):
+            return 404, {"error": "no such route"}
+        return original(method, path, headers, body)
+
+    server.api.handle = no_notes  # type: ignore[method-assign]
+    try:
+        monkeypatch.setenv("WHILEAI_API_URL", server.url)
+        with caplog.at_level(logging.WARNING):
+            run = wai.run(name="p", api_key=server.api_key, config=FAST)
+            run.note("one")
+            for i in range(3):
+                run.log(i, loss=1.0)
+            run.finish()
+        assert len(server.points(run.id)) == 3 and server.run(run.id)["status"] == "done"
+        assert "does not take run notes" in caplog.text
+    finally:
+        server.close()
+
+
+def test_platform_run_resumed_from_state_continues_the_same_run(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    server = FaultyServer(tmp_path / "api.db")
+    try:
+        monkeypatch.setenv("WHILEAI_API_URL", server.url)
+        monkeypatch.setenv("WHILEAI_API_KEY", server.api_key)
+        first = wai.run(name="long", total_steps=4, config=FAST)
+        first.log(1, loss=1.0)
+        first.log(2, loss=0.9)
+        saved = json.loads(json.dumps(first.state()))  # as a checkpoint keeps it
+        assert server.api_key not in json.dumps(saved)
+        first.finish("failed", error="preempted")
+        second = wai.run(name="ignored", config=FAST, resume=saved)
+        second.log(3, loss=0.8)
+        second.log(4, loss=0.7)
+        second.finish()
+        assert second.id == first.id and len(server.runs()) == 1
+        points = server.points(first.id)
+        assert [p["step"] for p in points] == [1, 2, 3, 4] and len({p["seq"] for p in points}) == 4
+        assert server.run(first.id)["status"] == "done" and server.run(first.id)["name"] == "long"
+    finally:
+        server.close()

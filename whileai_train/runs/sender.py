@@ -197,7 +197,14 @@ class Sender:
                     self.spool.write({"t": "acked", "through": batch[-1][0]})
             while self._pending_notes:
                 seq, md, ts = self._pending_notes[0]
-                self.sink.send_note(self.run_id, seq, md, ts)
+                try:
+                    self.sink.send_note(self.run_id, seq, md, ts)
+                except SendError as exc:
+                    if exc.retryable:
+                        raise
+                    # a server without the notes route must not stop the points: drop notes, say so once
+                    self._warn_once("notes", f"whileai: {self.sink.where} does not take run notes ({exc}); "
+                                             "notes are dropped, points and finish still go")
                 with self._pending_lock:
                     self._pending_notes.pop(0)
                 if self.spool is not None:

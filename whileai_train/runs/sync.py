@@ -75,7 +75,11 @@ def sync_spool(api_key: str | None = None, url: str | None = None, config: Sende
             if not owed and state.progress is not None:
                 sink.set_progress(run_id, *state.progress)
             for seq, (markdown, ts) in sorted(state.notes.items()):
-                sink.send_note(run_id, seq, markdown, ts)
+                try:
+                    sink.send_note(run_id, seq, markdown, ts)
+                except SendError as exc:
+                    if exc.retryable:
+                        raise  # a server without the notes route is not a reason to keep the points owed
             finish = state.finish or {
                 "status": "failed", "summary": None,
                 "error": f"the process (pid {state.pid}) ended without finishing the run; "
