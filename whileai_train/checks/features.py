@@ -13,6 +13,8 @@ Rows stay plain dicts: one Python loop reads each row once; counting and the mat
 
 from __future__ import annotations
 
+import functools
+import gc
 import math
 import re
 import string
@@ -20,7 +22,7 @@ from array import array
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -28,7 +30,31 @@ import scipy.sparse as sp
 from whileai_train.checks.defaults import AUTO_TOP_PAIRS, AUTO_TOP_WORDS, PAIR_CANDIDATE_WORDS
 from whileai_train.errors import ConfigError, RowError
 
-__all__ = ["FeatureTable", "agent_words_text", "extract_features", "trajectory_parts", "vector_dot"]
+__all__ = ["FeatureTable", "agent_words_text", "extract_features", "paused_gc", "trajectory_parts", "vector_dot"]
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def paused_gc(fn: Callable[_P, _R]) -> Callable[_P, _R]:
+    """Run `fn` with the cyclic garbage collector paused (and restored after, also on error).
+
+    The checks make a few small acyclic objects per row while the caller holds every row (millions of tracked
+    objects): each automatic collection walks them all, which made a linear pass superlinear (dedupe_groups at
+    100k rows: 3.3 s of CPU with the collector, 0.75 s without). Nothing made here forms a cycle.
+    """
+
+    @functools.wraps(fn)
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        if not gc.isenabled():
+            return fn(*args, **kwargs)
+        gc.disable()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            gc.enable()
+
+    return wrapper
 
 
 # ASCII punctuation (but the apostrophe) becomes a space; bytes >= 128 (the rest of UTF-8) pass unchanged

@@ -29,7 +29,7 @@ from whileai_train.checks.defaults import (
     STRONG_FEATURES,
     TIE_TOLERANCE,
 )
-from whileai_train.checks.features import extract_features
+from whileai_train.checks.features import extract_features, paused_gc
 from whileai_train.checks.scan_stats import (
     Scan,
     ands,
@@ -190,6 +190,7 @@ def _empty(verdict: str, cause: str, n_rows: int, n_asks: int, endorsed: list[st
                           cause=cause, n_rows=n_rows, n_asks=n_asks, endorsed=endorsed, warnings=warnings)
 
 
+@paused_gc
 def hack_scan(rows: Sequence[Mapping[str, Any]], *, endorsed: Sequence[str] | None = None,
               features: Mapping[str, Callable[[Mapping[str, Any]], float]] | None = None,
               seed: int = 0) -> HackScanReport:

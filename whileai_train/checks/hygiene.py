@@ -33,7 +33,7 @@ from whileai_train.checks.defaults import (
     PASS_THRESHOLD,
     SHOW,
 )
-from whileai_train.checks.features import trajectory_parts, vector_dot
+from whileai_train.checks.features import paused_gc, trajectory_parts, vector_dot
 from whileai_train.errors import ConfigError, InputError, RowError
 from whileai_train.rows import task_key
 
@@ -114,6 +114,7 @@ class CorrelationsReport(BaseModel):
         return "\n".join(lines)
 
 
+@paused_gc
 def reward_correlations(rows: Sequence[Mapping[str, Any]], *, threshold: float = HACK_THRESHOLD) -> CorrelationsReport:
     """Pearson r of reward with reply length (characters of the agent's text), tool calls and turns, pooled."""
     rows = _rows(rows, "reward_correlations")
@@ -188,6 +189,7 @@ def _fingerprint(row: Mapping[str, Any]) -> Any:
     return key
 
 
+@paused_gc
 def dedupe_groups(rows: Sequence[Mapping[str, Any]]) -> DedupeReport:
     """Rows of one ask (task_key) with the same trajectory (agent texts, tool calls and their arguments)."""
     rows = _rows(rows, "dedupe_groups")
@@ -349,6 +351,7 @@ def _candidates(signature: np.ndarray, bands: int) -> np.ndarray:
     return np.unique(pairs, axis=0)
 
 
+@paused_gc
 def near_duplicate_prompts(rows: Sequence[Mapping[str, Any]], *, threshold: float = NEAR_DUP_JACCARD,
                            shingle: int = NEAR_DUP_SHINGLE, seed: int = 0) -> NearDuplicateReport:
     """Asks of different tasks (task_key) whose word `shingle`-gram Jaccard is at least `threshold`.
@@ -501,6 +504,7 @@ def _stats(values: np.ndarray) -> LengthStats:
                        median=float(median), p90=float(p90), max=float(values.max()))
 
 
+@paused_gc
 def length_report(rows: Sequence[Mapping[str, Any]]) -> LengthReport:
     """Reply length overall and by outcome; rewards must lie in [0, 1] to split pass (>= 0.5) from fail."""
     rows = _rows(rows, "length_report")
