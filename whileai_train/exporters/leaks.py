@@ -8,7 +8,7 @@ tool turns) is not a leak.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from whileai_train.exporters.defaults import PRIVILEGED_MIN_CHARS
@@ -47,30 +47,30 @@ def _norm(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
-def quotes_privileged(messages: Iterable[Mapping[str, Any]], privileged: Any,
+def quotes_privileged(messages: Sequence[Mapping[str, Any]], privileged: Any,
                       min_chars: int = PRIVILEGED_MIN_CHARS) -> list[str]:
     """The privileged values an agent turn repeats that nothing the agent saw contained (empty: no leak)."""
     secrets = privileged_strings(privileged, min_chars)
     if not secrets:
         return []
-    seen_parts: list[str] = []
     said_parts: list[str] = []
     for message in messages:
-        if message.get("role") == "assistant":
-            said_parts.append(message.get("content") or "")
-            for call in message.get("tool_calls") or ():
-                arguments = call["function"]["arguments"]
-                if isinstance(arguments, str):
-                    said_parts.append(arguments)
-                else:
-                    _leaves(arguments, said_parts)
-        else:
-            seen_parts.append(message.get("content") or "")
+        if message["role"] != "assistant":
+            continue
+        content = message.get("content")
+        if content:
+            said_parts.append(content)
+        for call in message.get("tool_calls") or ():
+            arguments = call["function"]["arguments"]
+            if type(arguments) is str:
+                said_parts.append(arguments)
+            else:
+                _leaves(arguments, said_parts)
     said = _norm("\n".join(said_parts))
     hits = [secret for secret in secrets if secret in said]
     if not hits:
         return []
-    seen = _norm("\n".join(seen_parts))
+    seen = _norm("\n".join(m.get("content") or "" for m in messages if m["role"] != "assistant"))
     return [secret for secret in hits if secret not in seen]
 
 
