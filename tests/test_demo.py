@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_demo_exports_trains_and_shows_what_trained(tmp_path, capsys):
-    code = main(["demo", "--out", str(tmp_path / "demo"), "--rows", "16", "--steps", "1"])
+    code = main(["demo", "--sft", "--out", str(tmp_path / "demo"), "--rows", "16", "--steps", "1"])
     out = capsys.readouterr().out
     assert code == 0
     assert "export ok:" in out and "train with: assistant_only_loss=True" in out
