@@ -159,7 +159,7 @@ def test_reserved_or_string_columns_are_config_errors(bad):
 
 def test_prompt_columns_have_one_shape_with_nulls_for_missing_keys():
     rows = [{"prompt": "a", "task_id": "t1"}, {"prompt": "b", "scenario_id": "s2", "weight": 2}]
-    out, report = _prompt_rows(rows, columns=["task_id", "scenario_id", "weight"])
+    out, _report = _prompt_rows(rows, columns=["task_id", "scenario_id", "weight"])
     assert [set(r) for r in out] == [{"prompt", "task", "task_id", "scenario_id", "weight"}] * 2
     assert out[0]["weight"] is None and out[1]["task"] == "s2"
 

@@ -69,7 +69,7 @@ def test_trl_rows_have_no_prompt_string_and_one_key_set(work):
     rows = [marked_rollout(0), {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}],
                                 "scenario_id": "s1", "tools": REFUND_TOOLS}]
     for mode, unroll in (("assistant", False), ("final", False), ("assistant", True)):
-        out, report = wai.training_rows(rows, format="trl", mask_mode=mode, unroll=unroll)
+        out, _report = wai.training_rows(rows, format="trl", mask_mode=mode, unroll=unroll)
         keys = {tuple(sorted(row)) for row in out}
         assert len(keys) == 1, keys
         for row in out:
@@ -159,7 +159,7 @@ def test_a_reply_to_a_trailing_user_step_is_kept():
 
 
 def test_tokenizer_chooses_dict_for_qwen_and_checks_every_call(tiny_tokenizer):
-    out, report = wai.training_rows(list(refund_rollouts(4)), format="trl", tokenizer=tiny_tokenizer)
+    _out, report = wai.training_rows(list(refund_rollouts(4)), format="trl", tokenizer=tiny_tokenizer)
     rt = report.tool_call_roundtrip
     assert (rt.encoding, rt.rendered, rt.checked, rt.invalid) == ("dict", True, 8, 0)
     assert report.max_length == 1024 and report.too_long == 0
@@ -184,7 +184,7 @@ def test_template_without_tool_calls_is_a_typed_error(tiny_tokenizer):
 
 
 def test_rows_longer_than_max_length_are_counted(tiny_tokenizer):
-    out, report = wai.training_rows(list(refund_rollouts(3)), format="trl", tokenizer=tiny_tokenizer, max_length=30)
+    _out, report = wai.training_rows(list(refund_rollouts(3)), format="trl", tokenizer=tiny_tokenizer, max_length=30)
     assert report.too_long == 3 and report.max_length == 30
     assert any("max_length=30" in w for w in report.warnings)
     assert report.trainer_config == {"assistant_only_loss": True, "max_length": 30}
@@ -212,7 +212,7 @@ def test_a_reply_quoting_its_privileged_context_is_refused_naming_the_row(work):
 def test_a_value_the_agent_was_shown_is_not_a_leak():
     row = dict(refund_rollouts(1).__next__(), final_text="Your note says internal risk code RC-0000.")
     row["steps"] = [dict(row["steps"][0], result="internal risk code RC-0000")] + row["steps"][1:]
-    out, report = wai.training_rows([row], format="trl")
+    _out, report = wai.training_rows([row], format="trl")
     assert report.privileged_leaks == []
 
 
@@ -249,3 +249,11 @@ def test_report_reads_verdict_first(work):
                                         "masked_messages", "tool_output_truncated", "tool_output_chars_cut",
                                         "tool_call_roundtrip", "privileged_leaks", "dropped", "warnings", "path",
                                         "n_written"}
+
+
+def test_leak_report_names_the_rows_the_export_refuses():
+    from whileai_train.exporters.leaks import leak_report
+
+    assert leak_report(_leaky()) == {2: ["internal risk code rc-0000"]}
+    clean = [row for index, row in enumerate(_leaky()) if index not in leak_report(_leaky())]
+    assert wai.training_rows(clean, format="trl")[1].privileged_leaks == []

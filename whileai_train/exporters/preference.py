@@ -180,7 +180,8 @@ def preference_rows(pairs_or_rows: Any, *, format: str = "trl", max_tool_output_
     if leaks and validate:
         raise PrivilegedLeakError(
             f"privileged_leak: {len(leaks)} pairs quote their own privileged context in a reply (rows "
-            f"{', '.join(map(str, leaks[:20]))}); nothing was written. Fix: drop the rows leak_report() names, "
+            f"{', '.join(map(str, leaks[:20]))}); nothing was written. Fix: drop the rows that "
+            "whileai_train.exporters.leaks.leak_report(rows) names, "
             "or pass validate=False", rows=leaks)
     for reason in ("no_divergence", "diverges_outside_agent_turn", "no_shared_prompt"):
         if report.dropped.get(reason):

@@ -199,7 +199,8 @@ class _Export:
             shown = ", ".join(str(i) for i in leaks[:20]) + (" ..." if len(leaks) > 20 else "")
             raise PrivilegedLeakError(
                 f"privileged_leak: {len(leaks)} rows quote their own privileged context in a reply (rows {shown}); "
-                "nothing was written. Fix: drop the rows leak_report() names, or pass validate=False", rows=leaks)
+                "nothing was written. Fix: drop the rows that whileai_train.exporters.leaks.leak_report(rows) "
+                "names, or pass validate=False", rows=leaks)
 
 
 def training_rows(rows: Any, *, format: str = "openai", mask_mode: str = "assistant", unroll: bool = False,
