@@ -125,3 +125,19 @@ def test_the_scan_warns_when_endorsed_names_no_feature_and_names_the_hack() -> N
     endorsed._records.extend(records)
     assert endorsed._scan().status == "clear"
     assert endorsed.summary().warnings == []
+
+
+def test_a_checkpoint_restore_hands_back_the_live_monitor() -> None:
+    """transformers rebuilds stateful callbacks as type(cb)(**state['args']) on resume: that must not lose gold,
+    the holdout or the recorder the wrapped rewards feed, nor fail on stop_on."""
+    import json
+
+    m = wai.monitor(holdout=["a ?"], gold=gold, stop_on=["divergence"], name="resumable")
+    wrapped = m.wrap(gold)
+    saved = json.loads(json.dumps(m.state()))  # what trainer_state.json holds
+    rebuilt = type(m)(**saved["args"])
+    assert rebuilt is m and m.gold is gold and m.stop_on == ("divergence",) and m.holdout == [{"prompt": "a ?"}]
+    for attribute, value in saved["attributes"].items():
+        setattr(rebuilt, attribute, value)
+    wrapped(prompts=["a ?"], completions=["x"], completion_ids=[[1]])
+    assert len(m.recorder.drain()) == 1

@@ -27,6 +27,7 @@ from __future__ import annotations
 import logging
 import sys
 import time
+import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -62,6 +63,10 @@ from whileai_train.runs.run import Run
 __all__ = ["RewardMonitor", "monitor"]
 
 logger = logging.getLogger("whileai_train.callbacks")
+
+# the monitors built in this process, newest last (weak: a monitor dropped by its user is not kept alive)
+_LIVE: list[weakref.ref[RewardMonitor]] = []
+_LIVE_KEPT = 16
 
 
 # -- distributed helpers: every rank calls each collective, in the same order -----------------------------
@@ -154,13 +159,26 @@ class RewardMonitor(WhileCallback):
         **open_kwargs: passed to `wai.run` (name, base_model, api_key, ...), as WhileCallback.
     """
 
+    def __new__(cls, *args: Any, _adopt: bool = False, **kwargs: Any) -> RewardMonitor:  # noqa: PYI034
+        # transformers rebuilds a stateful callback on resume as `type(cb)(**state["args"])` (with
+        # restore_callback_states_from_checkpoint=True). A rebuilt monitor would lose gold, the holdout and
+        # the recorder the wrapped rewards feed, so the saved args say `_adopt`: hand back the live monitor.
+        if _adopt:
+            for ref in reversed(_LIVE):
+                live = ref()
+                if live is not None and type(live) is cls:
+                    return live
+        return super().__new__(cls)
+
     def __init__(self, holdout: Any = None, gold: Callable[..., Any] | None = None, *, every: int = D.EVERY,
                  n_prompts: int = D.N_PROMPTS, k: int = D.K, window: int = D.WINDOW, delta: float = D.DELTA,
                  length_pct: float = D.LENGTH_PCT, kl_budget: float | None = None,
                  endorsed: Sequence[str] | None = None, stop_on: Sequence[str] = (), buffer: int = D.BUFFER,
                  run: Run | None = None, proxy: Callable[..., Any] | Sequence[Callable[..., Any]] | None = None,
                  features: dict[str, Callable[..., Any]] | None = None, holdout_seed: int = D.HOLDOUT_SEED,
-                 verbose: bool = True, **open_kwargs: Any) -> None:
+                 verbose: bool = True, _adopt: bool = False, **open_kwargs: Any) -> None:
+        if _adopt and getattr(self, "_live", False):
+            return  # the live monitor, handed back by __new__: keep it as it is
         super().__init__(run=run, **open_kwargs)
         self.every = _positive_int("every", every)
         self.n_prompts = _positive_int("n_prompts", n_prompts)
@@ -201,6 +219,9 @@ class RewardMonitor(WhileCallback):
         self._wrapped: list[tuple[str, Callable[..., Any]]] = []  # (name, original) in wrap order
         self.recorder = RewardRecorder(self.buffer)
         self._reset()
+        self._live = True
+        _LIVE.append(weakref.ref(self))
+        del _LIVE[:-_LIVE_KEPT]
 
     def _reset(self) -> None:
         self._records: deque[CompletionRecord] = deque(maxlen=self.buffer * 8)
@@ -255,12 +276,9 @@ class RewardMonitor(WhileCallback):
         )
 
     def _export_args(self) -> dict[str, Any]:
-        base = super()._export_args()
-        base.update(every=self.every, n_prompts=self.n_prompts, k=self.k, window=self.settings.window,
-                    delta=self.settings.delta, length_pct=self.settings.length_pct,
-                    kl_budget=self.settings.kl_budget, endorsed=self.endorsed, stop_on=list(self.stop_on),
-                    buffer=self.buffer)
-        return base
+        """Saved with checkpoints: on resume transformers rebuilds the callback from these, and `_adopt`
+        hands back the live monitor (gold, holdout and the wrapped rewards cannot be saved as JSON)."""
+        return {"_adopt": True}
 
     # -- events ------------------------------------------------------------------------------------------
     def on_train_begin(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
