@@ -199,3 +199,30 @@ def test_recipe_script_runs_and_stops_the_hack(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
     assert "REWARD HACKING SUSPECTED" in done.stdout and ": stopped;" in done.stdout
+
+
+def test_conversational_prompts_are_sampled_and_scored_as_trl_does(tiny_dir: Path, tmp_path: Path) -> None:
+    from datasets import Dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import GRPOConfig, GRPOTrainer
+
+    shapes: list[tuple[str, str]] = []
+
+    def chat_reward(prompts: list[Any], completions: list[Any], completion_ids: list[list[int]],
+                    **kwargs: Any) -> list[float]:
+        shapes.append((type(prompts[0]).__name__, type(completions[0]).__name__))
+        return [float(len(c[0]["content"])) for c in completions]
+
+    rows = [{"prompt": [{"role": "user", "content": t["prompt"]}], "answer": t["answer"], "task_id": t["task_id"]}
+            for t in make_tasks(12, 0)]
+    monitor = wai.monitor(holdout=rows[8:], gold=chat_reward, every=1, n_prompts=4, k=2, verbose=False)
+    config = GRPOConfig(output_dir=str(tmp_path), max_steps=1, per_device_train_batch_size=4, num_generations=2,
+                        max_completion_length=6, logging_steps=1, report_to="none", use_cpu=True,
+                        save_strategy="no", disable_tqdm=True, seed=0)
+    GRPOTrainer(model=AutoModelForCausalLM.from_pretrained(tiny_dir), reward_funcs=[monitor.wrap(chat_reward)],
+                args=config, train_dataset=Dataset.from_list(rows[:8]),
+                processing_class=AutoTokenizer.from_pretrained(tiny_dir), callbacks=[monitor]).train()
+    curve = monitor.summary().curve
+    assert [p.step for p in curve] == [0, 1] and all(p.n_asks == 4 for p in curve)
+    assert all(p.holdout_length is not None and 0 < p.holdout_length <= 6 for p in curve)
+    assert set(shapes) == {("list", "list")}  # training and holdout both got chat messages
