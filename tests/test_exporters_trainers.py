@@ -255,3 +255,29 @@ def test_rows_trl_would_drop_after_truncation_are_counted_exactly(tmp_path, tiny
     trainer = SFTTrainer(model=tiny_model, args=SFTConfig(**_common(tmp_path, 2), max_length=max_length),
                          processing_class=tiny_tokenizer, train_dataset=_load(path, "json"))
     assert len(trainer.train_dataset) == report.n_written - report.too_long_untrained
+
+
+def test_pairs_dpo_would_drop_for_a_long_prompt_are_counted_exactly(tmp_path, tiny_model, tiny_tokenizer):
+    from trl import DPOConfig, DPOTrainer
+
+    from whileai_train.exporters.preference import preference_rows
+    from whileai_train.tiny import build_tiny_model
+
+    rows = []
+    for k in range(6):  # prompts of six lengths
+        pair = _pair(k)
+        for side in ("chosen", "rejected"):
+            pair[side]["messages"][1]["content"] += " please help" * (4 * k)
+        rows.append(pair)
+    out, _ = preference_rows(rows)
+    prompt_tokens = sorted(len(tiny_tokenizer(tiny_tokenizer.apply_chat_template(
+        row["prompt"], tokenize=False, add_generation_prompt=True), add_special_tokens=False)["input_ids"])
+        for row in out)
+    max_length = prompt_tokens[len(prompt_tokens) // 2]
+    path = tmp_path / "dpo.jsonl"
+    report = wai.export_preference(rows, path, tokenizer=tiny_tokenizer, max_length=max_length)
+    assert 0 < report.too_long_untrained < report.n_written
+    trainer = DPOTrainer(model=tiny_model, ref_model=build_tiny_model(tiny_tokenizer),
+                         args=DPOConfig(**_common(tmp_path, 2), max_length=max_length),
+                         train_dataset=_load(path, "json"), processing_class=tiny_tokenizer)
+    assert len(trainer.train_dataset) == report.n_written - report.too_long_untrained

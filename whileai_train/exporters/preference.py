@@ -160,10 +160,14 @@ def preference_rows(pairs_or_rows: Any, *, format: str = "trl", max_tool_output_
         good = encode_messages([chosen.messages[at]], encoding)
         bad = encode_messages([rejected.messages[at]], encoding)
         if template is not None:
+            any_over = False
             for completion in (good, bad):
                 over, text = template.too_long(prompt + completion, chosen.tools, source)
                 report.too_long += int(over)
+                any_over = any_over or over
                 report.tool_call_roundtrip.invalid += template.missing_arguments(completion, text)[1]
+            if any_over:  # DPOTrainer drops a pair whose prompt alone fills max_length (keep_start)
+                report.too_long_untrained += template.context_fills(prompt, chosen.tools, source)
         report.trained_messages += 2
         report.masked_messages += len(prompt)
         if format == "openai":
@@ -187,7 +191,8 @@ def preference_rows(pairs_or_rows: Any, *, format: str = "trl", max_tool_output_
         if report.dropped.get(reason):
             report.warnings.append(f"{report.dropped[reason]} pairs dropped: {reason.replace('_', ' ')}")
     if report.too_long:
-        report.warnings.append(f"{report.too_long} sides are longer than max_length={report.max_length} tokens")
+        report.warnings.append(f"{report.too_long} sides are longer than max_length={report.max_length} tokens; "
+                               f"DPOTrainer drops the {report.too_long_untrained} pairs whose prompt alone fills it")
     if report.privileged_leaks and not validate:
         report.warnings.append(f"{len(leaks)} pairs quote privileged context and were written (validate=False)")
     if format == "trl" and report.max_length is not None:
