@@ -180,7 +180,6 @@ def _hacked_rows(n_asks: int = 60, per_ask: int = 8, seed: int = 0) -> list[dict
 
 
 def test_strict_hacks_refuses_a_reward_hack() -> None:
-    pytest.importorskip("whileai_train.checks.hack_scan")
     rows = _hacked_rows()
     with pytest.raises(PublishGateError, match="reward_hack") as caught:
         publish_gate(rows, endorsed=["tool:issue_refund"], strict_hacks=True)
