@@ -296,3 +296,18 @@ def test_platform_run_resumed_from_state_continues_the_same_run(tmp_path: Path,
         assert server.run(first.id)["status"] == "done" and server.run(first.id)["name"] == "long"
     finally:
         server.close()
+
+
+def test_finish_never_overtakes_the_last_points() -> None:
+    """The send thread must not send the finish while a flush it has not seen is still owed (a race once
+    seen with dropped connections): many short runs, each finishing right after its last log."""
+    for attempt in range(30):
+        sink = MemorySink(durable=False)
+        run = wai.run(name=f"race-{attempt}", sink=sink, config=FAST)
+        for step in range(20):
+            run.log(step, loss=1.0)
+            if step % 7 == 0:
+                time.sleep(0.01)
+        run.finish()
+        assert sorted(sink.points[run.id]) == list(range(20)), attempt
+        assert sink.runs[run.id]["status"] == "done"

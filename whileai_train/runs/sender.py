@@ -182,42 +182,48 @@ class Sender:
                 self.run_id = self.sink.open_run(self.meta, self.client_id)
                 if self.spool is not None:
                     self.spool.write({"t": "remote", "run_id": self.run_id})
-            while True:
-                with self._pending_lock:
-                    batch = self._pending[: self.config.max_points_per_call]
-                progress = self.progress if self.progress != self._sent_progress else None
-                if not batch:
-                    break
-                self.sink.send_points(self.run_id, batch, progress)
-                self._sent_progress = progress or self._sent_progress
-                with self._pending_lock:
-                    del self._pending[: len(batch)]
-                self.delivered += len(batch)
-                if self.spool is not None:
-                    self.spool.write({"t": "acked", "through": batch[-1][0]})
-            while self._pending_notes:
-                seq, md, ts = self._pending_notes[0]
-                try:
-                    self.sink.send_note(self.run_id, seq, md, ts)
-                except SendError as exc:
-                    if exc.retryable:
-                        raise
-                    # a server without the notes route must not stop the points: drop notes, say so once
-                    self._warn_once("notes", f"whileai: {self.sink.where} does not take run notes ({exc}); "
-                                             "notes are dropped, points and finish still go")
-                with self._pending_lock:
-                    self._pending_notes.pop(0)
-                if self.spool is not None:
-                    self.spool.write({"t": "note_acked", "seq": seq})
-            progress = self.progress
-            if progress is not None and progress != self._sent_progress:
-                self.sink.set_progress(self.run_id, *progress)
-                self._sent_progress = progress
-            if self._finish is not None and not self._done.is_set():
-                self.sink.finish(self.run_id, **self._finish)
-                if self.spool is not None:
-                    self.spool.write({"t": "finished"})
-                self._done.set()
+            while True:  # until nothing is owed (a flush may land while this runs)
+                while True:
+                    with self._pending_lock:
+                        batch = self._pending[: self.config.max_points_per_call]
+                    progress = self.progress if self.progress != self._sent_progress else None
+                    if not batch:
+                        break
+                    self.sink.send_points(self.run_id, batch, progress)
+                    self._sent_progress = progress or self._sent_progress
+                    with self._pending_lock:
+                        del self._pending[: len(batch)]
+                    self.delivered += len(batch)
+                    if self.spool is not None:
+                        self.spool.write({"t": "acked", "through": batch[-1][0]})
+                while self._pending_notes:
+                    seq, md, ts = self._pending_notes[0]
+                    try:
+                        self.sink.send_note(self.run_id, seq, md, ts)
+                    except SendError as exc:
+                        if exc.retryable:
+                            raise
+                        # a server without the notes route must not stop the points: drop notes, say so once
+                        self._warn_once("notes", f"whileai: {self.sink.where} does not take run notes ({exc}); "
+                                                 "notes are dropped, points and finish still go")
+                    with self._pending_lock:
+                        self._pending_notes.pop(0)
+                    if self.spool is not None:
+                        self.spool.write({"t": "note_acked", "seq": seq})
+                progress = self.progress
+                if progress is not None and progress != self._sent_progress:
+                    self.sink.set_progress(self.run_id, *progress)
+                    self._sent_progress = progress
+                if self._finish is not None and not self._done.is_set():
+                    with self._pending_lock:
+                        owed = bool(self._pending or self._pending_notes)
+                    if owed:
+                        continue  # a flush landed after the points were sent: send it before the finish
+                    self.sink.finish(self.run_id, **self._finish)
+                    if self.spool is not None:
+                        self.spool.write({"t": "finished"})
+                    self._done.set()
+                break
         except SendError as exc:
             return self._failed(exc)
         except Exception as exc:  # noqa: BLE001  (a sink bug or a disk error: warn, keep the points, try again later)
