@@ -15,12 +15,12 @@ __all__ = [
     "DELTA",
     "EVERY",
     "HOLDOUT_SEED",
-    "K",
     "LENGTH_PCT",
     "MIN_ASKS",
     "MIN_SCAN_ROWS",
     "N_PROMPTS",
     "WINDOW",
+    "K",
 ]
 
 # The four alarms of the product text, in the order they are checked and printed.
