@@ -372,3 +372,22 @@ def test_two_trajectories_per_ask_with_near_ties_is_degenerate() -> None:
     assert report.distinct_per_ask == 2
     assert report.degenerate and report.cause == "distinct_per_ask" and report.top_feature is None
     assert {"word:done", "word:sorry"} <= set(report.collinear)
+
+
+def test_hand_tier_counts_match_a_hand_count() -> None:
+    from whileai_train.checks.features import extract_features
+
+    texts = ["Done! Order 12 ships?\n- one\n- two\n```py\nx\n```", "", "no marks here", "1. first\n2) second!!"]
+    rows = [{"prompt": "p", "final_text": text, "reward": 1.0,
+             "steps": [{"tool": "t", "arguments": {}, "result": {"ok": False}}] if i == 0 else []}
+            for i, text in enumerate(texts)]
+    table = extract_features(rows, list(range(len(rows))))
+    column = {name: table.dense[:, j] for j, name in enumerate(table.dense_names)}
+    assert list(column["digits"]) == [sum(c.isdigit() for c in t) for t in texts]
+    assert list(column["exclamations"]) == [t.count("!") for t in texts]
+    assert list(column["questions"]) == [t.count("?") for t in texts]
+    assert list(column["bullet_lines"]) == [2, 0, 0, 2]
+    assert list(column["code_fences"]) == [2, 0, 0, 0]
+    assert list(column["length"]) == [len(t) for t in texts]
+    assert list(column["tool_calls"]) == [1, 0, 0, 0] and list(column["tool_errors"]) == [1, 0, 0, 0]
+    assert list(column["turns"]) == [2, 0, 1, 1]

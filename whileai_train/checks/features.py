@@ -168,9 +168,12 @@ _BULLET_BYTES = re.compile(rb"^[ \t]*(?:[-*]|\xe2\x80\xa2|\d+[.)])[ \t]", re.MUL
 
 
 def _between(bounds: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """How many True values of `mask` fall in each [bounds[i], bounds[i+1]) span."""
-    total = np.concatenate([[0], np.cumsum(mask, dtype=np.int64)])
-    return total[bounds[1:]] - total[bounds[:-1]]
+    """How many True values of `mask` fall in each [bounds[i], bounds[i+1]) span (bounds ascending)."""
+    starts = bounds[:-1]
+    padded = np.append(mask, False)  # so a span starting at the end is a valid (zero) index
+    counts = np.add.reduceat(padded, starts, dtype=np.int64)
+    counts[starts >= bounds[1:]] = 0  # reduceat gives padded[start] for an empty span
+    return counts
 
 
 def _per_row(positions: list[int], separators: np.ndarray, n_rows: int) -> np.ndarray:
