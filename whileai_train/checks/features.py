@@ -30,7 +30,8 @@ import scipy.sparse as sp
 from whileai_train.checks.defaults import AUTO_TOP_PAIRS, AUTO_TOP_WORDS, PAIR_CANDIDATE_WORDS
 from whileai_train.errors import ConfigError, RowError
 
-__all__ = ["FeatureTable", "agent_words_text", "extract_features", "paused_gc", "trajectory_parts", "vector_dot"]
+__all__ = ["FeatureTable", "agent_words_text", "check_user_features", "extract_features", "paused_gc", "trajectory_parts",
+           "vector_dot"]
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -370,10 +371,8 @@ def _auto_tier(token_ids: np.ndarray, lengths: np.ndarray, vocabulary: list[str]
     return sp.hstack([words, pairs], format="csr"), names + pair_names
 
 
-def extract_features(rows: Sequence[Mapping[str, Any]], row_numbers: Sequence[int],
-                     features: Mapping[str, Callable[[Mapping[str, Any]], float]] | None = None, *,
-                     top_words: int = AUTO_TOP_WORDS, top_pairs: int = AUTO_TOP_PAIRS) -> FeatureTable:
-    """Both tiers for `rows` (already validated; `row_numbers` are their indices in the caller's input)."""
+def check_user_features(features: Any) -> dict[str, Callable[[Mapping[str, Any]], Any]]:
+    """`features=` as a dict of name -> callable, or a ConfigError that shows the right shape."""
     if features is not None and not isinstance(features, Mapping):
         raise ConfigError(f"features is a {type(features).__name__}; it maps a name to a function row -> number. "
                           "Fix: features={\"my_feature\": lambda row: len(row['final_text'])}")
@@ -382,6 +381,14 @@ def extract_features(rows: Sequence[Mapping[str, Any]], row_numbers: Sequence[in
         if not isinstance(name, str) or not callable(fn):
             raise ConfigError(f"features[{name!r}] is {type(fn).__name__}: features= maps a name to a function "
                               "row -> number. Fix: features={\"my_feature\": lambda row: len(row['final_text'])}")
+    return user
+
+
+def extract_features(rows: Sequence[Mapping[str, Any]], row_numbers: Sequence[int],
+                     features: Mapping[str, Callable[[Mapping[str, Any]], float]] | None = None, *,
+                     top_words: int = AUTO_TOP_WORDS, top_pairs: int = AUTO_TOP_PAIRS) -> FeatureTable:
+    """Both tiers for `rows` (already validated; `row_numbers` are their indices in the caller's input)."""
+    user = check_user_features(features)
     n = len(rows)
     hand = array("d")
     logprob = np.full(n, np.nan)

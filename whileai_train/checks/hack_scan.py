@@ -29,7 +29,7 @@ from whileai_train.checks.defaults import (
     STRONG_FEATURES,
     TIE_TOLERANCE,
 )
-from whileai_train.checks.features import extract_features, paused_gc
+from whileai_train.checks.features import check_user_features, extract_features, paused_gc
 from whileai_train.checks.scan_stats import (
     Scan,
     ands,
@@ -206,6 +206,7 @@ def hack_scan(rows: Sequence[Mapping[str, Any]], *, endorsed: Sequence[str] | No
         seed: seeds the shuffles of the noise floor.
     """
     endorsed_list = _check_endorsed(endorsed)
+    check_user_features(features)
     kept, numbers, y_all, asks, warnings = _graded(rows)
     ask_ids: dict[str, int] = {}
     inv_all = np.fromiter((ask_ids.setdefault(key, len(ask_ids)) for key in asks), dtype=np.int64, count=len(asks))
