@@ -91,7 +91,8 @@ class HackScanReport(BaseModel):
                          + (f" (+{len(self.collinear) - SHOW})" if len(self.collinear) > SHOW else ""))
         if self.aliases:
             lines.append(f"  same column as the top feature: {', '.join(self.aliases[:SHOW])}")
-        shown = self.features[:SHOW]
+        hidden = set(self.aliases)  # printed once above, not ten times in the ranking
+        shown = [score for score in self.features if score.name not in hidden][:SHOW]
         if shown:
             lines.append("  strongest features (rho within ask; * above floor, E endorsed):")
             for score in shown:
@@ -296,7 +297,8 @@ def hack_scan(rows: Sequence[Mapping[str, Any]], *, endorsed: Sequence[str] | No
         warnings.append(f"asks have a median of {distinct:g} distinct trajectories: each ask gives one contrast, "
                         "so features that happen to separate them look strong; read the ranking with care")
     above = usable & (np.abs(rho) > tau)
-    endorsable = [scan.names[j] for j in ranked if above[j]][:STRONG_FEATURES]
+    alias_names = set(aliases)  # one column under several names counts once below
+    endorsable = [scan.names[j] for j in ranked if above[j] and scan.names[j] not in alias_names][:STRONG_FEATURES]
 
     # what the reward pays for beyond the endorsed features
     partial = None
@@ -331,7 +333,7 @@ def hack_scan(rows: Sequence[Mapping[str, Any]], *, endorsed: Sequence[str] | No
         paid = unendorsed & (np.abs(partial) > partial_tau + 1e-9)
         rival_idx = sorted((int(j) for j in np.flatnonzero(paid)),
                            key=lambda j: (-abs(float(partial[j])), priority(scan.names[j])))
-        rivals = [scan.names[j] for j in rival_idx]
+        rivals = [scan.names[j] for j in rival_idx if scan.names[j] not in alias_names]
         if top is not None or degenerate:
             r2_total, _, _ = explained(scan, columns + [j for j in rival_idx if j < n_before_ands][:16])
             r2_total = max(r2_total, r2_endorsed)
