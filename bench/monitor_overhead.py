@@ -9,7 +9,7 @@
 The tiny model makes generation cheap next to Python overhead, so (1) is an upper bound of the monitor's
 relative cost; (2) depends on the ratio of holdout to training completions, which is what the defaults fix.
 
-    python bench/monitor_overhead.py [--steps 200] [--block 5]
+    python bench/monitor_overhead.py [--steps 200] [--block 1]
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ TARGET_STEP_RATIO = 1.02
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", type=int, default=200)
-    parser.add_argument("--block", type=int, default=5)
+    parser.add_argument("--block", type=int, default=1)
     args = parser.parse_args()
     import warnings
 
