@@ -37,17 +37,6 @@ def trainer_args(tmp_path: Path, **overrides: Any) -> Any:
     return TrainingArguments(**kw)
 
 
-class Recorder:
-    """Every point the callback handed to its run, as (seq, step, loss)."""
-
-    def __init__(self, callback: Any) -> None:
-        self.callback = callback
-
-
-def logged_points(run: Any) -> int:
-    return int(run.logged)
-
-
 def test_trainer_to_local_store(tiny_model: Any, tiny_tokenizer: Any, tmp_path: Path) -> None:
     from transformers import Trainer
 
