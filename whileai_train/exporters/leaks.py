@@ -54,16 +54,23 @@ def quotes_privileged(messages: Sequence[Mapping[str, Any]], privileged: Any,
     if not secrets:
         return []
     said_parts: list[str] = []
+    append = said_parts.append
     for message in messages:
         if message["role"] != "assistant":
             continue
         content = message.get("content")
         if content:
-            said_parts.append(content)
+            append(content)
         for call in message.get("tool_calls") or ():
             arguments = call["function"]["arguments"]
             if type(arguments) is str:
-                said_parts.append(arguments)
+                append(arguments)
+            elif type(arguments) is dict:  # the common shape: a flat object of text and numbers
+                for item in arguments.values():
+                    if type(item) is str:
+                        append(item)
+                    else:
+                        _leaves(item, said_parts)
             else:
                 _leaves(arguments, said_parts)
     said = _norm("\n".join(said_parts))
@@ -78,6 +85,8 @@ def _leaves(value: Any, out: list[str]) -> None:
     kind = type(value)
     if kind is str:
         out.append(value)
+    elif kind is int or kind is float or kind is bool:  # before the Mapping check (an ABC check is slow)
+        out.append(str(value))
     elif kind is dict or isinstance(value, Mapping):
         for item in value.values():
             _leaves(item, out)

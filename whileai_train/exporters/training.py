@@ -20,7 +20,7 @@ from typing import Any
 
 from whileai_train.errors import PrivilegedLeakError
 from whileai_train.exporters.defaults import TRL_MAX_LENGTH
-from whileai_train.exporters.jsonl import atomic_jsonl, dumps
+from whileai_train.exporters.jsonl import atomic_jsonl, dumps, dumps_plain
 from whileai_train.exporters.leaks import quotes_privileged
 from whileai_train.exporters.options import check_common, check_training, default_path
 from whileai_train.exporters.report import ExportReport
@@ -76,7 +76,14 @@ class _Export:
         self.counts = _Counts()
 
     def rows(self, source: Any) -> Iterator[dict[str, Any]]:
+        for out, _plain in self.pairs(source):
+            yield out
+
+    def pairs(self, source: Any) -> Iterator[tuple[dict[str, Any], bool]]:
+        """(row to write, whether jsonl.dumps_plain writes it as dumps does): TRL rows whose only values
+        not built here as text are tool arguments that check_arguments found plain."""
         report, c = self.report, self.counts
+        trl = self.format == "trl"
         for index, row in enumerate(iter_input(source)):
             c.n += 1
             if isinstance(row, dict) and "reward" in row:
@@ -111,7 +118,7 @@ class _Export:
                         c.lost += self.template.context_fills(rendered[:first], shaped.tools, index)
                     longest = (rendered, text)
                 c.n_written += 1
-                yield out
+                yield out, trl and shaped.plain
             if longest is not None and self.format == "trl":
                 _calls, missing = self.template.missing_arguments(*longest)  # type: ignore[union-attr]
                 c.invalid += missing
@@ -234,8 +241,8 @@ def export_dataset(rows: Any, path: Any = None, *, format: str = "openai", mask_
     target = path if path is not None else default_path(f"export-{format}-{mask_mode}")
     with atomic_jsonl(target) as handle:
         batch: list[str] = []
-        for out in export.rows(rows):
-            batch.append(dumps(out))
+        for out, plain in export.pairs(rows):
+            batch.append(dumps_plain(out) if plain else dumps(out))
             if len(batch) >= 2048:
                 batch.append("")
                 handle.write("\n".join(batch))
