@@ -20,6 +20,7 @@ COMMANDS: dict[str, str] = {
     "export": "whileai_train.commands.export",
     "gate": "whileai_train.commands.gate",
     "runs": "whileai_train.commands.runs",
+    "serve": "whileai_train.commands.serve",
     "show": "whileai_train.commands.show",
     "sync": "whileai_train.commands.sync",
 }

@@ -6,6 +6,8 @@
     POST /runs/{id}/finish    {status, summary?, error?}                                  -> {"status"}
     GET  /runs                                                                            -> {"runs": [...]}
     GET  /runs/{id}                                                                       -> the run record
+    GET  /runs/{id}/points                                                                -> {"points": [...]}
+    GET  /                    the dashboard page (server/dashboard.py), when the server was made with one
 
 Every request carries ``X-Api-Key`` when the server was given a key. Points are de-duplicated on
 (run id, seq) and runs on client_run_id, so a client may re-send freely. `RunsAPI.handle` is plain
@@ -62,6 +64,8 @@ class RunsAPI:
                 return 404, {"error": f"no run {run_id}"}
             if len(parts) == 2 and method == "GET":
                 return 200, self.store.get_run(run_id, last_points=20) or {}
+            if parts[2:] == ["points"] and method == "GET":
+                return 200, {"points": self.store.points(run_id)}
             if len(parts) == 3 and method == "POST":
                 action = parts[2]
                 if action == "log":
@@ -113,8 +117,8 @@ class RunsAPI:
         return 200, {"status": status}
 
 
-def make_handler(api: RunsAPI) -> type[BaseHTTPRequestHandler]:
-    """A request handler class bound to `api` (for ThreadingHTTPServer)."""
+def make_handler(api: RunsAPI, page: str | None = None) -> type[BaseHTTPRequestHandler]:
+    """A request handler class bound to `api` (for ThreadingHTTPServer); `page` is served at GET /."""
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -141,6 +145,14 @@ def make_handler(api: RunsAPI) -> type[BaseHTTPRequestHandler]:
             self._respond(status, payload)
 
         def do_GET(self) -> None:
+            if page is not None and self.path.split("?", 1)[0] in ("/", "/index.html"):
+                body = page.encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                return
             self._dispatch("GET")
 
         def do_POST(self) -> None:
@@ -149,9 +161,10 @@ def make_handler(api: RunsAPI) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-def serve_in_thread(api: RunsAPI, host: str = "127.0.0.1", port: int = 0) -> ThreadingHTTPServer:
+def serve_in_thread(api: RunsAPI, host: str = "127.0.0.1", port: int = 0,
+                    page: str | None = None) -> ThreadingHTTPServer:
     """Start the API on a daemon thread; returns the server (`.server_address`, `.shutdown()`)."""
-    server = ThreadingHTTPServer((host, port), make_handler(api))
+    server = ThreadingHTTPServer((host, port), make_handler(api, page))
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, name="whileai-api", daemon=True).start()
     return server
