@@ -19,6 +19,15 @@ __all__ = ["leak_report", "privileged_strings", "quotes_privileged"]
 def privileged_strings(privileged: Any, min_chars: int = PRIVILEGED_MIN_CHARS) -> list[str]:
     """Every string (and number written as text) in `privileged` at least `min_chars` long, casefolded."""
     found: list[str] = []
+    if type(privileged) is dict:  # the common shape, a flat object of text: same strings, same order
+        values = list(privileged.values())
+        if all(type(value) is str for value in values):
+            for value in reversed(values):  # the order the stack below pops them in
+                if len(value) >= min_chars:
+                    text = " ".join(value.split()).casefold()
+                    if len(text) >= min_chars:
+                        found.append(text)
+            return found
     stack = [privileged]
     while stack:
         value = stack.pop()

@@ -105,25 +105,28 @@ def shape_row(row: Any, index: int, *, system_prompt: str | None, max_tool_outpu
             messages.insert(0, {"role": "system", "content": keep})
     cap = max_tool_output_chars
     out: list[dict[str, Any]] = []
-    for message in messages:
+    append, agent, ask = out.append, shaped.agent, ""
+    for message in messages:  # hot path: locals, no attribute sets per message
         role = message["role"]
         if role == "assistant":
             if not message.get("content") and not message.get("tool_calls"):
                 shaped.note("empty_agent_turn_removed")
                 continue
-            shaped.agent.append(len(out))
-        elif role == "tool" and cap is not None:
-            content = message["content"]
-            if len(content) > cap:
-                cut = len(content) - cap
-                message = dict(message)
-                message["content"] = content[:cap] + "\n" + TOOL_OUTPUT_MARKER.format(n=cut)
-                shaped.chars_cut += cut
-                shaped.capped[len(out)] = cut
-                shaped.outputs_capped += 1
-        elif role == "user" and not shaped.ask:
-            shaped.ask = message["content"]
-        out.append(message)
+            agent.append(len(out))
+        elif role == "tool":
+            if cap is not None:
+                content = message["content"]
+                if len(content) > cap:
+                    cut = len(content) - cap
+                    message = dict(message)
+                    message["content"] = content[:cap] + "\n" + TOOL_OUTPUT_MARKER.format(n=cut)
+                    shaped.chars_cut += cut
+                    shaped.capped[len(out)] = cut
+                    shaped.outputs_capped += 1
+        elif role == "user" and not ask:
+            ask = message["content"]
+        append(message)
+    shaped.ask = ask
     shaped.messages = out
     prompt = row.get("prompt")
     if isinstance(prompt, str):

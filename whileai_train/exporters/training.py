@@ -82,45 +82,51 @@ class _Export:
     def pairs(self, source: Any) -> Iterator[tuple[dict[str, Any], bool]]:
         """(row to write, whether jsonl.dumps_plain writes it as dumps does): TRL rows whose only values
         not built here as text are tool arguments that check_arguments found plain."""
-        report, c = self.report, self.counts
+        report, c, notes, template = self.report, self.counts, self.notes, self.template
         trl = self.format == "trl"
+        cuts_trailing = trl or self.unroll
         for index, row in enumerate(iter_input(source)):
             c.n += 1
-            if isinstance(row, dict) and "reward" in row:
+            is_dict = isinstance(row, dict)
+            if is_dict and "reward" in row:
                 reward_of(row, index)  # a reward of the wrong type is bad input, named here
             shaped = shape_row(row, index, system_prompt=self.system_prompt, max_tool_output_chars=self.cap,
                                tools=self.tools)
-            for key, count in shaped.notes.items():
-                self.notes[key] = self.notes.get(key, 0) + count
-            if not shaped.agent:
+            if shaped.notes:
+                for key, count in shaped.notes.items():
+                    notes[key] = notes.get(key, 0) + count
+            agent = shaped.agent
+            if not agent:
                 report.drop("no_assistant_turn")
                 continue
+            last = agent[-1]
             checked, invalid = check_arguments(shaped)
             c.checked += checked
             c.invalid += invalid
-            if isinstance(row, dict) and row.get("privileged") is not None and quotes_privileged(
-                    shaped.messages[: shaped.agent[-1] + 1], row["privileged"]):
+            if is_dict and row.get("privileged") is not None and quotes_privileged(
+                    shaped.messages[: last + 1], row["privileged"]):
                 report.privileged_leaks.append(index)
-            cuts_trailing = self.format == "trl" or self.unroll
-            written = shaped.agent[-1] if cuts_trailing else len(shaped.messages)
-            capped = [cut for position, cut in shaped.capped.items() if position < written]
-            c.truncated += len(capped)  # once per source row, also under unroll
-            c.chars_cut += sum(capped)
-            if cuts_trailing and len(shaped.messages) > shaped.agent[-1] + 1:
-                self.notes["trailing_turns_cut"] = self.notes.get("trailing_turns_cut", 0) + 1
+            if shaped.capped:
+                written = last if cuts_trailing else len(shaped.messages)
+                capped = [cut for position, cut in shaped.capped.items() if position < written]
+                c.truncated += len(capped)  # once per source row, also under unroll
+                c.chars_cut += sum(capped)
+            if cuts_trailing and len(shaped.messages) > last + 1:
+                notes["trailing_turns_cut"] = notes.get("trailing_turns_cut", 0) + 1
+            plain = trl and shaped.plain
             longest: tuple[list[dict[str, Any]], str] | None = None
             for out, internal, first in self._samples(shaped):
-                if self.template is not None:
-                    rendered = encode_messages(internal, self.template.encoding)
-                    over, text = self.template.too_long(rendered, shaped.tools, index)
+                if template is not None:
+                    rendered = encode_messages(internal, template.encoding)
+                    over, text = template.too_long(rendered, shaped.tools, index)
                     if over:
                         c.too_long += 1
-                        c.lost += self.template.context_fills(rendered[:first], shaped.tools, index)
+                        c.lost += template.context_fills(rendered[:first], shaped.tools, index)
                     longest = (rendered, text)
                 c.n_written += 1
-                yield out, trl and shaped.plain
-            if longest is not None and self.format == "trl":
-                _calls, missing = self.template.missing_arguments(*longest)  # type: ignore[union-attr]
+                yield out, plain
+            if longest is not None and trl:
+                _calls, missing = template.missing_arguments(*longest)  # type: ignore[union-attr]
                 c.invalid += missing
 
     def _samples(self, shaped: Shaped) -> Iterator[tuple[dict[str, Any], list[dict[str, Any]], int]]:
