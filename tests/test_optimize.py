@@ -492,3 +492,17 @@ def test_hack_scan_is_carried_with_endorsed_and_its_warnings_join_hygiene() -> N
 def test_endorsed_as_a_string_raises_before_any_work() -> None:
     with pytest.raises(ConfigError, match="letter by letter"):
         wai.optimize(ask("a", 1, 2), mode="rl", endorsed="tool:refund")
+
+
+def test_band_is_the_measured_pass_rate_not_the_share_of_distinct_trajectories() -> None:
+    # half the rollouts pass, each in its own way; the other half fail with one identical trajectory
+    passes = [rollout("half", i, 1.0) for i in range(5)]
+    same_failure = {"steps": [{"tool": "lookup", "arguments": {"id": "half"}, "result": "timeout"}],
+                    "final_text": "could not do it"}
+    fails = [rollout("half", 5 + i, 0.0, **same_failure) for i in range(5)]
+    kept, report = wai.optimize(passes + fails, mode="rl")
+    # dedupe leaves 5 passes + 1 failure (5/6 = 0.83 of what is left), but the policy solves this ask 50%
+    # of the time: in band, so the group is kept (without the four duplicate failures)
+    assert report.dropped["duplicate"] == 4
+    assert report.dropped_asks["out_of_band"] == 0
+    assert len(kept) == 6 and {row["calibration"]["pass_rate"] for row in kept} == {0.5}

@@ -291,6 +291,8 @@ def select_for_rl(
         report.warnings.append(f"dropped {len(junk_rows)} junk rows (" + ", ".join(
             f"{reason} {count}" for reason, count in report.junk.items()) + f"): {name_rows(sorted(junk_rows))}")
 
+    graded_rows = alive.copy()  # the band is each ask's measured pass rate: over every graded rollout given
+
     # 2. the same trajectory twice in one ask adds nothing to a group-relative advantage
     duplicate = _duplicates(view, np.flatnonzero(alive))
     report.dropped["duplicate"] = int(duplicate.sum())
@@ -311,21 +313,26 @@ def select_for_rl(
         else:
             report.truncated["kept_as_overlong"] = int(cut.sum())
 
-    # 4-5. unanimous asks, then asks outside the band, measured on what is left
+    # 4. unanimous asks: all that is left passes, or all fails (zero group-relative advantage)
     tasks = view.n_tasks
     live_tasks = task_of[alive]
     sizes = np.bincount(live_tasks, minlength=tasks)
     passes = np.bincount(live_tasks, weights=rewards[alive] >= PASS_THRESHOLD, minlength=tasks)
     present = sizes > 0
     unanimous = present & ((passes == 0) | (passes == sizes))
-    rates = np.divide(passes, sizes, out=np.zeros(tasks), where=present)
+    # 5. asks outside the band: the pass rate over every graded rollout of the ask (what the policy solves),
+    # not over the distinct trajectories left after dedupe, which would measure trajectory variety instead
+    measured_tasks = task_of[graded_rows]
+    measured_sizes = np.bincount(measured_tasks, minlength=tasks)
+    measured_passes = np.bincount(measured_tasks, weights=rewards[graded_rows] >= PASS_THRESHOLD, minlength=tasks)
+    rates = np.divide(measured_passes, measured_sizes, out=np.zeros(tasks), where=measured_sizes > 0)
     outside = present & ~unanimous & ((rates < lo) | (rates > hi))
     for reason, mask in (("unanimous", unanimous), ("out_of_band", outside)):
         report.dropped[reason] = int(sizes[mask].sum())
         report.dropped_asks[reason] = int(mask.sum())
     keep = present & ~unanimous & ~outside
     if present.any():
-        report.rollouts_per_task = float(statistics.median(sizes[present].tolist()))
+        report.rollouts_per_task = float(statistics.median(measured_sizes[present].tolist()))
         report.low_k = report.rollouts_per_task < LOW_K
     if report.low_k:
         k = int(report.rollouts_per_task)
