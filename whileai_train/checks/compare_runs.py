@@ -11,12 +11,13 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from whileai_train.checks.gate_defaults import LOW_PAIRED_SHARE, MIN_PAIRED_TASKS, PASS_THRESHOLD
 from whileai_train.checks.graded import Graded, graded_table, show_indices
 from whileai_train.checks.pass_at import run_config
 from whileai_train.errors import ConfigError, InputError
+from whileai_train.report import Report
 from whileai_train.stats import DEFAULT_DRAWS, paired_comparison, welch_p_value
 from whileai_train.stats.welch import welch_interval
 
@@ -25,7 +26,7 @@ __all__ = ["CompareRunsReport", "compare_runs"]
 Verdict = Literal["improved", "regressed", "no_difference_detected", "not_measured"]
 
 
-class CompareRunsReport(BaseModel):
+class CompareRunsReport(Report):
     """after - before in pass@1 over tasks, its 95% interval and p-value, and how much of the eval paired."""
 
     verdict: Verdict = "not_measured"
@@ -46,11 +47,6 @@ class CompareRunsReport(BaseModel):
     config_after: dict[str, Any] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
-
-    def __getitem__(self, key: str) -> Any:
-        if key in type(self).model_fields:
-            return getattr(self, key)
-        raise KeyError(key)
 
     def __str__(self) -> str:
         if self.delta is None or self.before is None or self.after is None:

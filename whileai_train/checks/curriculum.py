@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 from whileai_train.checks.optimize_defaults import BAND, CURRICULUM_TIERS, LOW_K
 from whileai_train.checks.select_rows import calibration_stamps, carries_stamp, read_graded
 from whileai_train.errors import ConfigError
+from whileai_train.report import Report
 from whileai_train.rows import calibration_of
 
 __all__ = ["CurriculumReport", "TaskDifficulty", "curriculum"]
@@ -34,7 +35,7 @@ class TaskDifficulty(BaseModel):
     source: Literal["measured", "stamp"] = "measured"
 
 
-class CurriculumReport(BaseModel):
+class CurriculumReport(Report):
     """Trainable tasks (easy to hard, in tiers), retired and not-ready tasks, the in-band count."""
 
     solved: float = BAND[1]
@@ -51,11 +52,6 @@ class CurriculumReport(BaseModel):
     from_stamps: int = 0
     rollouts_per_task: float = 0.0
     warnings: list[str] = Field(default_factory=list)
-
-    def __getitem__(self, key: str) -> Any:
-        if key in type(self).model_fields:
-            return getattr(self, key)
-        raise KeyError(key)
 
     @property
     def verdict(self) -> str:

@@ -26,7 +26,7 @@ from itertools import pairwise
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from whileai_train.checks.decontaminate_defaults import (
     EVAL_TEXT_KEYS,
@@ -40,6 +40,7 @@ from whileai_train.checks.decontaminate_defaults import (
 )
 from whileai_train.checks.ngrams import NgramTable, mix, ngram_table
 from whileai_train.errors import ConfigError, InputError
+from whileai_train.report import Report
 from whileai_train.rows import agent_text, read_rows
 
 __all__ = ["DecontaminateReport", "decontaminate"]
@@ -53,7 +54,7 @@ _BLOCK = 4096  # row prompts per matrix product in the semantic pass
 _ROW_CHUNK = 200_000  # rows tokenised and matched at a time: memory stays flat from 100k to 1M rows
 
 
-class DecontaminateReport(BaseModel):
+class DecontaminateReport(Report):
     """What leaks: counts per rule, the first offenders, and the clean rows (not in model_dump)."""
 
     verdict: str
@@ -75,9 +76,6 @@ class DecontaminateReport(BaseModel):
     notes: list[str]
     what_to_do: list[str]
     clean_rows: list[dict[str, Any]] = Field(default_factory=list, exclude=True, repr=False)
-
-    def __getitem__(self, key: str) -> Any:
-        return getattr(self, key)
 
     def __str__(self) -> str:
         counts = (f"  same task {self.n_same_task}, exact {self.n_exact}, near {self.n_near}, semantic "

@@ -44,6 +44,7 @@ from whileai_train.checks.judge_defaults import (
     SEED,
 )
 from whileai_train.errors import ConfigError, InputError
+from whileai_train.report import Report
 from whileai_train.rows import tool_names
 from whileai_train.stats import normal_quantile, wilson_interval
 
@@ -120,7 +121,7 @@ class ProbeResult(BaseModel):
     reading: str
 
 
-class JudgeProbesReport(BaseModel):
+class JudgeProbesReport(Report):
     """What the probes found; str() prints the verdict first."""
 
     verdict: str
@@ -131,9 +132,6 @@ class JudgeProbesReport(BaseModel):
     judge_calls: int
     judge_errors: int
     notes: list[str]
-
-    def __getitem__(self, key: str) -> Any:
-        return getattr(self, key)
 
     def lines(self) -> list[str]:
         out = [f"  {p.name:<20} {p.reading}" for p in self.probes]

@@ -38,6 +38,7 @@ from whileai_train.checks.judge_defaults import (
 from whileai_train.checks.judge_probes import JudgeCalls, JudgeProbesReport, judge_probes, with_filler
 from whileai_train.checks.labels import gold_kind_of, kind_words
 from whileai_train.errors import ConfigError, LabelError
+from whileai_train.report import Report
 from whileai_train.rows import agent_text, task_key
 from whileai_train.stats import cohen_kappa, wilson_interval
 
@@ -69,7 +70,7 @@ class LengthBias(BaseModel):
     flagged: bool
 
 
-class JudgeTrustReport(BaseModel):
+class JudgeTrustReport(Report):
     """The judge measured against gold labels. str() prints the reading first, then the numbers, then the fix."""
 
     verdict: str
@@ -101,9 +102,6 @@ class JudgeTrustReport(BaseModel):
     exploitable_by: list[str]
     warnings: list[str]
     what_to_do: list[str]
-
-    def __getitem__(self, key: str) -> Any:
-        return getattr(self, key)
 
     def summary(self) -> dict[str, Any]:
         """The block other reports carry (judge_meta["trust"], publish_gate's judge_trust)."""

@@ -15,18 +15,19 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from whileai_train.checks.gate_defaults import CONFIG_KEYS, CONFIG_SAMPLE_ROWS, PASS_THRESHOLD
 from whileai_train.checks.graded import Graded, graded_table, show_indices
 from whileai_train.errors import ConfigError, InputError
+from whileai_train.report import Report
 from whileai_train.stats import DEFAULT_DRAWS
 from whileai_train.stats.shared_draws import bootstrap_mean_cis
 
 __all__ = ["PassAtReport", "most_common_k", "pass_at", "pass_at_k_estimate", "pass_pow_k_estimate", "run_config"]
 
 
-class PassAtReport(BaseModel):
+class PassAtReport(Report):
     """pass@1 over tasks with `ci95`; pass^k and pass@k with their own intervals; what produced the rows."""
 
     pass_at_1: float | None = None
@@ -46,11 +47,6 @@ class PassAtReport(BaseModel):
     config: dict[str, Any] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
-
-    def __getitem__(self, key: str) -> Any:
-        if key in type(self).model_fields:
-            return getattr(self, key)
-        raise KeyError(key)
 
     def __str__(self) -> str:
         def interval(ci: tuple[float, float] | None) -> str:

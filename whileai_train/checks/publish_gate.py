@@ -18,13 +18,14 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, Field, PrivateAttr
+from pydantic import Field, PrivateAttr
 
 from whileai_train.checks.calibration import stamp_rows
 from whileai_train.checks.gate_defaults import BAND, PASS_THRESHOLD, RL_SHAPED_SHARE, SHOW_FIRST
 from whileai_train.checks.graded import Graded, graded_table, show_indices
 from whileai_train.checks.pass_at import PassAtReport, most_common_k, pass_at_from_table
 from whileai_train.errors import ConfigError, PublishGateError
+from whileai_train.report import Report
 from whileai_train.stats import DEFAULT_DRAWS
 
 __all__ = ["PublishGateReport", "publish_gate"]
@@ -33,7 +34,7 @@ Verdict = Literal["PASS", "WARN", "REFUSED"]
 _OPTIMIZE = 'wai.optimize(rows, mode="rl") prunes unanimous and out-of-band asks (print pass_at before it)'
 
 
-class PublishGateReport(BaseModel):
+class PublishGateReport(Report):
     """The gate's reading. str(): the verdict first, then the numbers, then what to do."""
 
     verdict: Verdict = "PASS"
@@ -66,11 +67,6 @@ class PublishGateReport(BaseModel):
     def rows(self) -> list[Any]:
         """The rows with their calibration stamps (shallow copies where a stamp was added; made on first use)."""
         return self._stamped.stamped_rows() if self._stamped is not None else []
-
-    def __getitem__(self, key: str) -> Any:
-        if key in type(self).model_fields or key == "rows":
-            return getattr(self, key)
-        raise KeyError(key)
 
     def __str__(self) -> str:
         shape = "RL-shaped (repeats of one ask)" if self.rl_shaped else "not RL-shaped"

@@ -13,10 +13,11 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from whileai_train.checks.optimize_defaults import EVAL_SOURCE, PASS_THRESHOLD, ROWS_NAMED
 from whileai_train.errors import InputError, RowError
+from whileai_train.report import Report
 from whileai_train.rows import read_rows, reward_of, task_key
 from whileai_train.stats import wilson_interval
 
@@ -219,7 +220,7 @@ def eval_warning(count: int, indices: Sequence[int], unit: str = "rows") -> str:
             "dropped; grade the training set with run_judge or data.grade and keep evaluate for held-out rows")
 
 
-class SelectionReport(BaseModel):
+class SelectionReport(Report):
     """Base of the selector reports: pydantic, readable as `report["key"]` like the product text writes it."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -227,18 +228,6 @@ class SelectionReport(BaseModel):
     eval_sourced: int = 0
     eval_sourced_rows: list[int] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
-
-    def __getitem__(self, key: str) -> Any:
-        if key in type(self).model_fields:
-            return getattr(self, key)
-        raise KeyError(key)
-
-    def __contains__(self, key: object) -> bool:
-        return key in type(self).model_fields
-
-    def get(self, key: str, default: Any = None) -> Any:
-        """`report.get("hack_scan")`: the field, or `default` when the report has no such key."""
-        return getattr(self, key) if key in type(self).model_fields else default
 
 
 class OptimizeResult(NamedTuple):
