@@ -39,6 +39,7 @@ from whileai_train.checks.scan_stats import (
     same_column,
 )
 from whileai_train.errors import ConfigError, InputError, RowError
+from whileai_train.report import Report
 from whileai_train.rows import task_key
 
 __all__ = ["FeatureScore", "HackScanReport", "hack_scan"]
@@ -55,7 +56,7 @@ class FeatureScore(BaseModel):
     partial_rho: float | None = None
 
 
-class HackScanReport(BaseModel):
+class HackScanReport(Report):
     """What the reward pays for. `str()` prints the verdict first, then the ranking, then what to do."""
 
     verdict: str

@@ -35,6 +35,7 @@ from whileai_train.checks.defaults import (
 )
 from whileai_train.checks.features import paused_gc, trajectory_parts, vector_dot
 from whileai_train.errors import ConfigError, InputError, RowError
+from whileai_train.report import Report
 from whileai_train.rows import task_key
 
 __all__ = [
@@ -89,7 +90,7 @@ def _pearson(x: np.ndarray, y: np.ndarray) -> float | None:
 # ---------------------------------------------------------------------------------------------- correlations
 
 
-class CorrelationsReport(BaseModel):
+class CorrelationsReport(Report):
     """Pooled Pearson correlation of reward with reply length, tool calls and turns."""
 
     correlations: dict[str, float | None]
@@ -154,7 +155,7 @@ class DuplicateGroup(BaseModel):
     rewards_differ: bool = False
 
 
-class DedupeReport(BaseModel):
+class DedupeReport(Report):
     """Duplicate rollouts within an ask: which rows repeat a trajectory, and which to drop."""
 
     n_rows: int
@@ -234,7 +235,7 @@ class NearDuplicateGroup(BaseModel):
     prompts: list[str]
 
 
-class NearDuplicateReport(BaseModel):
+class NearDuplicateReport(Report):
     """Near-duplicate asks across different tasks."""
 
     n_prompts: int
@@ -461,7 +462,7 @@ class LengthStats(BaseModel):
     max: float
 
 
-class LengthReport(BaseModel):
+class LengthReport(Report):
     """How reply length spreads, overall and by pass/fail (reward >= 0.5 passes)."""
 
     overall: LengthStats
