@@ -151,17 +151,15 @@ def _walk(value: Any) -> int | None:
         flags = 0
         for key, item in value.items():
             kind = type(item)
-            if kind is str or kind is int or kind is bool or item is None:
-                inner: int | None = 0
-            else:
+            if not (kind is str or kind is int or kind is bool or item is None):
                 inner = _walk(item)
                 if inner is None:
                     return None
+                flags |= inner
             if type(key) is not str:
                 if not isinstance(key, (int, float, bool)) and key is not None:
                     return None
-                inner |= _CHANGED
-            flags |= inner
+                flags |= _CHANGED
         return flags
     if kind is list or kind is tuple:
         flags = 0 if kind is list else _CHANGED
