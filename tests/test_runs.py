@@ -311,3 +311,25 @@ def test_finish_never_overtakes_the_last_points() -> None:
         run.finish()
         assert sorted(sink.points[run.id]) == list(range(20)), attempt
         assert sink.runs[run.id]["status"] == "done"
+
+
+def test_a_running_run_of_a_live_process_is_left_alone_and_a_dead_ones_is_finished(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    from whileai_train.runs.store import LocalStore, this_process
+
+    store = LocalStore(tmp_path / "runs.db")
+    mine = store.create_run({"name": "alive"}, owner=this_process())
+    finished = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                              text=True, check=True)
+    host = this_process().rpartition(":")[0]
+    dead = store.create_run({"name": "killed"}, owner=f"{host}:{finished.stdout.strip()}")
+    elsewhere = store.create_run({"name": "other host"}, owner="some-other-host:1")
+    unowned = store.create_run({"name": "via the HTTP API"})
+    statuses = {run["name"]: run["status"] for run in store.list_runs()}
+    assert statuses == {"alive": "running", "killed": "failed", "other host": "running",
+                        "via the HTTP API": "running"}
+    assert "ended without finishing" in store.get_run(dead)["error"]
+    assert store.get_run(mine)["error"] is None and store.get_run(elsewhere)["status"] == "running"
+    assert store.get_run(unowned)["status"] == "running"

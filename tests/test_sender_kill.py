@@ -106,5 +106,8 @@ def test_sigkill_local_store_keeps_what_was_flushed(tmp_path: Path, tiny_dir: Pa
         child.wait(timeout=30)
     store = LocalStore()
     (run,) = store.list_runs()
-    assert run["status"] == "running"  # nobody finished it; `whileai-train runs` shows it as such
+    # the process is gone and no handler ran: the next reader finishes the run "failed", saying why
+    assert run["status"] == "failed"
+    record = store.get_run(run["id"])
+    assert f"pid {child.pid}" in record["error"] and "ended without finishing" in record["error"]
     assert [p["step"] for p in store.points(run["id"])] == [1, 2, 3]

@@ -33,7 +33,7 @@ from whileai_train.runs.credentials import Credential, redact, resolve_credentia
 from whileai_train.runs.sender import Sender
 from whileai_train.runs.sinks import HttpSink, LocalSink, SendError, Sink
 from whileai_train.runs.spool import Spool, SpoolState, read_spool, spool_dir
-from whileai_train.runs.store import LocalStore
+from whileai_train.runs.store import LocalStore, this_process
 
 __all__ = ["Run", "run"]
 
@@ -265,7 +265,7 @@ def run(
         sink = LocalSink(LocalStore())
     if sink.durable:
         if run_id is not None and isinstance(sink, LocalSink) and sink.store.has_run(run_id):
-            sink.store.reopen(run_id)
+            sink.store.reopen(run_id, owner=this_process())
         else:
             run_id = sink.open_run(meta, client_id)
     sender = Sender(sink, client_id=client_id, run_id=run_id, meta=meta, config=config, meter=meter,

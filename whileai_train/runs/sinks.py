@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from whileai_train.runs.credentials import Credential, redact
-from whileai_train.runs.store import LocalStore, new_run_id
+from whileai_train.runs.store import LocalStore, new_run_id, this_process
 
 __all__ = ["EncodedPoint", "HttpSink", "LocalSink", "MemorySink", "SendError", "Sink"]
 
@@ -63,7 +63,7 @@ class LocalSink:
         return f"LocalSink({self.where!r})"
 
     def open_run(self, meta: dict[str, Any], client_id: str, timeout: float | None = None) -> str:
-        return self.store.create_run(meta, client_id=client_id)
+        return self.store.create_run(meta, client_id=client_id, owner=this_process())
 
     def send_points(self, run_id: str, points: Sequence[EncodedPoint],
                     progress: tuple[int, int | None] | None = None) -> None:

@@ -9,6 +9,8 @@ Safe across threads (one connection per thread) and processes (SQLite's WAL lock
 from __future__ import annotations
 
 import json
+import os
+import socket
 import sqlite3
 import threading
 import time
@@ -34,7 +36,8 @@ CREATE TABLE IF NOT EXISTS runs (
     created REAL NOT NULL,
     finished REAL,
     summary TEXT,
-    error TEXT
+    error TEXT,
+    owner TEXT
 );
 CREATE TABLE IF NOT EXISTS points (
     run_id TEXT NOT NULL,
@@ -62,6 +65,27 @@ def default_store_path() -> Path:
 
 def new_run_id() -> str:
     return "run-" + uuid.uuid4().hex[:12]
+
+
+def this_process() -> str:
+    """`host:pid` of the writing process, so a reader can tell a run whose process is gone (SIGKILL, OOM)."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _process_is_gone(owner: str | None) -> bool:
+    """True only when `owner` names a process on this host that no longer exists (never guesses elsewhere)."""
+    if not owner or ":" not in owner:
+        return False
+    host, _, pid_text = owner.rpartition(":")
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return False
+    try:
+        os.kill(int(pid_text), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # exists but not ours to signal
+        return False
+    return False
 
 
 class LocalStore:
@@ -93,8 +117,12 @@ class LocalStore:
             self._local.conn = None
 
     # -- writes ---------------------------------------------------------------------------------------
-    def create_run(self, meta: dict[str, Any], client_id: str | None = None, run_id: str | None = None) -> str:
-        """Open a run and return its id; the same `client_id` always returns the same run."""
+    def create_run(self, meta: dict[str, Any], client_id: str | None = None, run_id: str | None = None,
+                   owner: str | None = None) -> str:
+        """Open a run and return its id; the same `client_id` always returns the same run.
+
+        `owner` (``host:pid``, see :func:`this_process`) lets readers finish a run whose process died.
+        """
         conn = self._connect()
         if client_id:
             row = conn.execute("SELECT id FROM runs WHERE client_id = ?", (client_id,)).fetchone()
@@ -103,9 +131,9 @@ class LocalStore:
         rid = run_id or new_run_id()
         conn.execute(
             "INSERT OR IGNORE INTO runs (id, client_id, name, dataset_id, base_model, total_steps, step, status,"
-            " created) VALUES (?, ?, ?, ?, ?, ?, 0, 'running', ?)",
+            " created, owner) VALUES (?, ?, ?, ?, ?, ?, 0, 'running', ?, ?)",
             (rid, client_id, str(meta.get("name") or rid), meta.get("dataset_id"), meta.get("base_model"),
-             meta.get("total_steps"), time.time()),
+             meta.get("total_steps"), time.time(), owner),
         )
         if client_id:  # a concurrent open with the same client id won the race
             row = conn.execute("SELECT id FROM runs WHERE client_id = ?", (client_id,)).fetchone()
@@ -115,11 +143,29 @@ class LocalStore:
     def has_run(self, run_id: str) -> bool:
         return self._connect().execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is not None
 
-    def reopen(self, run_id: str) -> None:
-        """Mark a run running again (checkpoint resume continues the same run)."""
+    def reopen(self, run_id: str, owner: str | None = None) -> None:
+        """Mark a run running again (checkpoint resume continues the same run), now owned by `owner`."""
         self._connect().execute(
-            "UPDATE runs SET status = 'running', finished = NULL, error = NULL WHERE id = ?", (run_id,)
+            "UPDATE runs SET status = 'running', finished = NULL, error = NULL, owner = ? WHERE id = ?",
+            (owner, run_id),
         )
+
+    def finish_orphans(self) -> int:
+        """Finish "failed" every running run whose writing process on this host is gone; returns how many.
+
+        A SIGKILL or an out-of-memory kill reaches no handler, so nothing else would ever close such a run.
+        """
+        conn = self._connect()
+        rows = conn.execute("SELECT id, owner FROM runs WHERE status = 'running' AND owner IS NOT NULL").fetchall()
+        gone = [(run_id, owner) for run_id, owner in rows if _process_is_gone(owner)]
+        for run_id, owner in gone:
+            pid = owner.rpartition(":")[2]
+            conn.execute(
+                "UPDATE runs SET status = 'failed', finished = ?, error = ? WHERE id = ? AND status = 'running'",
+                (time.time(), f"the process that wrote this run (pid {pid}) ended without finishing it "
+                 "(killed, or out of memory); its points up to then are kept", run_id),
+            )
+        return len(gone)
 
     def add_points(self, run_id: str, points: Sequence[dict[str, Any]] | Iterable[tuple[int, Any, Any, str]]) -> int:
         """Insert points (dicts with seq, step, ts, or pre-encoded (seq, step, ts, json) tuples).
@@ -169,6 +215,7 @@ class LocalStore:
     # -- reads ----------------------------------------------------------------------------------------
     def get_run(self, run_id: str, last_points: int | None = None) -> dict[str, Any] | None:
         """The run record: fields, summary, note list, point count and (optionally) its last points."""
+        self.finish_orphans()
         conn = self._connect()
         row = conn.execute(
             "SELECT id, name, dataset_id, base_model, total_steps, step, status, created, finished, summary, error"
@@ -197,6 +244,7 @@ class LocalStore:
         return [json.loads(r[0]) for r in rows]
 
     def list_runs(self, limit: int = 50) -> list[dict[str, Any]]:
+        self.finish_orphans()
         rows = self._connect().execute(
             "SELECT id, name, status, step, total_steps, created, summary, client_id FROM runs"
             " ORDER BY created DESC LIMIT ?",
