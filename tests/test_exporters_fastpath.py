@@ -121,3 +121,15 @@ def test_leak_scan_reads_numbers_and_nested_arguments():
     rows[2]["prompt"] = "it was SEEN ALREADY"
     rows[2]["final_text"] = "seen already"
     assert leak_report(rows) == {0: ["order 123456"], 1: ["987654"]}
+
+
+def test_remembered_privileged_strings_follow_the_values():
+    from whileai_train.exporters.leaks import quotes_privileged
+
+    said = [{"role": "user", "content": "hello"}, {"role": "assistant", "content": "codes 123456.0 and 123456"}]
+    # equal as dict keys (123456 == 123456.0), different as text: each value gets its own strings
+    assert quotes_privileged(said, {"a": 123456}) == ["123456"]
+    assert quotes_privileged(said, {"a": 123456.0}) == ["123456.0"]
+    for _ in range(2):  # the second call reads the remembered strings
+        assert quotes_privileged(said, {"a": "Other  123456"}) == []
+        assert quotes_privileged(said, {"a": "CODES   123456.0"}) == ["codes 123456.0"]

@@ -21,7 +21,10 @@ def privileged_strings(privileged: Any, min_chars: int = PRIVILEGED_MIN_CHARS) -
     found: list[str] = []
     if type(privileged) is dict:  # the common shape, a flat object of text: same strings, same order
         values = list(privileged.values())
-        if all(type(value) is str for value in values):
+        for value in values:
+            if type(value) is not str:
+                break
+        else:
             for value in reversed(values):  # the order the stack below pops them in
                 if len(value) >= min_chars:
                     text = " ".join(value.split()).casefold()
@@ -52,6 +55,27 @@ def privileged_strings(privileged: Any, min_chars: int = PRIVILEGED_MIN_CHARS) -
     return found
 
 
+_SECRETS: dict[tuple[Any, ...], list[str]] = {}  # flat text privileged values -> their strings (rollouts repeat)
+_SECRETS_MAX = 4096
+
+
+def _secrets(privileged: Any, min_chars: int) -> list[str]:
+    """privileged_strings, remembered for flat objects of text (a task's rollouts share one privileged record)."""
+    if type(privileged) is not dict:
+        return privileged_strings(privileged, min_chars)
+    key = (min_chars, *privileged.values())
+    for value in key[1:]:
+        if type(value) is not str:  # only exact text: 1, 1.0 and True are equal keys with different strings
+            return privileged_strings(privileged, min_chars)
+    found = _SECRETS.get(key)
+    if found is None:
+        found = privileged_strings(privileged, min_chars)
+        if len(_SECRETS) >= _SECRETS_MAX:
+            _SECRETS.clear()
+        _SECRETS[key] = found
+    return found
+
+
 def _norm(text: str) -> str:
     return " ".join(text.split()).casefold()
 
@@ -59,7 +83,7 @@ def _norm(text: str) -> str:
 def quotes_privileged(messages: Sequence[Mapping[str, Any]], privileged: Any,
                       min_chars: int = PRIVILEGED_MIN_CHARS) -> list[str]:
     """The privileged values an agent turn repeats that nothing the agent saw contained (empty: no leak)."""
-    secrets = privileged_strings(privileged, min_chars)
+    secrets = _secrets(privileged, min_chars)
     if not secrets:
         return []
     said_parts: list[str] = []
