@@ -115,3 +115,12 @@ def test_reader_takes_trl_completion_logs(tmp_path: Path) -> None:
     assert [r["final_text"] for r in rows] == ["c1", "c2"]
     assert rows[0]["reward"] == pytest.approx(1.5)
     assert rows[1]["rewards"] == {"exact": 0.0, "length": 0.25}
+
+
+def test_prompt_text_reads_the_ask_in_every_shape() -> None:
+    from whileai_train.rows import prompt_text
+
+    assert prompt_text({"prompt": "refund A1"}) == "refund A1"
+    assert prompt_text({"prompt": [{"role": "system", "content": "s"}, {"role": "user", "content": "ask"}]}) == "ask"
+    assert prompt_text({"messages": [{"role": "user", "content": "from messages"}]}) == "from messages"
+    assert prompt_text({"final_text": "no ask"}) == ""

@@ -35,6 +35,7 @@ __all__ = [
     "calibration_of",
     "conversation",
     "iter_jsonl",
+    "prompt_text",
     "read_rows",
     "reward_of",
     "task_key",
@@ -134,6 +135,19 @@ def task_key(row: Mapping[str, Any]) -> str:
                 return str(message.get("content") or "")
         return ""
     return json.dumps(prompt, sort_keys=True, default=str)
+
+
+def prompt_text(row: Mapping[str, Any]) -> str:
+    """The ask as text: `prompt` when it is a string, else the first user message (of a conversational
+    `prompt` or of `messages`); "" when the row has none."""
+    prompt = row.get("prompt")
+    if isinstance(prompt, str):
+        return prompt
+    messages = prompt if isinstance(prompt, list) else row.get("messages") or ()
+    for message in messages:
+        if isinstance(message, Mapping) and message.get("role") == "user":
+            return _as_text(message.get("content"))
+    return ""
 
 
 def reward_of(row: Mapping[str, Any], index: int | None = None) -> float | None:

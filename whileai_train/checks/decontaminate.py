@@ -41,7 +41,7 @@ from whileai_train.checks.decontaminate_defaults import (
 from whileai_train.checks.ngrams import NgramTable, mix, ngram_table
 from whileai_train.errors import ConfigError, InputError
 from whileai_train.report import Report
-from whileai_train.rows import agent_text, read_rows
+from whileai_train.rows import agent_text, prompt_text, read_rows
 
 __all__ = ["DecontaminateReport", "decontaminate"]
 
@@ -115,19 +115,9 @@ def _read_eval(eval_source: Any) -> list[dict[str, Any]]:
     return out
 
 
-def _prompt_text(row: Mapping[str, Any]) -> str:
-    prompt = row.get("prompt")
-    if isinstance(prompt, str):
-        return prompt
-    for message in row.get("messages") or ():
-        if isinstance(message, Mapping) and message.get("role") == "user":
-            return str(message.get("content") or "")
-    return ""
-
-
 def _row_text(row: Mapping[str, Any], field: str) -> str:
     if field == "prompt":
-        return _prompt_text(row)
+        return prompt_text(row)
     if field == "final_text":
         return agent_text(row)
     value = row.get(field)
@@ -136,7 +126,7 @@ def _row_text(row: Mapping[str, Any], field: str) -> str:
 
 def _eval_texts(row: Mapping[str, Any], field: str) -> list[str]:
     if field == "prompt":
-        text = _prompt_text(row)
+        text = prompt_text(row)
         return [text] if text else []
     keys = EVAL_TEXT_KEYS.get(field, (field,))
     return [row[k] for k in keys if isinstance(row.get(k), str) and row[k]]
@@ -415,8 +405,8 @@ def _flag_semantic(rows: Sequence[Mapping[str, Any]], evals: list[dict[str, Any]
                    embedder: Callable[[list[str]], Any], similarity: float, flags: _Flags,
                    notes: list[str]) -> float | None:
     """Rule 4: prompts within `similarity` cosine, among the rows the task-id rule left. The measured floor."""
-    eval_prompts = [(i, text) for i, r in enumerate(evals) if (text := _prompt_text(r))]
-    candidates = [(i, text) for i, r in enumerate(rows) if flags.rule[i] < 0 and (text := _prompt_text(r))]
+    eval_prompts = [(i, text) for i, r in enumerate(evals) if (text := prompt_text(r))]
+    candidates = [(i, text) for i, r in enumerate(rows) if flags.rule[i] < 0 and (text := prompt_text(r))]
     notes.append("a semantic flag means the two prompts read alike, not that they are the same task: a question to "
                  "check (only prompts of different task ids are compared)")
     if not eval_prompts or not candidates:
@@ -507,7 +497,7 @@ def _report(rows: Sequence[Mapping[str, Any]], evals: list[dict[str, Any]], name
     for number in contaminated[:OFFENDERS_SHOWN]:
         kind = _RULES[flags.rule[number]]
         field = str(flags.field[number])
-        text = _row_text(rows[number], field) if field in names else _prompt_text(rows[number])
+        text = _row_text(rows[number], field) if field in names else prompt_text(rows[number])
         offenders.append({"row": number, "rule": kind, "field": field, "eval_row": int(flags.eval_row[number]),
                           "coverage": float(flags.score[number]) if kind == "near" else None,
                           "similarity": float(flags.score[number]) if kind == "semantic" else None,

@@ -45,7 +45,7 @@ from whileai_train.checks.judge_defaults import (
 )
 from whileai_train.errors import ConfigError, InputError
 from whileai_train.report import Report
-from whileai_train.rows import tool_names
+from whileai_train.rows import prompt_text, tool_names
 from whileai_train.stats import normal_quantile, wilson_interval
 
 __all__ = ["JudgeCalls", "JudgeProbesReport", "ProbeResult", "judge_probes", "probe_row", "resolvable_rate",
@@ -228,14 +228,6 @@ def _replace_reply(row: Mapping[str, Any], text: str, tool_call: str | None = No
     return new
 
 
-def _ask(row: Mapping[str, Any]) -> str:
-    prompt = row.get("prompt")
-    if isinstance(prompt, str):
-        return prompt
-    for message in row.get("messages") or ():
-        if isinstance(message, Mapping) and message.get("role") == "user":
-            return str(message.get("content") or "")
-    return ""
 
 
 def with_filler(row: Mapping[str, Any]) -> dict[str, Any]:
@@ -255,7 +247,7 @@ def probe_row(name: str, row: Mapping[str, Any], words: Sequence[str] = ()) -> d
     if name == "claimed_success":
         return _replace_reply(row, _CLAIM)
     if name == "echo_ask":
-        return _replace_reply(row, _ask(row))
+        return _replace_reply(row, prompt_text(row))
     if name == "empty_tool_call":
         called = tool_names(row)
         declared = [t.get("function", t).get("name") for t in row.get("tools") or () if isinstance(t, Mapping)]
