@@ -161,7 +161,7 @@ def test_reward_outside_unit_interval_names_the_row(bad: float) -> None:
     with pytest.raises(RowError) as caught:
         pass_at(rows)
     assert caught.value.index == 2 and caught.value.field == "reward"
-    assert "rows outside: 2, 4" in str(caught.value)
+    assert "2 rows: rows 2, 4" in str(caught.value)
 
 
 @pytest.mark.parametrize("bad", ["1", True, float("nan")])

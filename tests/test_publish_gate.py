@@ -45,7 +45,7 @@ def test_every_graded_row_gets_a_hand_checked_stamp_and_the_input_is_unchanged()
         assert stamp.task_id == row["scenario_id"] and stamp.student == "p-7" and stamp.n == len(graded)
         assert stamp.pass_rate == pytest.approx(passes / len(graded))
         assert stamp.pass_rate_ci95 == pytest.approx(wilson_interval(passes, len(graded)))
-    assert any("1 ungraded rows (rows 8)" in w for w in report.warnings)
+    assert any("1 ungraded rows (row 8)" in w for w in report.warnings)
 
 
 def test_policy_argument_names_the_policy() -> None:

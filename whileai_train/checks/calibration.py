@@ -9,20 +9,21 @@ grader saw, not the rows that survived a prune. `wai.calibration_of(row)` reads 
 from __future__ import annotations
 
 import gc
-import math
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from whileai_train.checks.graded import Graded
 from whileai_train.stats import wilson_interval
 
-__all__ = ["Stamped", "carried_stamp", "policy_of", "stamp_rows"]
+if TYPE_CHECKING:  # graded.py reads carried stamps with `carried_stamp`
+    from whileai_train.checks.graded import Graded
+
+__all__ = ["Stamped", "carried_stamp", "policy_of", "stamp_rows", "task_stamps"]
 
 _POLICY_KEYS = ("student", "policy_version", "model_version", "model")
 _LINEAGE_POLICY_KEYS = ("student", "policy", "model")
@@ -35,7 +36,7 @@ def policy_of(row: Mapping[str, Any]) -> str | None:
         if value:
             return str(value)
     lineage = row.get("lineage")
-    if isinstance(lineage, Mapping):
+    if lineage is not None and (type(lineage) is dict or isinstance(lineage, Mapping)):
         for key in _LINEAGE_POLICY_KEYS:
             value = lineage.get(key)
             if value:
@@ -97,57 +98,52 @@ class Stamped:
         return self._rows
 
 
-def stamp_rows(rows: Sequence[Mapping[str, Any]], table: Graded, *, policy: str | None = None) -> Stamped:
-    """Measure the stamp of every task with a graded row; note which rows get one and which carry one.
+def task_stamps(table: Graded, *, policy: str | None = None) -> list[dict[str, Any] | None]:
+    """Per task: the Calibration stamp measured on every graded row given (None for a task with none).
 
-    The input rows are never changed; `Stamped.stamped_rows()` makes the stamped copies. `policy` names
-    the policy for every stamp; by default each task's first row names it (`policy_of`).
+    k (`n`) is the repeats the grader saw, before any dedupe or trim (product text, "The stamp is the
+    schema's Calibration object"); `pass_rate_ci95` is the Wilson 95% interval on that pass rate; `mean_kl`
+    the mean KL over the task's rows that report one. `policy` names the policy of every stamp; by default
+    each task's first row names it (`policy_of`).
     """
     n_tasks = table.n_tasks
-    task_of = table.task_of_row.tolist()
-    graded = table.graded.tolist()
-    result = Stamped(rows, task_of=task_of)
-    kl_sum = [0.0] * n_tasks
-    kl_count = [0] * n_tasks
-    todo = result.todo
-    for i, row in enumerate(rows):
-        stamp = row.get("calibration")
-        if stamp is None and "extra" in row:
-            stamp = carried_stamp(row)
-        if stamp is not None:
-            task = task_of[i]
-            result.n_carried += 1
-            n = _stamp_field(stamp, "n")
-            if type(n) is int and n >= 1:
-                result.carried_k[n] += 1
-                result.carried_n.setdefault(task, n)
-            rate = _stamp_field(stamp, "pass_rate")
-            if isinstance(rate, (int, float)) and not isinstance(rate, bool):
-                result.carried_pass_rate.setdefault(task, float(rate))
-        elif graded[i]:
-            todo.append(i)
-        value = row.get("kl")
-        if value is None:
-            markers = row.get("markers")
-            if markers is not None and "kl" in markers:
-                value = markers["kl"]
-        if value is not None and (type(value) is float or type(value) is int) and not math.isnan(value):
-            kl_sum[task_of[i]] += value
-            kl_count[task_of[i]] += 1
-    if not todo:
-        return result
-    _, first_rows = np.unique(table.task_of_row, return_index=True)  # tasks are 0..n_tasks-1, all present
-    n_graded, n_passed = table.n_graded.tolist(), table.n_passed.tolist()
+    has_kl = ~np.isnan(table.kl)
+    kl_counts = np.bincount(table.task_of_row[has_kl], minlength=n_tasks).tolist()
+    kl_sums = np.bincount(table.task_of_row[has_kl], weights=table.kl[has_kl], minlength=n_tasks).tolist()
+    n_graded, n_passed, first_row = table.n_graded.tolist(), table.n_passed.tolist(), table.first_row.tolist()
+    rows, names = table.rows, table.tasks
     stamps: list[dict[str, Any] | None] = [None] * n_tasks
-    for task in np.unique(table.task_of_row[todo]).tolist():
+    for task in table.graded_tasks.tolist():
         n, passes = n_graded[task], n_passed[task]
         stamps[task] = {
-            "task_id": table.tasks[task],
-            "student": policy if policy is not None else policy_of(rows[int(first_rows[task])]),
+            "task_id": names[task],
+            "student": policy if policy is not None else policy_of(rows[first_row[task]]),
             "n": n, "pass_rate": passes / n, "pass_rate_ci95": _wilson(passes, n),
-            "mean_kl": kl_sum[task] / kl_count[task] if kl_count[task] else None,
+            "mean_kl": kl_sums[task] / kl_counts[task] if kl_counts[task] else None,
         }
-    result.stamps = stamps
+    return stamps
+
+
+def stamp_rows(table: Graded, *, policy: str | None = None) -> Stamped:
+    """Stamp every graded row that carries no stamp (`task_stamps`); note what the carried stamps say.
+
+    The input rows are never changed; `Stamped.stamped_rows()` makes the stamped copies.
+    """
+    rows = table.rows
+    task_of = table.task_of_row.tolist()
+    result = Stamped(rows, task_of=task_of, todo=np.flatnonzero(table.graded & ~table.carries).tolist())
+    for i in np.flatnonzero(table.carries).tolist():  # in row order: a task's first carried stamp wins
+        stamp, task = carried_stamp(rows[i]), task_of[i]
+        result.n_carried += 1
+        n = _stamp_field(stamp, "n")
+        if type(n) is int and n >= 1:
+            result.carried_k[n] += 1
+            result.carried_n.setdefault(task, n)
+        rate = _stamp_field(stamp, "pass_rate")
+        if isinstance(rate, (int, float)) and not isinstance(rate, bool):
+            result.carried_pass_rate.setdefault(task, float(rate))
+    if result.todo:
+        result.stamps = task_stamps(table, policy=policy)
     return result
 
 

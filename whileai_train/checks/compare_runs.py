@@ -14,7 +14,7 @@ import numpy as np
 from pydantic import Field
 
 from whileai_train.checks.gate_defaults import LOW_PAIRED_SHARE, MIN_PAIRED_TASKS, PASS_THRESHOLD
-from whileai_train.checks.graded import Graded, graded_table, show_indices
+from whileai_train.checks.graded import Graded, graded_table, name_rows
 from whileai_train.checks.pass_at import run_config
 from whileai_train.errors import ConfigError, InputError
 from whileai_train.report import Report
@@ -76,17 +76,14 @@ def _task_rates(table: Graded) -> dict[str, float]:
 
 
 def _read(rows: Any, side: str, pass_threshold: float, report: CompareRunsReport) -> tuple[dict[str, float], Any]:
-    from whileai_train.rows import read_rows
-
-    if not isinstance(rows, list):
-        rows = read_rows(rows)
     table = graded_table(rows, pass_threshold=pass_threshold, what=f"compare_runs {side}_rows")
+    rows = table.rows
     ungraded = table.ungraded_rows()
     if len(ungraded) == table.n_rows:
         raise InputError(f"compare_runs: none of the {table.n_rows} {side} rows has a reward "
-                         f"(rows {show_indices(ungraded)}). Fix: grade the {side} rows first")
+                         f"({name_rows(ungraded)}). Fix: grade the {side} rows first")
     if len(ungraded):
-        report.warnings.append(f"{len(ungraded)} ungraded {side} rows skipped (rows {show_indices(ungraded)})")
+        report.warnings.append(f"{len(ungraded)} ungraded {side} rows skipped ({name_rows(ungraded)})")
     return _task_rates(table), rows
 
 

@@ -16,8 +16,9 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, Field
 
+from whileai_train.checks.calibration import task_stamps
+from whileai_train.checks.graded import graded_table
 from whileai_train.checks.optimize_defaults import BAND, CURRICULUM_TIERS, LOW_K
-from whileai_train.checks.select_rows import calibration_stamps, carries_stamp, read_graded
 from whileai_train.errors import ConfigError
 from whileai_train.report import Report
 from whileai_train.rows import calibration_of
@@ -82,17 +83,17 @@ def curriculum(rows: Any, *, solved: float = BAND[1], floor: float = BAND[0],
                           "Fix: keep floor <= solved (the defaults are the band's edges, 0.2 and 0.8)")
     if isinstance(tiers, bool) or not isinstance(tiers, int) or tiers < 1:
         raise ConfigError(f"tiers={tiers!r}. Fix: pass a positive whole number of stages")
-    view = read_graded(rows, what="curriculum")
-    measured = calibration_stamps(view)
+    view = graded_table(rows, what="curriculum", order="first_seen", need_graded=True)
+    measured = task_stamps(view)
     stamped: dict[int, Any] = {}
-    for i, row in enumerate(view.rows):
-        task = int(view.task_of[i])
-        if task not in stamped and carries_stamp(row):
-            stamped[task] = calibration_of(row)
+    for i in np.flatnonzero(view.carries).tolist():  # in row order: a task's first carried stamp is read
+        task = int(view.task_of_row[i])
+        if task not in stamped:
+            stamped[task] = calibration_of(view.rows[i])
 
     report = CurriculumReport(solved=float(solved), floor=float(floor), tasks=view.n_tasks)
     difficulties: list[TaskDifficulty] = []
-    for task, name in enumerate(view.task_names):
+    for task, name in enumerate(view.tasks):
         stamp = stamped.get(task)
         if stamp is not None:
             difficulties.append(TaskDifficulty(task_id=name, pass_rate=stamp.pass_rate, n=stamp.n, source="stamp"))

@@ -1,47 +1,66 @@
-"""One pass over rows: task of each row (by `task_key`), its reward, and per-task counts, as numpy arrays.
+"""The one reader of graded rows: one Python pass into numpy arrays, the reward checks, the row-list formatter.
 
-pass_at, compare_runs and publish_gate read rows through this, so the same rows give the same task count
-everywhere and the reward checks (type, NaN, the [0, 1] range) are made once, with the row named.
+Every gate (pass_at, compare_runs, publish_gate) and every selector (optimize's rl/sft, preference pairs,
+curriculum) reads rows through `graded_table`, so the same rows give the same tasks, rewards and typed
+errors everywhere. The loop reads each row's task, reward, lineage source, KL and whether it carries a
+stamp; everything after it is group-by arithmetic on arrays (100k rows in a fraction of a second).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
+from whileai_train.checks.calibration import carried_stamp
 from whileai_train.checks.gate_defaults import PASS_THRESHOLD, SHOW_FIRST
+from whileai_train.checks.optimize_defaults import EVAL_SOURCE
 from whileai_train.errors import InputError, RowError
-from whileai_train.rows import reward_of, task_key
+from whileai_train.rows import read_rows, reward_of, task_key
 
-__all__ = ["Graded", "graded_table", "show_indices"]
+__all__ = ["Graded", "graded_table", "name_rows"]
+
+_FIX_GRADE = "grade the rows first (run_judge or data.grade), or drop the ungraded ones"
+_FIX_RANGE = ("rescale rewards to 0..1 (1.0 pass, 0.0 fail, partial credit in between), or set reward to null "
+              "when ungraded")
 
 
-def show_indices(indices: Sequence[int] | np.ndarray, first: int = SHOW_FIRST) -> str:
-    """'3, 7, 12' or '3, 7, 12, ... (40 in all)': row numbers for a message."""
-    items = [str(int(i)) for i in list(indices)[:first]]
-    more = f", ... ({len(indices)} in all)" if len(indices) > first else ""
-    return ", ".join(items) + more
+def name_rows(indices: Iterable[int] | np.ndarray, limit: int = SHOW_FIRST) -> str:
+    """'row 3', 'rows 3, 8, 12' or 'rows 3, 8, ... (+40 more)': enough to find them, short enough to read."""
+    listed = [int(i) for i in indices]
+    shown = ", ".join(str(i) for i in listed[:limit])
+    more = f", ... (+{len(listed) - limit} more)" if len(listed) > limit else ""
+    return f"row{'s' if len(listed) != 1 else ''} {shown}{more}"
 
 
 @dataclass(frozen=True)
 class Graded:
-    """Rows as arrays. Tasks are numbered in sorted `task_key` order (the order every bootstrap resamples)."""
+    """Rows as arrays: row i belongs to task `task_of_row[i]`, numbered in sorted `task_key` order (the order
+    every bootstrap resamples) or, with ``order="first_seen"``, in order of first appearance (selectors keep
+    the input's order)."""
 
-    n_rows: int
-    tasks: list[str]            # sorted task keys
+    rows: Sequence[Mapping[str, Any]]
+    tasks: list[str]            # task keys, by task number
     task_of_row: np.ndarray     # int, row -> task number
+    first_row: np.ndarray       # int, task -> its first row
     rewards: np.ndarray         # float, NaN where the row is ungraded
     graded: np.ndarray          # bool, row has a reward
     passed: np.ndarray          # bool, graded and reward >= pass_threshold
+    eval_sourced: np.ndarray    # bool, lineage.source == "eval" (reward from evaluate())
+    carries: np.ndarray         # bool, row already carries a calibration stamp (`carried_stamp`)
+    kl: np.ndarray              # float, NaN where the row reports none
     rows_per_task: np.ndarray   # all rows of the task, graded or not
     n_graded: np.ndarray        # graded rows per task
     n_passed: np.ndarray        # passing rows per task
     reward_min: np.ndarray      # per task over graded rows (NaN when none)
     reward_max: np.ndarray
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.rows)
 
     @property
     def n_tasks(self) -> int:
@@ -61,21 +80,39 @@ class Graded:
         return np.flatnonzero(~self.graded)
 
 
-def graded_table(rows: Sequence[Mapping[str, Any]], *, pass_threshold: float = PASS_THRESHOLD,
-                 what: str = "rows") -> Graded:
-    """Read task keys and rewards off `rows` in one pass; typed errors name the first bad row.
+def _kl(row: Mapping[str, Any]) -> float:
+    value = row.get("kl")
+    if value is None:
+        markers = row.get("markers")
+        if isinstance(markers, Mapping):
+            value = markers.get("kl")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    return math.nan
 
-    Raises InputError on no rows, RowError on a row that is not a dict, a reward that is not a number,
-    NaN, or outside [0, 1] (the message counts the others).
+
+def graded_table(source: Any, *, pass_threshold: float = PASS_THRESHOLD, what: str = "rows",
+                 order: Literal["sorted", "first_seen"] = "sorted", need_graded: bool = False) -> Graded:
+    """Read rows (list of dicts, JSONL path, datasets.Dataset) into arrays; typed errors name the first bad row.
+
+    Raises InputError on no rows (and, with `need_graded`, when every row is ungraded), RowError on a row that
+    is not a dict, a reward that is not a number, NaN, or outside [0, 1] (the message counts the others).
+    Some ungraded rows are not an error here: each caller decides what to do with them (and names them).
     """
-    if isinstance(rows, Mapping):
+    if isinstance(source, Mapping):
         raise InputError(f"{what}: got one row (a dict), not a list of rows. Fix: pass [row] or a list of rows")
+    rows = source if type(source) is list else read_rows(source)
     n = len(rows)
     if n == 0:
-        raise InputError(f"{what}: no rows. Fix: pass the graded rollouts (a list of dicts or a JSONL file)")
+        raise InputError(f"{what}: no rows. Fix: pass the graded rollouts (a list of dicts, a JSONL path or a "
+                         "datasets.Dataset)")
     index_of: dict[str, int] = {}
+    first_list: list[int] = []
     task_list: list[int] = []
     reward_list: list[float] = []
+    eval_list: list[int] = []
+    carry_list: list[int] = []
+    kl_list: list[tuple[int, float]] = []
     nan = math.nan
     for i, row in enumerate(rows):
         if type(row) is not dict and not isinstance(row, Mapping):
@@ -85,23 +122,58 @@ def graded_table(rows: Sequence[Mapping[str, Any]], *, pass_threshold: float = P
         number = index_of.get(key)
         if number is None:
             number = index_of[key] = len(index_of)
+            first_list.append(i)
         task_list.append(number)
         value = row.get("reward")
         if value is None:
             reward_list.append(nan)
-        elif (type(value) is float or type(value) is int) and 0.0 <= value <= 1.0:
-            reward_list.append(value)
+        elif type(value) is float or type(value) is int:
+            reward_list.append(value)  # NaN and out-of-range values are refused below, all counted
         else:
-            reward_list.append(_checked_reward(rows, i, value))
+            checked = reward_of(row, i)  # raises for a bool, a string, a numpy NaN; a numpy number passes
+            assert checked is not None
+            reward_list.append(checked)
+        if row.get("calibration") is not None or ("extra" in row and carried_stamp(row) is not None):
+            carry_list.append(i)
+        lineage = row.get("lineage")
+        if lineage is not None and (type(lineage) is dict or isinstance(lineage, Mapping)) \
+                and lineage.get("source") == EVAL_SOURCE:
+            eval_list.append(i)
+        kl = row.get("kl")
+        if kl is None:
+            markers = row.get("markers")
+            if markers:
+                kl = markers.get("kl") if markers.__class__ is dict else _kl(row)
+        if kl is not None:
+            kl_list.append((i, kl if kl.__class__ is float else _kl(row)))
     task_ids = np.array(task_list, dtype=np.int64)
     rewards = np.array(reward_list, dtype=float)
-    names = list(index_of)
-    order = sorted(range(len(names)), key=names.__getitem__)
-    rank = np.empty(len(names), dtype=np.int64)
-    rank[order] = np.arange(len(names))
-    task_of_row = rank[task_ids]
-    tasks = [names[j] for j in order]
     graded = ~np.isnan(rewards)
+    if not graded.any() and not any(row.get("reward") is not None for row in rows):
+        if need_graded:
+            raise InputError(f"{what}: all {n} rows are ungraded (reward is null), so no pass rate can be "
+                             f"measured. Fix: {_FIX_GRADE}")
+    else:
+        _check_rewards(rows, rewards, graded)
+    names = list(index_of)
+    first_row = np.array(first_list, dtype=np.int64)
+    if order == "sorted":
+        by_name = sorted(range(len(names)), key=names.__getitem__)
+        rank = np.empty(len(names), dtype=np.int64)
+        rank[by_name] = np.arange(len(names))
+        task_of_row = rank[task_ids]
+        tasks = [names[j] for j in by_name]
+        first_row = first_row[by_name]
+    else:
+        task_of_row, tasks = task_ids, names
+    eval_sourced = np.zeros(n, dtype=bool)
+    eval_sourced[eval_list] = True
+    carries = np.zeros(n, dtype=bool)
+    carries[carry_list] = True
+    kl_values = np.full(n, np.nan)
+    if kl_list:
+        where, values = zip(*kl_list)
+        kl_values[list(where)] = values
     passed = graded & (np.nan_to_num(rewards, nan=-1.0) >= pass_threshold)
     n_tasks = len(tasks)
     reward_min = np.full(n_tasks, np.inf)
@@ -112,7 +184,8 @@ def graded_table(rows: Sequence[Mapping[str, Any]], *, pass_threshold: float = P
     reward_min[n_graded == 0] = np.nan
     reward_max[n_graded == 0] = np.nan
     return Graded(
-        n_rows=n, tasks=tasks, task_of_row=task_of_row, rewards=rewards, graded=graded, passed=passed,
+        rows=rows, tasks=tasks, task_of_row=task_of_row, first_row=first_row, rewards=rewards, graded=graded,
+        passed=passed, eval_sourced=eval_sourced, carries=carries, kl=kl_values,
         rows_per_task=np.bincount(task_of_row, minlength=n_tasks).astype(np.int64),
         n_graded=n_graded,
         n_passed=np.bincount(task_of_row, weights=passed, minlength=n_tasks).astype(np.int64),
@@ -120,21 +193,21 @@ def graded_table(rows: Sequence[Mapping[str, Any]], *, pass_threshold: float = P
     )
 
 
-def _checked_reward(rows: Sequence[Mapping[str, Any]], i: int, value: Any) -> float:
-    """The slow path: a numpy number passes; a wrong type, NaN or a reward outside [0, 1] raises, naming rows."""
-    checked = reward_of(rows[i], i)  # raises for a string, a bool, NaN
-    assert checked is not None
-    if not 0.0 <= checked <= 1.0:
-        bad = [j for j, r in enumerate(rows) if isinstance(r, Mapping) and _out_of_range(r.get("reward"))]
-        problem = f"reward is {value!r}, outside [0, 1]"
-        if len(bad) > 1:
-            problem += f"; rows outside: {show_indices(bad)}"
-        raise RowError(i, "reward", problem, "scale the grader's score to 0..1 (1.0 pass, 0.0 fail) or set it to "
-                       "null when ungraded")
-    return checked
-
-
-def _out_of_range(value: Any) -> bool:
-    if value is None or isinstance(value, bool) or not isinstance(value, (int, float)):
-        return False
-    return not 0.0 <= value <= 1.0
+def _check_rewards(rows: Sequence[Mapping[str, Any]], rewards: np.ndarray, graded: np.ndarray) -> None:
+    """A NaN reward or one outside [0, 1] raises RowError at the first such row, naming all of them."""
+    with np.errstate(invalid="ignore"):
+        out = graded & ((rewards < 0.0) | (rewards > 1.0))
+    given_nan = ~graded
+    if given_nan.any():  # NaN given as a reward (not null) is refused; null is ungraded
+        given_nan[given_nan] = [rows[i].get("reward") is not None for i in np.flatnonzero(given_nan).tolist()]
+    bad = np.flatnonzero(out | given_nan)
+    if not len(bad):
+        return
+    first = int(bad[0])
+    if given_nan[first]:
+        nans = np.flatnonzero(given_nan)
+        raise RowError(first, "reward", f"reward is NaN ({len(nans)} rows: {name_rows(nans)})",
+                       "grade those rows again or set reward to null")
+    outside = np.flatnonzero(out)
+    raise RowError(first, "reward", f"reward {rows[first].get('reward')!r} is outside [0, 1] ({len(outside)} rows: "
+                   f"{name_rows(outside)}); pass rates and the 0.5 pass split need 0..1", _FIX_RANGE)

@@ -9,7 +9,6 @@ __all__ = [
     "LOW_K",
     "ORDERS",
     "PASS_THRESHOLD",
-    "ROWS_NAMED",
     "SELECT_RULES",
     "SFT_COMPLETIONS_PER_PROMPT",
     "SFT_MIN_REWARD",
@@ -49,6 +48,3 @@ EVAL_SOURCE = "eval"
 
 # A staged schedule of three: easy, middle, hard. Our choice (issue 4's brief); tiers= moves it.
 CURRICULUM_TIERS = 3
-
-# How many row numbers a warning names before it says "...": enough to find them, short enough to read.
-ROWS_NAMED = 10

@@ -17,8 +17,9 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
+from whileai_train.checks.calibration import carried_stamp
 from whileai_train.checks.gate_defaults import CONFIG_KEYS, CONFIG_SAMPLE_ROWS, PASS_THRESHOLD
-from whileai_train.checks.graded import Graded, graded_table, show_indices
+from whileai_train.checks.graded import Graded, graded_table, name_rows
 from whileai_train.errors import ConfigError, InputError
 from whileai_train.report import Report
 from whileai_train.stats import DEFAULT_DRAWS
@@ -179,18 +180,11 @@ def run_config(rows: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any], list[
 # --------------------------------------------------------------------------------------------- the report
 
 
-def _stamp_k(rows: Sequence[Mapping[str, Any]]) -> int | None:
+def _stamp_k(table: Graded) -> int | None:
     """The most common `n` of carried calibration stamps (the repeats the grader saw), or None."""
     counts: Counter[int] = Counter()
-    for row in rows:
-        stamp = row.get("calibration")
-        if stamp is None:
-            extra = row.get("extra")
-            if extra is None or not isinstance(extra, Mapping):
-                continue
-            stamp = extra.get("calibration")
-            if stamp is None:
-                continue
+    for i in np.flatnonzero(table.carries).tolist():
+        stamp = carried_stamp(table.rows[i])
         n = stamp.get("n") if isinstance(stamp, Mapping) else getattr(stamp, "n", None)
         if type(n) is int and n >= 1:
             counts[n] += 1
@@ -213,13 +207,10 @@ def pass_at(rows: Any, *, k: int | None = None, pass_threshold: float = PASS_THR
     warning naming them; no graded row at all raises InputError, a reward outside [0, 1] RowError.
     Intervals: `stats.bootstrap_mean_ci` over per-task values in sorted task_key order, seeded.
     """
-    from whileai_train.rows import read_rows
-
-    if not isinstance(rows, list):
-        rows = read_rows(rows)
     table = graded_table(rows, pass_threshold=pass_threshold, what="pass_at")
+    rows = table.rows
     return pass_at_from_table(table, rows, k=k, draws=draws, seed=seed, pass_threshold=pass_threshold,
-                              stamp_k=_stamp_k(rows) if k is None else None)
+                              stamp_k=_stamp_k(table) if k is None else None)
 
 
 def pass_at_from_table(table: Graded, rows: Sequence[Mapping[str, Any]], *, k: int | None, draws: int,
@@ -234,10 +225,10 @@ def pass_at_from_table(table: Graded, rows: Sequence[Mapping[str, Any]], *, k: i
                           config=config, warnings=config_warnings)
     ungraded = table.ungraded_rows()
     if len(ungraded) == table.n_rows:
-        raise InputError(f"pass_at: none of the {table.n_rows} rows has a reward (rows {show_indices(ungraded)}). "
+        raise InputError(f"pass_at: none of the {table.n_rows} rows has a reward ({name_rows(ungraded)}). "
                          "Fix: grade the rows first (reward 0..1 on each row)")
     if len(ungraded):
-        report.warnings.append(f"{len(ungraded)} ungraded rows skipped (rows {show_indices(ungraded)}); "
+        report.warnings.append(f"{len(ungraded)} ungraded rows skipped ({name_rows(ungraded)}); "
                                "grade them or drop them")
     tasks = table.graded_tasks
     n, c = table.n_graded[tasks], table.n_passed[tasks]

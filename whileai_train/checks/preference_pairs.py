@@ -13,8 +13,9 @@ from typing import Any, NamedTuple
 import numpy as np
 from pydantic import Field
 
+from whileai_train.checks.graded import graded_table, name_rows
 from whileai_train.checks.optimize_defaults import PASS_THRESHOLD
-from whileai_train.checks.select_rows import SelectionReport, eval_warning, name_rows, read_graded
+from whileai_train.checks.select_rows import SelectionReport, eval_warning
 from whileai_train.checks.select_sft import prompt_text
 from whileai_train.errors import ConfigError
 
@@ -74,11 +75,11 @@ def build_preference_pairs(rows: Any, *, threshold: float = PASS_THRESHOLD,
     if max_pairs_per_task is not None and (isinstance(max_pairs_per_task, bool) or
                                            not isinstance(max_pairs_per_task, int) or max_pairs_per_task < 1):
         raise ConfigError(f"max_pairs_per_task={max_pairs_per_task!r}. Fix: a positive whole number, or None")
-    view = read_graded(rows, what="build_preference_pairs")
+    view = graded_table(rows, what="build_preference_pairs", order="first_seen", need_graded=True)
     rows = view.rows
     codes: dict[tuple[int, str], int] = {}
     group_of = np.array([codes.setdefault((task, prompt_text(row)), len(codes))
-                         for task, row in zip(view.task_of.tolist(), rows)], dtype=np.int64)
+                         for task, row in zip(view.task_of_row.tolist(), rows)], dtype=np.int64)
     keys = list(codes)
     graded_index = np.flatnonzero(view.graded)
     rewards = view.rewards
@@ -90,7 +91,7 @@ def build_preference_pairs(rows: Any, *, threshold: float = PASS_THRESHOLD,
     win_starts = np.searchsorted(group_of[wins], np.arange(len(keys) + 1))
     loss_starts = np.searchsorted(group_of[losses], np.arange(len(keys) + 1))
 
-    report = PreferencePairsReport(n=view.n, tasks=view.n_tasks, threshold=float(threshold),
+    report = PreferencePairsReport(n=view.n_rows, tasks=view.n_tasks, threshold=float(threshold),
                                    max_pairs_per_task=max_pairs_per_task)
     pairs: list[dict[str, Any]] = []
     paired_tasks: set[int] = set()
@@ -108,7 +109,7 @@ def build_preference_pairs(rows: Any, *, threshold: float = PASS_THRESHOLD,
             paired_tasks.add(task)
         for chosen, rejected in zip(group_wins[:count], group_losses[:count]):
             pairs.append({
-                "task_id": view.task_names[task], "prompt": prompt, "chosen": dict(rows[chosen]),
+                "task_id": view.tasks[task], "prompt": prompt, "chosen": dict(rows[chosen]),
                 "rejected": dict(rows[rejected]), "chosen_reward": float(rewards[chosen]),
                 "rejected_reward": float(rewards[rejected]), "margin": float(rewards[chosen] - rewards[rejected]),
                 "chosen_index": chosen, "rejected_index": rejected,
@@ -120,8 +121,8 @@ def build_preference_pairs(rows: Any, *, threshold: float = PASS_THRESHOLD,
     if pairs:
         report.margin_mean = float(np.mean([pair["margin"] for pair in pairs]))
 
-    task_graded = np.bincount(view.task_of[graded_index], minlength=view.n_tasks)
-    task_wins = np.bincount(view.task_of[wins], minlength=view.n_tasks)
+    task_graded = np.bincount(view.task_of_row[graded_index], minlength=view.n_tasks)
+    task_wins = np.bincount(view.task_of_row[wins], minlength=view.n_tasks)
     unpaired = np.array([task not in paired_tasks for task in range(view.n_tasks)], dtype=bool)
     reasons = {
         "ungraded": unpaired & (task_graded == 0),

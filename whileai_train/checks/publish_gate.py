@@ -22,7 +22,7 @@ from pydantic import Field, PrivateAttr
 
 from whileai_train.checks.calibration import stamp_rows
 from whileai_train.checks.gate_defaults import BAND, PASS_THRESHOLD, RL_SHAPED_SHARE, SHOW_FIRST
-from whileai_train.checks.graded import Graded, graded_table, show_indices
+from whileai_train.checks.graded import Graded, graded_table, name_rows
 from whileai_train.checks.pass_at import PassAtReport, most_common_k, pass_at_from_table
 from whileai_train.errors import ConfigError, PublishGateError
 from whileai_train.report import Report
@@ -215,31 +215,28 @@ def publish_gate(rows: Any, *, mode: Literal["rl", "sft"] | None = None, policy:
     hack scan. The stamped rows are `report.rows` (shallow copies made on first use; the input is
     not changed); the refused report is `error.report`.
     """
-    from whileai_train.rows import read_rows
-
     lo, hi = _check_arguments(mode, band, strict_hacks, endorsed)
-    if not isinstance(rows, list):
-        rows = read_rows(rows)
     table = graded_table(rows, pass_threshold=pass_threshold, what="publish_gate")
+    rows = table.rows
     rl_shaped = _rl_shaped(table, mode)
     report = PublishGateReport(mode=mode or ("rl" if rl_shaped else "sft"), rl_shaped=rl_shaped,
                                n_rows=table.n_rows, n_tasks=table.n_tasks, n_graded=int(table.graded.sum()),
                                n_ungraded=int((~table.graded).sum()), band=(lo, hi))
-    stamped = stamp_rows(rows, table, policy=policy)
+    stamped = stamp_rows(table, policy=policy)
     report._stamped = stamped
     report.n_stamped, report.n_carried = stamped.n_stamped, stamped.n_carried
     ungraded = table.ungraded_rows()
     if report.n_graded == 0:
         if rl_shaped:
-            report.refusals.append(f"ungraded: none of the {table.n_rows} rows has a reward (rows "
-                                   f"{show_indices(ungraded)}); a grouped update learns nothing without rewards")
+            report.refusals.append(f"ungraded: none of the {table.n_rows} rows has a reward ("
+                                   f"{name_rows(ungraded)}); a grouped update learns nothing without rewards")
             report.what_to_do.append("grade the rows (a reward 0..1 on each), then run the gate again")
         else:
             report.notes.append("no row is graded: no stamps, no pass_at (fine for demonstrations)")
         return _finish(report)
     if len(ungraded):
         advantage = " and no advantage in a grouped update" if rl_shaped else ""
-        report.warnings.append(f"{len(ungraded)} ungraded rows (rows {show_indices(ungraded)}) get no calibration "
+        report.warnings.append(f"{len(ungraded)} ungraded rows ({name_rows(ungraded)}) get no calibration "
                                f"stamp{advantage}; grade them or drop them")
     if rl_shaped:
         unanimous, outside = _groups(report, table, stamped.carried_pass_rate, lo, hi)

@@ -26,7 +26,9 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field
 
+from whileai_train.checks.calibration import task_stamps
 from whileai_train.checks.features import trajectory_parts
+from whileai_train.checks.graded import Graded, graded_table, name_rows
 from whileai_train.checks.optimize_defaults import (
     BAND,
     LOW_K,
@@ -35,16 +37,7 @@ from whileai_train.checks.optimize_defaults import (
     TRUNCATED,
     TRUNCATED_MODES,
 )
-from whileai_train.checks.select_rows import (
-    GradedRows,
-    OptimizeResult,
-    SelectionReport,
-    calibration_stamps,
-    carries_stamp,
-    eval_warning,
-    name_rows,
-    read_graded,
-)
+from whileai_train.checks.select_rows import OptimizeResult, SelectionReport, eval_warning
 from whileai_train.errors import ConfigError
 from whileai_train.stats import wilson_interval
 
@@ -168,7 +161,7 @@ def _trajectory(row: Mapping[str, Any]) -> Any:
     return key
 
 
-def _duplicates(view: GradedRows, candidates: np.ndarray) -> np.ndarray:
+def _duplicates(view: Graded, candidates: np.ndarray) -> np.ndarray:
     """Rows (among candidates) repeating an earlier candidate's trajectory within the same ask.
 
     Rows are first bucketed by (ask, final reply); only rows sharing a bucket are compared in full, so the
@@ -176,8 +169,8 @@ def _duplicates(view: GradedRows, candidates: np.ndarray) -> np.ndarray:
     never duplicates.
     """
     rows = view.rows
-    task_of = view.task_of.tolist()
-    duplicate = np.zeros(view.n, dtype=bool)
+    task_of = view.task_of_row.tolist()
+    duplicate = np.zeros(view.n_rows, dtype=bool)
     seen: dict[tuple[int, Any], Any] = {}
     for i in candidates.tolist():
         final = rows[i].get("final_text")
@@ -260,8 +253,8 @@ def select_for_rl(
     runs on the selection too and is carried as report["hack_scan"], its warnings in report["hygiene_warnings"].
     """
     lo, hi = _check_arguments(truncated, order, band, max_rows, max_asks, endorsed)
-    view = read_graded(rows, what="optimize(mode='rl')")
-    n, task_of, rows = view.n, view.task_of, view.rows
+    view = graded_table(rows, what="optimize(mode='rl')", order="first_seen", need_graded=True)
+    n, task_of, rows = view.n_rows, view.task_of_row, view.rows
     report = RLSelectionReport.model_validate({
         "n": n, "asks": view.n_tasks, "truncated_mode": truncated, "band": (lo, hi), "order": order,
         "max_rows": max_rows, "max_asks": max_asks})
@@ -277,7 +270,7 @@ def select_for_rl(
             empty[i] = True
         if row.get("truncated") is True or row.get("finish_reason") == "length":
             cut[i] = True
-    no_task = np.array([name == "" for name in view.task_names], dtype=bool)[task_of]
+    no_task = np.array([name == "" for name in view.tasks], dtype=bool)[task_of]
     alive = np.ones(n, dtype=bool)
     junk_rows: list[int] = []
     for reason, mask in (("ungraded", ~view.graded), ("no_task", no_task), ("errored", errored), ("empty", empty)):
@@ -364,7 +357,8 @@ def select_for_rl(
     report.dropped_asks["budget"] = cut_by_budget
 
     # 7. new dicts, stamped
-    stamps = calibration_stamps(view)
+    stamps = task_stamps(view)
+    carries = view.carries.tolist()
     penalized = cut if truncated == "penalize" else np.zeros(n, dtype=bool)
     out: list[dict[str, Any]] = []
     carried = 0
@@ -376,7 +370,7 @@ def select_for_rl(
             if penalized[i]:
                 new["reward_before_penalty"] = row.get("reward")
                 new["reward"] = 0.0
-            if carries_stamp(row):
+            if carries[i]:
                 carried += 1
             else:
                 new["calibration"] = dict(stamp)  # type: ignore[arg-type]
@@ -407,7 +401,7 @@ def select_for_rl(
     return OptimizeResult(out, report)
 
 
-def _why_nothing(view: GradedRows, report: RLSelectionReport) -> str:
+def _why_nothing(view: Graded, report: RLSelectionReport) -> str:
     passed = view.passed[view.graded]
     if passed.all() or not passed.any():
         which = "passes" if passed.all() else "fails"

@@ -20,16 +20,10 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field
 
+from whileai_train.checks.calibration import task_stamps
+from whileai_train.checks.graded import graded_table, name_rows
 from whileai_train.checks.optimize_defaults import SELECT_RULES, SFT_COMPLETIONS_PER_PROMPT, SFT_MIN_REWARD
-from whileai_train.checks.select_rows import (
-    OptimizeResult,
-    SelectionReport,
-    calibration_stamps,
-    carries_stamp,
-    eval_warning,
-    name_rows,
-    read_graded,
-)
+from whileai_train.checks.select_rows import OptimizeResult, SelectionReport, eval_warning
 from whileai_train.errors import ConfigError
 
 __all__ = ["SFTSelectionReport", "prompt_text", "select_for_sft"]
@@ -130,10 +124,10 @@ def select_for_sft(
     Returns OptimizeResult(rows, report); the rows are new dicts in input order, the input is untouched.
     """
     _check(select, min_reward, k, per_prompt, group_by)
-    view = read_graded(rows, what="optimize(mode='sft')")
-    rows, n = view.rows, view.n
+    view = graded_table(rows, what="optimize(mode='sft')", order="first_seen", need_graded=True)
+    rows, n = view.rows, view.n_rows
     if group_by == "task":
-        group_of, names = view.task_of, view.task_names
+        group_of, names = view.task_of_row, view.tasks
     else:
         codes: dict[str, int] = {}
         group_of = np.array([codes.setdefault(prompt_text(row), len(codes)) for row in rows], dtype=np.int64)
@@ -175,15 +169,15 @@ def select_for_sft(
     group_stats = [{"task_id" if group_by == "task" else "prompt": names[g], "n": int(counts[g]),
                     "n0": int(counts[g] - passes[g]), "n1": round(float(passes[g])), "reward_mean": float(means[g]),
                     "reward_std": float(stds[g])} for g in range(groups)]
-    stamps = calibration_stamps(view)
+    stamps = task_stamps(view)
     out: list[dict[str, Any]] = []
     kept_per_group = np.bincount(group_of[chosen], minlength=groups)
     for i in chosen.tolist():
         row = rows[i]
         new = dict(row)
         new["group_stats"] = dict(group_stats[group_of[i]])
-        if not carries_stamp(row):
-            new["calibration"] = dict(stamps[view.task_of[i]] or {})
+        if not view.carries[i]:
+            new["calibration"] = dict(stamps[view.task_of_row[i]] or {})
         out.append(new)
     for g, stats in enumerate(group_stats):
         stats["kept"] = int(kept_per_group[g])
