@@ -16,8 +16,8 @@ from pydantic import Field
 from whileai_train.checks.graded import graded_table, name_rows
 from whileai_train.checks.optimize_defaults import PASS_THRESHOLD
 from whileai_train.checks.select_rows import SelectionReport, eval_warning
-from whileai_train.checks.select_sft import prompt_text
 from whileai_train.errors import ConfigError
+from whileai_train.rows import prompt_text
 
 __all__ = ["PreferencePairs", "PreferencePairsReport", "build_preference_pairs"]
 

@@ -13,8 +13,6 @@ reward_std over its group's graded completions, population std) and a calibratio
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
 from typing import Any, Literal
 
 import numpy as np
@@ -25,8 +23,9 @@ from whileai_train.checks.graded import graded_table, name_rows
 from whileai_train.checks.optimize_defaults import SELECT_RULES, SFT_COMPLETIONS_PER_PROMPT, SFT_MIN_REWARD
 from whileai_train.checks.select_rows import OptimizeResult, SelectionReport, eval_warning
 from whileai_train.errors import ConfigError
+from whileai_train.rows import prompt_text
 
-__all__ = ["SFTSelectionReport", "prompt_text", "select_for_sft"]
+__all__ = ["SFTSelectionReport", "select_for_sft"]
 
 
 class SFTSelectionReport(SelectionReport):
@@ -71,18 +70,6 @@ class SFTSelectionReport(SelectionReport):
             lines.append("  next: lower min_reward for a partial-credit grader, or sample more completions")
         return "\n".join(lines)
 
-
-def prompt_text(row: Mapping[str, Any]) -> str:
-    """The ask as text: `prompt` when it is a string, else the first user message."""
-    prompt = row.get("prompt")
-    if isinstance(prompt, str):
-        return prompt
-    if prompt is None:
-        for message in row.get("messages") or ():
-            if isinstance(message, Mapping) and message.get("role") == "user":
-                return str(message.get("content") or "")
-        return ""
-    return json.dumps(prompt, sort_keys=True, default=str)
 
 
 def _ranked_within(groups: np.ndarray, *keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
