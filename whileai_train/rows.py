@@ -151,15 +151,15 @@ def prompt_text(row: Mapping[str, Any]) -> str:
 
 
 def reward_of(row: Mapping[str, Any], index: int | None = None) -> float | None:
-    """The row's reward as a float, None when ungraded; a typed error for a wrong type or NaN."""
+    """The row's reward as a float, None when ungraded; a typed error for a wrong type, NaN or infinity."""
     value = row.get("reward")
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise RowError(index, "reward", f"reward is {type(value).__name__} {value!r}, not a number",
                        "write the grader's score as a number (1.0 pass, 0.0 fail) or null when ungraded")
-    if math.isnan(value):
-        raise RowError(index, "reward", "reward is NaN", "grade the row again or set reward to null")
+    if not math.isfinite(value):
+        raise RowError(index, "reward", f"reward is {value}", "grade the row again or set reward to null")
     return float(value)
 
 

@@ -36,7 +36,7 @@ from whileai_train.checks.defaults import (
 from whileai_train.checks.features import paused_gc, trajectory_parts, vector_dot
 from whileai_train.errors import ConfigError, InputError, RowError
 from whileai_train.report import Report
-from whileai_train.rows import task_key
+from whileai_train.rows import reward_of, task_key
 
 __all__ = [
     "CorrelationsReport",
@@ -64,18 +64,6 @@ def _rows(rows: Any, who: str) -> Sequence[Mapping[str, Any]]:
         if row.__class__ is not dict and not isinstance(row, Mapping):
             raise RowError(index, None, f"row is {type(row).__name__}, not an object", "pass rows as dicts")
     return rows
-
-
-def _reward(row: Mapping[str, Any], index: int) -> float | None:
-    value = row.get("reward")
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise RowError(index, "reward", f"reward is {type(value).__name__} {value!r}, not a number",
-                       "write the grader's score as a number (1.0 pass, 0.0 fail), or null when ungraded")
-    if not math.isfinite(value):
-        raise RowError(index, "reward", f"reward is {value}", "grade the row again, or set reward to null")
-    return float(value)
 
 
 def _pearson(x: np.ndarray, y: np.ndarray) -> float | None:
@@ -121,7 +109,7 @@ def reward_correlations(rows: Sequence[Mapping[str, Any]], *, threshold: float =
     rows = _rows(rows, "reward_correlations")
     rewards, values = [], []
     for index, row in enumerate(rows):
-        reward = _reward(row, index)
+        reward = reward_of(row, index)
         if reward is None:
             continue
         texts, calls, turns, _ = trajectory_parts(row)
@@ -206,7 +194,7 @@ def dedupe_groups(rows: Sequence[Mapping[str, Any]]) -> DedupeReport:
     inconsistent = 0
     for head in sorted(members):
         indices = members[head]
-        rewards = {_reward(rows[i], i) for i in indices}
+        rewards = {reward_of(rows[i], i) for i in indices}
         differ = len(rewards) > 1
         inconsistent += differ
         groups.append(DuplicateGroup(ask=task_key(rows[head]), rows=indices, rewards_differ=differ))
@@ -516,7 +504,7 @@ def length_report(rows: Sequence[Mapping[str, Any]]) -> LengthReport:
     for index, row in enumerate(rows):
         texts, _, _, _ = trajectory_parts(row)
         lengths[index] = sum(map(len, texts)) + max(0, len(texts) - 1)
-        reward = _reward(row, index)
+        reward = reward_of(row, index)
         if reward is not None:
             if not 0.0 <= reward <= 1.0:
                 outside.append(index)
