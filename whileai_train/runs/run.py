@@ -113,12 +113,9 @@ class Run:
         if self.status != "running":
             self._closed_warning()
             return
-        # `metrics` is a fresh dict made for this call: it becomes the point (no copy); "ts" and "seq" are
-        # reserved names, set here.
-        metrics["step"] = step
-        metrics["ts"] = time.time()
-        metrics["seq"] = next(self._seq)
-        sender.points.append(metrics)
+        # `metrics` is a fresh dict made for this call: it is enqueued untouched (adding keys to it would grow
+        # the dict on the training thread); the sender builds the point, with "ts" and "seq" reserved.
+        sender.points.append((step, time.time(), next(self._seq), metrics))
 
     def progress(self, step: int, total: int | None = None) -> None:
         """Where training is: `step` of `total` (the progress bar)."""
