@@ -45,7 +45,7 @@ from whileai_train.checks.judge_defaults import (
 )
 from whileai_train.errors import ConfigError, InputError
 from whileai_train.report import Report
-from whileai_train.rows import prompt_text, tool_names
+from whileai_train.rows import agent_text, prompt_text, tool_names
 from whileai_train.stats import normal_quantile, wilson_interval
 
 __all__ = ["JudgeCalls", "JudgeProbesReport", "ProbeResult", "judge_probes", "probe_row", "resolvable_rate",
@@ -183,16 +183,6 @@ def rubric_words(rubric: Any) -> list[str]:
     return list(seen)
 
 
-def _reply_text(row: Mapping[str, Any]) -> str:
-    final = row.get("final_text")
-    if isinstance(final, str):
-        return final
-    for message in reversed(row.get("messages") or ()):
-        if isinstance(message, Mapping) and message.get("role") == "assistant" and message.get("content"):
-            return str(message["content"])
-    return ""
-
-
 def _edit_reply(row: Mapping[str, Any], change: Callable[[str], str]) -> dict[str, Any]:
     """A copy of `row` whose final reply is change(reply): final_text, or the last assistant message."""
     new = dict(row)
@@ -206,7 +196,7 @@ def _edit_reply(row: Mapping[str, Any], change: Callable[[str], str]) -> dict[st
             messages.append({"role": "assistant", "content": change("")})
         new["messages"] = messages
         return new
-    new["final_text"] = change(_reply_text(row))
+    new["final_text"] = change(agent_text(row))
     return new
 
 
