@@ -110,6 +110,23 @@ def test_run_to_local_store_keeps_numbers_only(capsys: pytest.CaptureFixture[str
     assert repr(run).startswith(f"Run(id={run.id!r}, name='unit', status='done'")
 
 
+def test_log_takes_a_mapping_which_it_copies(caplog: pytest.LogCaptureFixture) -> None:
+    run = wai.run(name="mapping", config=FAST)
+    metrics = {"loss": 1.0, "lr": 0.1}
+    run.log(0, metrics)
+    metrics["loss"] = 99.0  # the caller reuses its dict: the point already logged must not change
+    run.log(1, metrics, grad_norm=2.0)  # keywords are added to the mapping's values
+    with caplog.at_level(logging.WARNING):
+        run.log(2, 0.5)  # type: ignore[arg-type]  # not a mapping: dropped with one warning, never raised
+        run.log(3, [1, 2])  # type: ignore[arg-type]
+    assert caplog.text.count("takes a mapping") == 1
+    run.finish("done")
+    first, second = LocalStore().get_run(run.id, last_points=5)["points"]
+    assert (first["step"], first["loss"], first["lr"]) == (0, 1.0, 0.1) and "grad_norm" not in first
+    assert (second["step"], second["loss"], second["grad_norm"]) == (1, 99.0, 2.0)
+    assert metrics == {"loss": 99.0, "lr": 0.1}  # the caller's dict is left as it was
+
+
 def test_context_manager_finishes_failed_with_the_error() -> None:
     with pytest.raises(ValueError, match="bad batch"), wai.run(name="ctx", config=FAST) as run:
         run.log(0, loss=1.0)
@@ -333,3 +350,22 @@ def test_a_running_run_of_a_live_process_is_left_alone_and_a_dead_ones_is_finish
     assert "ended without finishing" in store.get_run(dead)["error"]
     assert store.get_run(mine)["error"] is None and store.get_run(elsewhere)["status"] == "running"
     assert store.get_run(unowned)["status"] == "running"
+
+
+@pytest.mark.parametrize("metrics, expected", [
+    ({"loss": 0.5, "lr": 1e-05, "k": 3}, {"loss": 0.5, "lr": 1e-05, "k": 3}),  # plain: the orjson path
+    ({"nan": float("nan"), "inf": float("-inf"), "x": 1e16}, {"nan": None, "inf": None, "x": 1e16}),
+    ({"big": 10**30, "flag": True, "text": "x", "np": np.float32(0.25)}, {"big": 10**30, "np": 0.25}),
+    ({1: 2.0, "ok": 1.0}, {"1": 2.0, "ok": 1.0}),  # a non-str key: the general path names it as a string
+    ({"step": 99, "seq": 99, "ts": 99.0, "loss": 1.0}, {"loss": 1.0}),  # reserved keys are the run's own
+    ({}, {}),
+])
+def test_encoded_point_keeps_numbers_and_reserves_step_ts_seq(metrics: dict, expected: dict) -> None:
+    from whileai_train.runs.sender import encode_point
+
+    seq, step, ts, text = encode_point((np.int64(7), 123.25, 3, metrics))
+    assert (seq, step, ts) == (3, 7, 123.25)
+    assert json.loads(text) == {**expected, "step": 7, "ts": 123.25, "seq": 3}
+    meter = CostMeter.for_job(gpu="A10G", gpu_count=2)
+    _, _, _, with_cost = encode_point((7, 3600.0 + 100.0, 3, metrics), meter, started=100.0)
+    assert json.loads(with_cost)["cost_usd"] == 2.2  # 2 GPUs x 1 h x $1.10

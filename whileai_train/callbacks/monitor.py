@@ -431,7 +431,7 @@ class RewardMonitor(WhileCallback):
                       "holdout_length": record.mean("length")}
             points.update({name: sum(v) / len(v) for name, v in metrics.items()})
             if self.run is not None:
-                self.run.log(step, **{k: v for k, v in points.items() if v is not None})
+                self.run.log_owned(step, {k: v for k, v in points.items() if v is not None})
             verdicts.extend(check_eval(self._evals, self.settings))
         verdicts.append(self._scan())
         return self._decide(step, verdicts)
@@ -473,7 +473,7 @@ class RewardMonitor(WhileCallback):
             print(alarm.line, file=sys.stderr, flush=True)
         run = self.run
         if run is not None:
-            run.log(alarm.step, **{f"alarm/{alarm.name}": 1.0})
+            run.log(alarm.step, {f"alarm/{alarm.name}": 1.0})
             run.note(f"**Alarm: {alarm.name}** at step {alarm.step}: {alarm.message}")
 
 

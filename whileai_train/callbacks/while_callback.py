@@ -144,7 +144,7 @@ class WhileCallback(TrainerCallback, ExportableState):
             if old in metrics:
                 metrics[new] = metrics.pop(old)
         metrics.pop("step", None)
-        run.log(state.global_step, **metrics)
+        run.log_owned(state.global_step, metrics)  # the copy above is ours: no second copy
 
     def on_evaluate(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
                     **kwargs: Any) -> None:

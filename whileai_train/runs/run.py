@@ -23,6 +23,7 @@ import threading
 import time
 import uuid
 import weakref
+from collections.abc import Mapping
 from types import TracebackType
 from typing import Any
 
@@ -61,6 +62,7 @@ class Run:
         self._note_seq = itertools.count(seq_start)
         self._credential = credential
         self._warned_closed = False
+        self._warned_bad_values = False
         self._finish_lock = threading.Lock()
         if sender is not None:
             _OPEN_RUNS.add(self)
@@ -104,18 +106,37 @@ class Run:
         return self.meter.line(self.seconds)
 
     # -- the training thread's calls: enqueue only ----------------------------------------------------
-    def log(self, step: int, **metrics: Any) -> None:
-        """Record one point at `step`. Numeric values are kept (others dropped on the background thread);
-        "ts" and "seq" are reserved (the time and the point's sequence number)."""
+    def log(self, step: int, values: Mapping[str, Any] | None = None, /, **metrics: Any) -> None:
+        """Record one point at `step`: `run.log(step, loss=0.4)` or `run.log(step, {"loss": 0.4})`.
+
+        Numeric values are kept (others dropped on the background thread); "ts" and "seq" are reserved (the
+        time and the point's sequence number). A mapping is copied (the caller may reuse it); keywords are
+        added to it. Passing a mapping is the cheaper form for many metrics: Python's own packing of 40
+        keyword arguments costs more than the rest of this call.
+        """
+        if values is None:
+            self.log_owned(step, metrics)
+            return
+        try:
+            point = dict(values)
+        except (TypeError, ValueError):  # a log call never raises into training: say so once, drop it
+            self._warn_once_bad_values(values)
+            return
+        if metrics:
+            point.update(metrics)
+        self.log_owned(step, point)
+
+    def log_owned(self, step: Any, point: dict[str, Any]) -> None:
+        """`log` for a dict the caller hands over and never touches again (WhileCallback's copy of the
+        trainer's logs): no copy is made. It is enqueued untouched (adding keys to it would grow the dict on
+        the training thread); the sender builds the stored point, with "ts" and "seq" reserved."""
         sender = self._sender
         if sender is None:
             return
         if self.status != "running":
             self._closed_warning()
             return
-        # `metrics` is a fresh dict made for this call: it is enqueued untouched (adding keys to it would grow
-        # the dict on the training thread); the sender builds the point, with "ts" and "seq" reserved.
-        sender.points.append((step, time.time(), next(self._seq), metrics))
+        sender.points.append((step, time.time(), next(self._seq), point))
 
     def progress(self, step: int, total: int | None = None) -> None:
         """Where training is: `step` of `total` (the progress bar)."""
@@ -130,6 +151,12 @@ class Run:
             self._closed_warning()
             return
         self._sender.notes.append((next(self._note_seq), str(markdown), time.time()))
+
+    def _warn_once_bad_values(self, values: object) -> None:
+        if not self._warned_bad_values:
+            self._warned_bad_values = True
+            logger.warning("whileai: run.log(step, values) takes a mapping of metric names to numbers, got %s; "
+                           "those points are dropped (pass run.log(step, loss=...) or a dict)", type(values).__name__)
 
     def _closed_warning(self) -> None:
         if not self._warned_closed:
