@@ -8,6 +8,7 @@ Safe across threads (one connection per thread) and processes (SQLite's WAL lock
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import socket
@@ -57,6 +58,14 @@ CREATE TABLE IF NOT EXISTS notes (
 """
 
 RUN_STATUSES = ("running", "done", "failed", "stopped")
+
+_ROWS_PER_INSERT = 500  # a full HTTP batch (product text: up to 500 points a call) in one statement
+
+
+@functools.lru_cache(maxsize=64)
+def _insert_points_sql(n: int) -> str:
+    values = ",".join(["(?, ?, ?, ?, ?)"] * n)
+    return f"INSERT OR IGNORE INTO points (run_id, seq, step, ts, data) VALUES {values}"
 
 
 def default_store_path() -> Path:
@@ -179,12 +188,15 @@ class LocalStore:
             else:
                 rows.append((run_id, int(p["seq"]), p.get("step"), p.get("ts"), json.dumps(p)))
         conn = self._connect()
+        per_statement = max(1, min(_ROWS_PER_INSERT, conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // 5))
         before = conn.total_changes
         conn.execute("BEGIN")
         try:
-            conn.executemany(
-                "INSERT OR IGNORE INTO points (run_id, seq, step, ts, data) VALUES (?, ?, ?, ?, ?)", rows
-            )
+            # One multi-row INSERT per chunk, not executemany: executemany releases and retakes the GIL around
+            # every row, and each retake can preempt the training thread; one statement releases it once.
+            for i in range(0, len(rows), per_statement):
+                chunk = rows[i:i + per_statement]
+                conn.execute(_insert_points_sql(len(chunk)), [v for row in chunk for v in row])
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
