@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import statistics
 import sys
@@ -33,6 +34,7 @@ def percentiles(ns: list[int]) -> tuple[float, float, float]:
 def time_calls(log: Callable[[int, dict[str, float]], None], n_metrics: int, calls: int, pace_us: float) -> list[int]:
     """Per-call wall time (ns) of `log`, with `pace_us` of busy work between calls (a training step's body)."""
     metrics = {f"metric_{i}": 0.1 * i for i in range(n_metrics)}
+    gc.collect()  # the full collection the imports owe would otherwise land in whichever series runs first
     clock = time.perf_counter_ns
     out = []
     for step in range(calls):
