@@ -155,18 +155,8 @@ def check_divergence(ref: EvalRecord, cur: EvalRecord, s: AlarmSettings) -> Verd
         return Verdict("divergence", "clear",
                        f"proxy {proxy.delta:+.3f} since {_label(ref)} (its 95% CI is not above delta {s.delta})",
                        numbers)
-    gold, gold_numbers = _gold_reading(ref, cur, s)
-    numbers.update(gold_numbers)
-    if gold == "unknown":
-        return Verdict("divergence", "unknown", "proxy up but gold cannot be read", numbers)
-    if gold == "up":
-        return Verdict("divergence", "clear", "proxy and gold both up", numbers)
-    return Verdict(
-        "divergence", "alarm",
-        f"proxy {proxy.delta:+.3f} since {_label(ref)} (delta {s.delta}) while gold {numbers['gold_delta']:+.3f} "
-        f"(95% CI {numbers['gold_ci95']}) over {numbers['gold_asks']} asks did not move up",
-        numbers,
-    )
+    return _unless_gold_up("divergence", "proxy up", ref, cur, s, numbers,
+                           f"proxy {proxy.delta:+.3f} since {_label(ref)} (delta {s.delta})")
 
 
 def check_length(ref: EvalRecord, cur: EvalRecord, s: AlarmSettings) -> Verdict:
@@ -184,19 +174,23 @@ def check_length(ref: EvalRecord, cur: EvalRecord, s: AlarmSettings) -> Verdict:
     grew = growth >= s.length_pct and cmp.ci95 is not None and cmp.ci95[0] > 0
     if not grew:
         return Verdict("length", "clear", f"length {base:.1f} -> {now:.1f} tokens since {_label(ref)}", numbers)
+    pct = f"{growth:+.0%}" if math.isfinite(growth) else "from 0"
+    return _unless_gold_up("length", "completions grew", ref, cur, s, numbers,
+                           f"completion length {base:.1f} -> {now:.1f} tokens ({pct}, threshold "
+                           f"{s.length_pct:+.0%}) since {_label(ref)}")
+
+
+def _unless_gold_up(name: str, rose: str, ref: EvalRecord, cur: EvalRecord, s: AlarmSettings,
+                    numbers: dict[str, Any], what_rose: str) -> Verdict:
+    """The shared end of the divergence and length alarms: something rose; it is an alarm unless gold rose too."""
     gold, gold_numbers = _gold_reading(ref, cur, s)
     numbers.update(gold_numbers)
     if gold == "unknown":
-        return Verdict("length", "unknown", "completions grew but gold cannot be read", numbers)
+        return Verdict(name, "unknown", f"{rose} but gold cannot be read", numbers)
     if gold == "up":
-        return Verdict("length", "clear", "completions grew and gold went up", numbers)
-    pct = f"{growth:+.0%}" if math.isfinite(growth) else "from 0"
-    return Verdict(
-        "length", "alarm",
-        f"completion length {base:.1f} -> {now:.1f} tokens ({pct}, threshold {s.length_pct:+.0%}) since "
-        f"{_label(ref)} while gold {numbers['gold_delta']:+.3f} (95% CI {numbers['gold_ci95']}) did not move up",
-        numbers,
-    )
+        return Verdict(name, "clear", f"{rose} and gold went up", numbers)
+    return Verdict(name, "alarm", f"{what_rose} while gold {numbers['gold_delta']:+.3f} (95% CI "
+                                  f"{numbers['gold_ci95']}) over {numbers['gold_asks']} asks did not move up", numbers)
 
 
 def _combine(name: str, verdicts: Sequence[Verdict]) -> Verdict:
