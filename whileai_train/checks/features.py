@@ -28,6 +28,12 @@ import numpy as np
 import scipy.sparse as sp
 
 from whileai_train.checks.defaults import AUTO_TOP_PAIRS, AUTO_TOP_WORDS, PAIR_CANDIDATE_WORDS
+from whileai_train.checks.trajectories import (
+    Trajectories,
+    agent_words_text,
+    read_trajectories,
+    trajectory_parts,
+)
 from whileai_train.errors import ConfigError, RowError
 
 __all__ = ["FeatureTable", "agent_words_text", "check_user_features", "extract_features", "paused_gc", "trajectory_parts",
@@ -85,100 +91,25 @@ def vector_dot(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.einsum("i,i->", a, b))
 
 
-def _text(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    return str(value)
-
-
-def _parts_general(row: Mapping[str, Any]) -> tuple[list[str], list[tuple[str, Any]], int, int]:
-    """trajectory_parts for any row shape (OpenAI messages, flat steps, TRL completions)."""
-    texts: list[str] = []
-    calls: list[tuple[str, Any]] = []
-    errors = 0
-    messages = row.get("messages")
-    if messages is not None:
-        turns = 0
-        seen_user = False
-        for message in messages if isinstance(messages, list) else ():
-            if not isinstance(message, Mapping):
-                continue
-            role = message.get("role")
-            if role == "system":
-                continue
-            if role == "user" and not seen_user:
-                seen_user = True
-                continue
-            turns += 1
-            if role == "tool":
-                errors += _is_error(message.get("content"))
-            elif role == "assistant":
-                content = message.get("content")
-                if content:
-                    texts.append(_text(content))
-                for call in message.get("tool_calls") or ():
-                    function = call.get("function", call) if isinstance(call, Mapping) else None
-                    if isinstance(function, Mapping) and function.get("name"):
-                        calls.append((str(function["name"]), _text(function.get("arguments"))))
-        return texts, calls, turns, errors
-    steps = row.get("steps")
-    turns = 0
-    if isinstance(steps, list):
-        for step in steps:
-            if not isinstance(step, Mapping):
-                continue
-            turns += 1
-            tool = step.get("tool")
-            if tool is not None:
-                calls.append((str(tool), _text(step.get("arguments"))))
-                errors += _is_error(step.get("result"))
-            text = step.get("text")
-            if text:
-                texts.append(_text(text))
-    final = row.get("final_text")
-    if final is None:
-        final = row.get("completion")
-    if isinstance(final, str) and final:
-        texts.append(final)
-        turns += 1
-    elif isinstance(final, list):  # conversational completion (TRL): the assistant messages
-        sub_texts, sub_calls, sub_turns, sub_errors = _parts_general({"messages": [{"role": "user"}, *final]})
-        texts.extend(sub_texts)
-        calls.extend(sub_calls)
-        turns += sub_turns
-        errors += sub_errors
-    return texts, calls, turns, errors
-
-
-def _is_error(result: Any) -> bool:
-    """A tool result that reports failure: {"error": ...} / {"ok": false}, or text that starts with "error"."""
-    if result.__class__ is dict:
-        return bool(result.get("error")) or result.get("ok") is False
-    if isinstance(result, str):
-        head = result[:200]
-        return head[:5].lower() == "error" or '"error":' in head or '"ok": false' in head
-    return False
-
-
 _CHUNK = 10_000  # rows tokenised at once: bounds the token list (~45 bytes a token) whatever the size
 _SEPARATOR = "\n\x01\n"  # between rows: a line of its own, a token of its own, and in no ordinary text
 _FENCE = re.compile(rb"```")
 _BULLET_BYTES = re.compile(rb"^[ \t]*(?:[-*]|\xe2\x80\xa2|\d+[.)])[ \t]", re.MULTILINE)
+_BULLET_AFTER_NEWLINE = re.compile(rb"\n[ \t]*(?:[-*]|\xe2\x80\xa2|\d+[.)])[ \t]")  # the same, not at 0
 
 
-def _between(bounds: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """How many True values of `mask` fall in each [bounds[i], bounds[i+1]) span (bounds ascending)."""
-    starts = bounds[:-1]
-    padded = np.append(mask, False)  # so a span starting at the end is a valid (zero) index
-    counts = np.add.reduceat(padded, starts, dtype=np.int64)
-    counts[starts >= bounds[1:]] = 0  # reduceat gives padded[start] for an empty span
-    return counts
-
-
-def _per_row(positions: list[int], separators: np.ndarray, n_rows: int) -> np.ndarray:
+def _per_row(positions: list[int] | np.ndarray, separators: np.ndarray, n_rows: int) -> np.ndarray:
+    """How many of `positions` (byte offsets into the joined chunk) fall in each row."""
     return np.bincount(np.searchsorted(separators, np.asarray(positions, dtype=np.int64)), minlength=n_rows)
+
+
+def _bullet_starts(raw: bytes) -> list[int]:
+    """Where _BULLET_BYTES matches in `raw`: a search for its line-start form after each newline (a literal
+    prefix the regex engine skips to) is several times faster than trying ``^`` at every byte."""
+    found = [match.start() + 1 for match in _BULLET_AFTER_NEWLINE.finditer(raw)]
+    if _BULLET_BYTES.match(raw):
+        found.insert(0, 0)
+    return found
 
 
 def _scan_texts(texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
@@ -200,12 +131,13 @@ def _scan_texts(texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, l
         del joined
         codes = np.frombuffer(raw, dtype=np.uint8)
         separators = np.flatnonzero(codes == 1)
-        bounds = np.concatenate([[0], separators, [len(codes)]])
+        n_chunk = len(chunk)
         surface_parts.append(np.column_stack([
-            _between(bounds, (codes >= 48) & (codes <= 57)), _between(bounds, codes == 33),
-            _between(bounds, codes == 63),
-            _per_row([m.start() for m in _BULLET_BYTES.finditer(raw)], separators, len(chunk)),
-            _per_row([m.start() for m in _FENCE.finditer(raw)], separators, len(chunk)),
+            _per_row(np.flatnonzero((codes >= 48) & (codes <= 57)), separators, n_chunk),
+            _per_row(np.flatnonzero(codes == 33), separators, n_chunk),
+            _per_row(np.flatnonzero(codes == 63), separators, n_chunk),
+            _per_row(_bullet_starts(raw), separators, n_chunk),
+            _per_row([m.start() for m in _FENCE.finditer(raw)], separators, n_chunk),
         ]).astype(np.float64))
         tokens = raw.translate(_WORD_BYTES).split()
         del raw, codes
@@ -220,51 +152,6 @@ def _scan_texts(texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, l
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros((0, 5)), words
     return (np.concatenate(ids_parts), np.concatenate(lengths_parts).astype(np.int64),
             np.vstack(surface_parts), words)
-
-
-def trajectory_parts(row: Mapping[str, Any]) -> tuple[list[str], list[tuple[str, Any]], int, int]:
-    """The agent's own texts, its tool calls (name, arguments), its turns and its failed tool calls.
-
-    Turns count the steps of the trajectory (tool calls, user and agent turns) plus the final reply. The common
-    flat row (steps of dicts, a string final_text) is read on a fast path; anything else by the general reader.
-    """
-    steps = row.get("steps")
-    final = row.get("final_text")
-    if row.get("messages") is not None or final.__class__ is not str or not (steps is None or steps.__class__ is list):
-        return _parts_general(row)
-    texts: list[str] = []
-    calls: list[tuple[str, Any]] = []
-    turns = errors = 0
-    if steps:
-        try:
-            for step in steps:
-                tool = step.get("tool")
-                if tool is not None:
-                    arguments = step.get("arguments")
-                    if arguments.__class__ is dict:
-                        arguments = tuple(arguments.items())  # hashable when the values are (else str below)
-                    calls.append((tool if tool.__class__ is str else str(tool), arguments))
-                    result = step.get("result")
-                    if result.__class__ is dict:
-                        if result.get("error") or result.get("ok") is False:
-                            errors += 1
-                    elif result is not None and _is_error(result):
-                        errors += 1
-                text = step.get("text")
-                if text:
-                    texts.append(text if text.__class__ is str else str(text))
-        except AttributeError:  # a step that is not a dict: the general reader skips it
-            return _parts_general(row)
-        turns = len(steps)
-    if final:
-        texts.append(final)
-        turns += 1
-    return texts, calls, turns, errors
-
-
-def agent_words_text(row: Mapping[str, Any]) -> str:
-    """All the agent's own words in a row (agent turns and final reply), joined by newlines."""
-    return "\n".join(trajectory_parts(row)[0])
 
 
 def _mean_logprob(row: Mapping[str, Any]) -> float:
@@ -386,40 +273,37 @@ def check_user_features(features: Any) -> dict[str, Callable[[Mapping[str, Any]]
 
 def extract_features(rows: Sequence[Mapping[str, Any]], row_numbers: Sequence[int],
                      features: Mapping[str, Callable[[Mapping[str, Any]], float]] | None = None, *,
-                     top_words: int = AUTO_TOP_WORDS, top_pairs: int = AUTO_TOP_PAIRS) -> FeatureTable:
-    """Both tiers for `rows` (already validated; `row_numbers` are their indices in the caller's input)."""
+                     top_words: int = AUTO_TOP_WORDS, top_pairs: int = AUTO_TOP_PAIRS,
+                     trajectories: Trajectories | None = None) -> FeatureTable:
+    """Both tiers for `rows` (already validated; `row_numbers` are their indices in the caller's input).
+
+    `trajectories`: read_trajectories(rows) when the caller has it already (one read of the rows per gate).
+    """
     user = check_user_features(features)
     n = len(rows)
-    hand = array("d")
+    parts = read_trajectories(rows) if trajectories is None else trajectories
     logprob = np.full(n, np.nan)
-    truncated = np.zeros(n, dtype=np.float64)
-    trajectory = np.zeros(n, dtype=np.int64)
+    hashes = array("q")
     marker_values: dict[str, list[float]] = {}
     user_values = {name: np.full(n, np.nan) for name in user}
     tool_index: dict[str, int] = {}
     tool_rows, tool_cols = array("q"), array("q")
     flag_index: dict[str, int] = {}
     flag_rows, flag_cols = array("q"), array("q")
-    all_texts: list[str] = []
+    all_texts = parts.texts
     nan = math.nan
 
-    for i, row in enumerate(rows):
-        texts, calls, turns, errors = trajectory_parts(row)
-        text = texts[0] if len(texts) == 1 else "\n".join(texts)
-        all_texts.append(text)
-        hand.extend((len(text), len(calls), errors, turns))
+    for i, (row, text, calls) in enumerate(zip(rows, all_texts, parts.calls)):
         try:
-            trajectory[i] = hash((text, tuple(calls)))
+            hashes.append(hash((text, tuple(calls))))
         except TypeError:  # nested arguments: hash their text
-            trajectory[i] = hash((text, repr(calls)))
+            hashes.append(hash((text, repr(calls))))
         for name, _ in calls:
             column = tool_index.get(name)
             if column is None:
                 column = tool_index[name] = len(tool_index)
             tool_rows.append(i)
             tool_cols.append(column)
-        if row.get("finish_reason") == "length" or row.get("truncated") is True:
-            truncated[i] = 1.0
         if "logprobs" in row or "mean_logprob" in row:
             logprob[i] = _mean_logprob(row)
         markers = row.get("markers")
@@ -446,11 +330,12 @@ def extract_features(rows: Sequence[Mapping[str, Any]], row_numbers: Sequence[in
                     user_values[name][i] = float(value)
                 except (TypeError, ValueError):
                     pass
+    trajectory = np.frombuffer(hashes, dtype=np.int64).copy() if n else np.zeros(0, dtype=np.int64)
+    truncated = parts.truncated.astype(np.float64)
     token_ids, lengths, surface, words_list = _scan_texts(all_texts)
-    del all_texts
-    counted = np.frombuffer(hand, dtype=np.float64).reshape(n, 4) if n else np.zeros((0, 4))
     # HAND order: length, words, tool_calls, tool_errors, turns, then the surface counts
-    hand_matrix = np.column_stack([counted[:, 0], lengths.astype(np.float64), counted[:, 1:], surface])
+    hand_matrix = np.column_stack([parts.lengths, lengths.astype(np.float64), parts.n_calls,
+                                   parts.errors.astype(np.float64), parts.turns.astype(np.float64), surface])
 
     notes: list[str] = []
     dense_columns = [hand_matrix]

@@ -38,11 +38,12 @@ from whileai_train.checks.scan_stats import (
     priority,
     same_column,
 )
+from whileai_train.checks.trajectories import Trajectories
 from whileai_train.errors import ConfigError, InputError, RowError
 from whileai_train.report import Report
 from whileai_train.rows import task_key
 
-__all__ = ["FeatureScore", "HackScanReport", "hack_scan"]
+__all__ = ["FeatureScore", "HackScanReport", "hack_scan", "scan_rows"]
 
 
 class FeatureScore(BaseModel):
@@ -207,6 +208,16 @@ def hack_scan(rows: Sequence[Mapping[str, Any]], *, endorsed: Sequence[str] | No
         features: your own features, {"name": fn(row) -> number}; None or NaN means missing.
         seed: seeds the shuffles of the noise floor.
     """
+    return scan_rows(rows, None, endorsed=endorsed, features=features, seed=seed)
+
+
+@paused_gc
+def scan_rows(rows: Sequence[Mapping[str, Any]], trajectories: Trajectories | None, *,
+              endorsed: Sequence[str] | None = None,
+              features: Mapping[str, Callable[[Mapping[str, Any]], float]] | None = None,
+              seed: int = 0) -> HackScanReport:
+    """hack_scan, given `read_trajectories(rows)` by a gate that reads them for its other checks too (None:
+    read here). The same report as hack_scan(rows, ...)."""
     endorsed_list = _check_endorsed(endorsed)
     check_user_features(features)
     kept, numbers, y_all, asks, warnings = _graded(rows)
@@ -233,7 +244,9 @@ def hack_scan(rows: Sequence[Mapping[str, Any]], *, endorsed: Sequence[str] | No
     inv = remap[inv_all[mixed_rows]]
     n_groups = int(mixed_asks.sum())
     sub = [kept[i] for i in mixed_rows]
-    table = extract_features(sub, [numbers[i] for i in mixed_rows], features)
+    sub_numbers = [numbers[i] for i in mixed_rows]
+    table = extract_features(sub, sub_numbers, features,
+                             trajectories=None if trajectories is None else trajectories.take(sub_numbers))
     warnings.extend(table.notes)
     scan = Scan(table, inv, n_groups, centred[mixed_rows])
     rng = np.random.default_rng(seed)

@@ -33,7 +33,8 @@ from whileai_train.checks.defaults import (
     PASS_THRESHOLD,
     SHOW,
 )
-from whileai_train.checks.features import paused_gc, trajectory_parts, vector_dot
+from whileai_train.checks.features import paused_gc, vector_dot
+from whileai_train.checks.trajectories import Trajectories, read_trajectories, trajectory_parts
 from whileai_train.errors import ConfigError, InputError, RowError
 from whileai_train.report import Report
 from whileai_train.rows import reward_of, task_key
@@ -47,8 +48,10 @@ __all__ = [
     "NearDuplicateGroup",
     "NearDuplicatePair",
     "NearDuplicateReport",
+    "correlations_from",
     "dedupe_groups",
     "length_report",
+    "length_report_from",
     "near_duplicate_prompts",
     "reward_correlations",
 ]
@@ -107,24 +110,27 @@ class CorrelationsReport(Report):
 def reward_correlations(rows: Sequence[Mapping[str, Any]], *, threshold: float = HACK_THRESHOLD) -> CorrelationsReport:
     """Pearson r of reward with reply length (characters of the agent's text), tool calls and turns, pooled."""
     rows = _rows(rows, "reward_correlations")
-    rewards, values = [], []
-    for index, row in enumerate(rows):
-        reward = reward_of(row, index)
-        if reward is None:
-            continue
-        texts, calls, turns, _ = trajectory_parts(row)
-        rewards.append(reward)
-        values.append((sum(map(len, texts)) + max(0, len(texts) - 1), len(calls), turns))
+    rewards = np.fromiter((np.nan if (reward := reward_of(row, index)) is None else reward
+                           for index, row in enumerate(rows)), dtype=np.float64, count=len(rows))
+    graded = np.flatnonzero(~np.isnan(rewards))
+    graded_rows = rows if len(graded) == len(rows) else [rows[i] for i in graded.tolist()]
+    return correlations_from(read_trajectories(graded_rows), rewards[graded], len(rows), threshold=threshold)
+
+
+def correlations_from(trajectories: Trajectories, rewards: np.ndarray, n_rows: int, *,
+                      threshold: float = HACK_THRESHOLD) -> CorrelationsReport:
+    """reward_correlations from the graded rows' trajectories and rewards (`n_rows`: all rows given, graded
+    or not), for a caller that has read them already."""
     warnings = []
-    if len(rewards) < len(rows):
-        warnings.append(f"{len(rows) - len(rewards)} rows have no reward and were left out")
+    if len(rewards) < n_rows:
+        warnings.append(f"{n_rows - len(rewards)} rows have no reward and were left out")
     if len(rewards) < 3:
         raise InputError(f"reward_correlations needs at least 3 graded rows, got {len(rewards)}. "
                          "Fix: grade the rows first (each needs a numeric `reward`)")
-    y = np.asarray(rewards)
-    x = np.asarray(values, dtype=np.float64)
+    y = np.asarray(rewards, dtype=np.float64)
+    columns = (trajectories.lengths, trajectories.n_calls, trajectories.turns.astype(np.float64))
     names = ("reply_length", "tool_calls", "turns")
-    correlations = {name: _pearson(x[:, j], y) for j, name in enumerate(names)}
+    correlations = {name: _pearson(x, y) for x, name in zip(columns, names)}
     if all(value is None for value in correlations.values()) or float(y.std()) == 0.0:
         warnings.append("the reward is constant (or nothing varies), so no correlation is defined")
     flagged = [name for name, value in correlations.items() if value is not None and abs(value) >= threshold]
@@ -497,29 +503,32 @@ def _stats(values: np.ndarray) -> LengthStats:
 def length_report(rows: Sequence[Mapping[str, Any]]) -> LengthReport:
     """Reply length overall and by outcome; rewards must lie in [0, 1] to split pass (>= 0.5) from fail."""
     rows = _rows(rows, "length_report")
-    lengths = np.empty(len(rows))
     rewards = np.full(len(rows), np.nan)
     outside: list[int] = []
-    truncated = 0
     for index, row in enumerate(rows):
-        texts, _, _, _ = trajectory_parts(row)
-        lengths[index] = sum(map(len, texts)) + max(0, len(texts) - 1)
         reward = reward_of(row, index)
         if reward is not None:
             if not 0.0 <= reward <= 1.0:
                 outside.append(index)
             rewards[index] = reward
-        truncated += row.get("finish_reason") == "length" or row.get("truncated") is True
     if outside:
         first = outside[0]
         raise RowError(first, "reward", f"reward {rewards[first]:g} is outside [0, 1] ({len(outside)} rows: "
                        f"{', '.join(map(str, outside[:5]))}{', ...' if len(outside) > 5 else ''})",
                        "length_report splits pass from fail at 0.5: rescale rewards to [0, 1] (e.g. divide by the "
                        "maximum score) or pass rows of one reward function")
+    return length_report_from(read_trajectories(rows), rewards)
+
+
+def length_report_from(trajectories: Trajectories, rewards: np.ndarray) -> LengthReport:
+    """length_report from the rows' trajectories and rewards (NaN = ungraded, the rest in [0, 1]), for a caller
+    that has read and checked them already."""
+    lengths = trajectories.lengths
+    truncated = int(trajectories.truncated.sum())
     graded = np.isfinite(rewards)
     passed = graded & (rewards >= PASS_THRESHOLD)
     failed = graded & (rewards < PASS_THRESHOLD)
-    report = LengthReport(overall=_stats(lengths), n_ungraded=int((~graded).sum()), n_truncated=int(truncated))
+    report = LengthReport(overall=_stats(lengths), n_ungraded=int((~graded).sum()), n_truncated=truncated)
     if passed.any():
         report.passed = _stats(lengths[passed])
     if failed.any():

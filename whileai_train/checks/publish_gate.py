@@ -21,9 +21,11 @@ import numpy as np
 from pydantic import Field, PrivateAttr
 
 from whileai_train.checks.calibration import stamp_rows
+from whileai_train.checks.features import paused_gc
 from whileai_train.checks.gate_defaults import BAND, PASS_THRESHOLD, RL_SHAPED_SHARE, SHOW_FIRST
 from whileai_train.checks.graded import Graded, graded_table, name_rows
 from whileai_train.checks.pass_at import PassAtReport, most_common_k, pass_at_from_table
+from whileai_train.checks.trajectories import Trajectories, read_trajectories
 from whileai_train.errors import ConfigError, PublishGateError
 from whileai_train.report import Report
 from whileai_train.stats import DEFAULT_DRAWS
@@ -150,11 +152,12 @@ def _groups(report: PublishGateReport, table: Graded, carried_rate: dict[int, fl
     return unanimous, tasks[outside]
 
 
-def _hygiene_blocks(report: PublishGateReport, rows: Sequence[Mapping[str, Any]]) -> None:
-    from whileai_train.checks.hygiene import length_report, near_duplicate_prompts
+def _hygiene_blocks(report: PublishGateReport, rows: Sequence[Mapping[str, Any]], table: Graded,
+                    trajectories: Trajectories) -> None:
+    from whileai_train.checks.hygiene import length_report_from, near_duplicate_prompts
 
     near = report.near_duplicates = near_duplicate_prompts(rows)
-    length = report.length = length_report(rows)
+    length = report.length = length_report_from(trajectories, table.rewards)  # rewards checked by graded_table
     if near.n_groups:
         report.warnings.append(f"near-duplicate asks: {near.n_tasks_involved} of {near.n_tasks} tasks share a "
                                f"near-duplicate ask with another task ({near.n_rows_involved} rows); one situation "
@@ -167,11 +170,11 @@ def _hygiene_blocks(report: PublishGateReport, rows: Sequence[Mapping[str, Any]]
     report.notes += [f"length: {w}" for w in length.warnings]
 
 
-def _hack_block(report: PublishGateReport, rows: Sequence[Mapping[str, Any]], endorsed: Any, strict_hacks: bool,
-                seed: int) -> None:
-    from whileai_train.checks.hack_scan import hack_scan
+def _hack_block(report: PublishGateReport, rows: Sequence[Mapping[str, Any]], trajectories: Trajectories,
+                endorsed: Any, strict_hacks: bool, seed: int) -> None:
+    from whileai_train.checks.hack_scan import scan_rows
 
-    scan = hack_scan(rows, endorsed=endorsed, seed=seed)
+    scan = scan_rows(rows, trajectories, endorsed=endorsed, seed=seed)
     report.hack_scan = scan
     report.warnings += [f"hack_scan: {w}" for w in scan.warnings]
     if scan.reward_hack:
@@ -202,6 +205,7 @@ def _judge_block(report: PublishGateReport, rows: Sequence[Mapping[str, Any]], j
         report.warnings.append(f"judge_trust: {trust.reading}")
 
 
+@paused_gc
 def publish_gate(rows: Any, *, mode: Literal["rl", "sft"] | None = None, policy: str | None = None,
                  endorsed: Sequence[str] | None = None, strict_hacks: bool = False,
                  judge: Callable[[dict[str, Any]], Any] | None = None, band: tuple[float, float] = BAND,
@@ -262,9 +266,10 @@ def publish_gate(rows: Any, *, mode: Literal["rl", "sft"] | None = None, policy:
     report.warnings += [f"pass_at: {w}" for w in report.pass_at.warnings if "ungraded" not in w]
     _carried_k_note(report, table, stamped.carried_n)
     _judge_block(report, rows, judge)
+    trajectories = read_trajectories(rows)  # one read of every row's steps for the hack scan and the lengths
     if rl_shaped and scan and report.n_mixed:
-        _hack_block(report, rows, endorsed, strict_hacks, seed)
-    _hygiene_blocks(report, rows)
+        _hack_block(report, rows, trajectories, endorsed, strict_hacks, seed)
+    _hygiene_blocks(report, rows, table, trajectories)
     return _finish(report)
 
 

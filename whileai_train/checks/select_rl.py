@@ -27,7 +27,7 @@ import numpy as np
 from pydantic import Field
 
 from whileai_train.checks.calibration import task_stamps
-from whileai_train.checks.features import trajectory_parts
+from whileai_train.checks.features import paused_gc
 from whileai_train.checks.graded import Graded, graded_table, name_rows
 from whileai_train.checks.optimize_defaults import (
     BAND,
@@ -38,6 +38,7 @@ from whileai_train.checks.optimize_defaults import (
     TRUNCATED_MODES,
 )
 from whileai_train.checks.select_rows import OptimizeResult, SelectionReport, eval_warning
+from whileai_train.checks.trajectories import read_trajectories, trajectory_parts
 from whileai_train.errors import ConfigError
 from whileai_train.stats import wilson_interval
 
@@ -231,6 +232,7 @@ def _check_arguments(truncated: str, order: str, band: Sequence[float], max_rows
     return lo, hi
 
 
+@paused_gc
 def select_for_rl(
     rows: Any,
     *,
@@ -395,7 +397,7 @@ def select_for_rl(
             "numbers of the graded rows do not survive it. Print pass_at on the graded rows before optimize; each "
             "kept row's calibration stamp keeps the graded per-task measurement")
     if out:
-        _hygiene(out, report, endorsed, features, seed)
+        _hygiene(out, rewards[kept_index], report, endorsed, features, seed)
     elif endorsed is not None or features is not None:
         report.hygiene_warnings.append("hack_scan not run: nothing was kept to scan")
     return OptimizeResult(out, report)
@@ -415,18 +417,21 @@ def _why_nothing(view: Graded, report: RLSelectionReport) -> str:
             "the budget")
 
 
-def _hygiene(out: list[dict[str, Any]], report: RLSelectionReport, endorsed: Sequence[str] | None,
-             features: Mapping[str, Any] | None, seed: int) -> None:
-    """The pooled reward correlations, and hack_scan when `endorsed=` names what the reward should track."""
-    from whileai_train.checks.hygiene import reward_correlations
+def _hygiene(out: list[dict[str, Any]], rewards: np.ndarray, report: RLSelectionReport,
+             endorsed: Sequence[str] | None, features: Mapping[str, Any] | None, seed: int) -> None:
+    """The pooled reward correlations, and hack_scan when `endorsed=` names what the reward should track.
 
-    report.correlations = reward_correlations(out)
+    `rewards` are the kept rows' rewards (after a penalty); the rows' steps are read once for both."""
+    from whileai_train.checks.hygiene import correlations_from
+
+    trajectories = read_trajectories(out)
+    report.correlations = correlations_from(trajectories, rewards, len(out))
     for warning in getattr(report.correlations, "warnings", None) or ():
         report.hygiene_warnings.append(f"correlations: {warning}")
     if endorsed is None and features is None:
         return
-    from whileai_train.checks.hack_scan import hack_scan
+    from whileai_train.checks.hack_scan import scan_rows
 
-    report.hack_scan = hack_scan(out, endorsed=endorsed, features=features, seed=seed)
+    report.hack_scan = scan_rows(out, trajectories, endorsed=endorsed, features=features, seed=seed)
     for warning in getattr(report.hack_scan, "warnings", None) or ():
         report.hygiene_warnings.append(f"hack_scan: {warning}")

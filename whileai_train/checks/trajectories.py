@@ -1,0 +1,238 @@
+"""What the agent did in each row: its own text, its tool calls, its turns, its failed calls, truncation.
+
+Several checks read the same thing from every row (hack_scan's features, length_report, reward_correlations,
+optimize's duplicates). A gate that runs several of them reads the rows once with :func:`read_trajectories`
+and hands the result on, instead of walking every row's steps once per check (each walk is the bulk of a
+check's per-row Python).
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Trajectories", "agent_words_text", "read_trajectories", "trajectory_parts"]
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return str(value)
+
+
+def _parts_general(row: Mapping[str, Any]) -> tuple[list[str], list[tuple[str, Any]], int, int]:
+    """trajectory_parts for any row shape (OpenAI messages, flat steps, TRL completions)."""
+    texts: list[str] = []
+    calls: list[tuple[str, Any]] = []
+    errors = 0
+    messages = row.get("messages")
+    if messages is not None:
+        turns = 0
+        seen_user = False
+        for message in messages if isinstance(messages, list) else ():
+            if not isinstance(message, Mapping):
+                continue
+            role = message.get("role")
+            if role == "system":
+                continue
+            if role == "user" and not seen_user:
+                seen_user = True
+                continue
+            turns += 1
+            if role == "tool":
+                errors += _is_error(message.get("content"))
+            elif role == "assistant":
+                content = message.get("content")
+                if content:
+                    texts.append(_text(content))
+                for call in message.get("tool_calls") or ():
+                    function = call.get("function", call) if isinstance(call, Mapping) else None
+                    if isinstance(function, Mapping) and function.get("name"):
+                        calls.append((str(function["name"]), _text(function.get("arguments"))))
+        return texts, calls, turns, errors
+    steps = row.get("steps")
+    turns = 0
+    if isinstance(steps, list):
+        for step in steps:
+            if not isinstance(step, Mapping):
+                continue
+            turns += 1
+            tool = step.get("tool")
+            if tool is not None:
+                calls.append((str(tool), _text(step.get("arguments"))))
+                errors += _is_error(step.get("result"))
+            text = step.get("text")
+            if text:
+                texts.append(_text(text))
+    final = row.get("final_text")
+    if final is None:
+        final = row.get("completion")
+    if isinstance(final, str) and final:
+        texts.append(final)
+        turns += 1
+    elif isinstance(final, list):  # conversational completion (TRL): the assistant messages
+        sub_texts, sub_calls, sub_turns, sub_errors = _parts_general({"messages": [{"role": "user"}, *final]})
+        texts.extend(sub_texts)
+        calls.extend(sub_calls)
+        turns += sub_turns
+        errors += sub_errors
+    return texts, calls, turns, errors
+
+
+def _is_error(result: Any) -> bool:
+    """A tool result that reports failure: {"error": ...} / {"ok": false}, or text that starts with "error"."""
+    if result.__class__ is dict:
+        return bool(result.get("error")) or result.get("ok") is False
+    if isinstance(result, str):
+        head = result[:200]
+        return head[:5].lower() == "error" or '"error":' in head or '"ok": false' in head
+    return False
+
+
+def trajectory_parts(row: Mapping[str, Any]) -> tuple[list[str], list[tuple[str, Any]], int, int]:
+    """The agent's own texts, its tool calls (name, arguments), its turns and its failed tool calls.
+
+    Turns count the steps of the trajectory (tool calls, user and agent turns) plus the final reply. The common
+    flat row (steps of dicts, a string final_text) is read on a fast path; anything else by the general reader.
+    """
+    steps = row.get("steps")
+    final = row.get("final_text")
+    if row.get("messages") is not None or final.__class__ is not str or not (steps is None or steps.__class__ is list):
+        return _parts_general(row)
+    texts: list[str] = []
+    calls: list[tuple[str, Any]] = []
+    turns = errors = 0
+    if steps:
+        try:
+            for step in steps:
+                tool = step.get("tool")
+                if tool is not None:
+                    arguments = step.get("arguments")
+                    if arguments.__class__ is dict:
+                        arguments = tuple(arguments.items())  # hashable when the values are (else str below)
+                    calls.append((tool if tool.__class__ is str else str(tool), arguments))
+                    result = step.get("result")
+                    if result.__class__ is dict:
+                        if result.get("error") or result.get("ok") is False:
+                            errors += 1
+                    elif result is not None and _is_error(result):
+                        errors += 1
+                text = step.get("text")
+                if text:
+                    texts.append(text if text.__class__ is str else str(text))
+        except AttributeError:  # a step that is not a dict: the general reader skips it
+            return _parts_general(row)
+        turns = len(steps)
+    if final:
+        texts.append(final)
+        turns += 1
+    return texts, calls, turns, errors
+
+
+def agent_words_text(row: Mapping[str, Any]) -> str:
+    """All the agent's own words in a row (agent turns and final reply), joined by newlines."""
+    return "\n".join(trajectory_parts(row)[0])
+
+
+@dataclass(frozen=True)
+class Trajectories:
+    """Row i's agent text (its texts joined by newlines), tool calls, turns, failed calls and truncation."""
+
+    texts: list[str]
+    calls: list[list[tuple[str, Any]]]
+    turns: np.ndarray      # int64
+    errors: np.ndarray     # int64
+    truncated: np.ndarray  # bool: finish_reason "length" or truncated: true
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    @property
+    def lengths(self) -> np.ndarray:
+        """Characters of each row's agent text (float64)."""
+        return np.fromiter(map(len, self.texts), dtype=np.float64, count=len(self.texts))
+
+    @property
+    def n_calls(self) -> np.ndarray:
+        """Tool calls per row (float64)."""
+        return np.fromiter(map(len, self.calls), dtype=np.float64, count=len(self.calls))
+
+    def take(self, indices: Sequence[int] | np.ndarray) -> Trajectories:
+        """The rows at `indices`, in that order."""
+        index = np.asarray(indices, dtype=np.int64)
+        texts, calls = self.texts, self.calls
+        return Trajectories(texts=[texts[i] for i in index.tolist()], calls=[calls[i] for i in index.tolist()],
+                            turns=self.turns[index], errors=self.errors[index], truncated=self.truncated[index])
+
+
+def read_trajectories(rows: Sequence[Mapping[str, Any]]) -> Trajectories:
+    """trajectory_parts of every row, in one loop (the common flat row inlined; any other shape by the reader).
+
+    Rows must be mappings (the callers check that first).
+    """
+    texts: list[str] = []
+    calls_of: list[list[tuple[str, Any]]] = []
+    counts = array("q")  # turns, errors per row
+    truncated = array("b")
+    general = trajectory_parts
+    for row in rows:
+        get = row.get
+        truncated.append(get("finish_reason") == "length" or get("truncated") is True)
+        steps = get("steps")
+        final = get("final_text")
+        row_texts: list[str] | None = None
+        calls: list[tuple[str, Any]] = []
+        errors = 0
+        if final.__class__ is str and (steps is None or steps.__class__ is list) and get("messages") is None:
+            if steps:
+                try:
+                    for step in steps:
+                        tool = step.get("tool")
+                        if tool is not None:
+                            arguments = step.get("arguments")
+                            if arguments.__class__ is dict:
+                                arguments = tuple(arguments.items())  # hashable when the values are
+                            calls.append((tool if tool.__class__ is str else str(tool), arguments))
+                            result = step.get("result")
+                            if result.__class__ is dict:
+                                if result.get("error") or result.get("ok") is False:
+                                    errors += 1
+                            elif result is not None and _is_error(result):
+                                errors += 1
+                        text = step.get("text")
+                        if text:
+                            if row_texts is None:
+                                row_texts = []
+                            row_texts.append(text if text.__class__ is str else str(text))
+                except AttributeError:  # a step that is not a dict: the general reader skips it
+                    row_texts, calls, turns, errors = _parts_general(row)
+                    texts.append("\n".join(row_texts))
+                    calls_of.append(calls)
+                    counts.extend((turns, errors))
+                    continue
+                turns = len(steps)
+            else:
+                turns = 0
+            if final:
+                turns += 1
+                if row_texts is None:
+                    texts.append(final)
+                else:
+                    row_texts.append(final)
+                    texts.append("\n".join(row_texts))
+            else:
+                texts.append("" if row_texts is None else "\n".join(row_texts))
+        else:
+            row_texts, calls, turns, errors = general(row)
+            texts.append(row_texts[0] if len(row_texts) == 1 else "\n".join(row_texts))
+        calls_of.append(calls)
+        counts.extend((turns, errors))
+    both = np.frombuffer(counts, dtype=np.int64).reshape(-1, 2) if len(counts) else np.zeros((0, 2), dtype=np.int64)
+    return Trajectories(texts=texts, calls=calls_of, turns=both[:, 0].copy(), errors=both[:, 1].copy(),
+                        truncated=np.frombuffer(truncated, dtype=np.int8).astype(bool))
