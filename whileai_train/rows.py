@@ -198,6 +198,9 @@ def _arguments_dict(raw: Any, index: int | None, field: str) -> dict[str, Any]:
 
 
 _TEXT_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)  # one encoder: json.dumps(default=) builds one per call
+_C_ENCODER: Any = getattr(json.encoder, "c_make_encoder", None)
+_C_TEXT = (str, json.encoder.encode_basestring, None, _TEXT_ENCODER.key_separator, _TEXT_ENCODER.item_separator,
+           False, False, True)  # _TEXT_ENCODER's settings, in c_make_encoder's order after `markers`
 
 
 def _as_text(value: Any) -> str:
@@ -205,6 +208,8 @@ def _as_text(value: Any) -> str:
         return ""
     if isinstance(value, str):
         return value
+    if _C_ENCODER is not None:  # what _TEXT_ENCODER.encode runs, without its two Python frames (~30% of a row)
+        return "".join(_C_ENCODER({}, *_C_TEXT)(value, 0))
     return _TEXT_ENCODER.encode(value)
 
 
