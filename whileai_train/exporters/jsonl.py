@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-__all__ = ["atomic_jsonl", "dumps", "dumps_plain", "plain_float"]
+__all__ = ["atomic_jsonl", "dumps", "dumps_plain", "line_bytes", "plain_float"]
 
 _encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 dumps = _encoder.encode
@@ -50,17 +50,30 @@ def dumps_plain(row: dict[str, Any]) -> str:
         return dumps(row)
 
 
-@contextlib.contextmanager
-def atomic_jsonl(path: str | os.PathLike[str]) -> Iterator[IO[str]]:
-    """Yield a text handle on a temp file beside `path`; rename on success, delete on any exception.
+def line_bytes(row: dict[str, Any], plain: bool) -> bytes:
+    """One JSONL line's UTF-8 bytes, without the newline: `dumps_plain` when `plain`, else `dumps` (both
+    write the same bytes; a lone surrogate raises UnicodeEncodeError, as a UTF-8 text file would)."""
+    if plain and _orjson is not None:
+        try:
+            return _orjson.dumps(row, option=_ORJSON_OPTIONS)  # type: ignore[no-any-return]
+        except TypeError:  # orjson.JSONEncodeError is a TypeError: json decides
+            pass
+    return dumps(row).encode("utf-8")
 
-    The caller writes ``dumps(row) + "\\n"`` lines; nothing appears at `path` until the block ends cleanly.
+
+@contextlib.contextmanager
+def atomic_jsonl(path: str | os.PathLike[str], *, binary: bool = False) -> Iterator[IO[Any]]:
+    """Yield a handle on a temp file beside `path`; rename on success, delete on any exception.
+
+    The caller writes ``dumps(row) + "\\n"`` lines (UTF-8 bytes of them when `binary`); nothing appears at
+    `path` until the block ends cleanly.
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", buffering=1 << 20) as handle:
+        with (os.fdopen(fd, "wb", buffering=1 << 20) if binary
+              else os.fdopen(fd, "w", encoding="utf-8", buffering=1 << 20)) as handle:
             yield handle
         os.replace(tmp_name, target)
     except BaseException:

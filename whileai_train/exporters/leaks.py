@@ -13,7 +13,7 @@ from typing import Any
 
 from whileai_train.exporters.defaults import PRIVILEGED_MIN_CHARS
 
-__all__ = ["leak_report", "privileged_strings", "quotes_privileged"]
+__all__ = ["agent_said", "agent_words", "leak_report", "privileged_strings", "quotes_privileged"]
 
 
 def privileged_strings(privileged: Any, min_chars: int = PRIVILEGED_MIN_CHARS) -> list[str]:
@@ -55,21 +55,28 @@ def privileged_strings(privileged: Any, min_chars: int = PRIVILEGED_MIN_CHARS) -
     return found
 
 
-_SECRETS: dict[tuple[Any, ...], list[str]] = {}  # flat text privileged values -> their strings (rollouts repeat)
+_SECRETS: dict[tuple[Any, ...], tuple[list[str], list[str]]] = {}  # flat text privileged values -> _scan_of
 _SECRETS_MAX = 4096
 
 
-def _secrets(privileged: Any, min_chars: int) -> list[str]:
-    """privileged_strings, remembered for flat objects of text (a task's rollouts share one privileged record)."""
+def _scan_of(secrets: list[str]) -> tuple[list[str], list[str]]:
+    """(secrets, probes): each secret's longest word, which a reply quoting the secret contains (casefolded)."""
+    return secrets, [max(secret.split(" "), key=len) for secret in secrets]
+
+
+def _secrets(privileged: Any, min_chars: int) -> tuple[list[str], list[str]]:
+    """privileged_strings and their probes, remembered for flat objects of text (a task's rollouts share one
+    privileged record)."""
     if type(privileged) is not dict:
-        return privileged_strings(privileged, min_chars)
-    key = (min_chars, *privileged.values())
-    for value in key[1:]:
+        return _scan_of(privileged_strings(privileged, min_chars))
+    values = tuple(privileged.values())
+    for value in values:
         if type(value) is not str:  # only exact text: 1, 1.0 and True are equal keys with different strings
-            return privileged_strings(privileged, min_chars)
+            return _scan_of(privileged_strings(privileged, min_chars))
+    key = (min_chars, values)
     found = _SECRETS.get(key)
     if found is None:
-        found = privileged_strings(privileged, min_chars)
+        found = _scan_of(privileged_strings(privileged, min_chars))
         if len(_SECRETS) >= _SECRETS_MAX:
             _SECRETS.clear()
         _SECRETS[key] = found
@@ -81,11 +88,33 @@ def _norm(text: str) -> str:
 
 
 def quotes_privileged(messages: Sequence[Mapping[str, Any]], privileged: Any,
-                      min_chars: int = PRIVILEGED_MIN_CHARS) -> list[str]:
-    """The privileged values an agent turn repeats that nothing the agent saw contained (empty: no leak)."""
-    secrets = _secrets(privileged, min_chars)
+                      min_chars: int = PRIVILEGED_MIN_CHARS, said: list[str] | None = None) -> list[str]:
+    """The privileged values an agent turn repeats that nothing the agent saw contained (empty: no leak).
+
+    `said`: the agent's words of `messages` in `agent_said` order, when the caller collected them already.
+    """
+    secrets, probes = _secrets(privileged, min_chars)
     if not secrets:
         return []
+    # casefold maps whitespace to itself and nothing else to whitespace (tests check every code point), so
+    # _norm(text) is " ".join(text.casefold().split()), and a secret found there has each of its words in
+    # text.casefold(): a reply without any secret's probe word quotes none (the common case, one cheap pass).
+    folded = "\n".join(agent_said(messages) if said is None else said).casefold()
+    for probe in probes:
+        if probe in folded:
+            break
+    else:
+        return []
+    said_text = " ".join(folded.split())
+    hits = [secret for secret in secrets if secret in said_text]
+    if not hits:
+        return []
+    seen = _norm("\n".join(m.get("content") or "" for m in messages if m["role"] != "assistant"))
+    return [secret for secret in hits if secret not in seen]
+
+
+def agent_said(messages: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The agent's words in order: each agent turn's text, then its calls' arguments (`agent_words`)."""
     said_parts: list[str] = []
     append = said_parts.append
     for message in messages:
@@ -103,18 +132,14 @@ def quotes_privileged(messages: Sequence[Mapping[str, Any]], privileged: Any,
                     if type(item) is str:
                         append(item)
                     else:
-                        _leaves(item, said_parts)
+                        agent_words(item, said_parts)
             else:
-                _leaves(arguments, said_parts)
-    said = _norm("\n".join(said_parts))
-    hits = [secret for secret in secrets if secret in said]
-    if not hits:
-        return []
-    seen = _norm("\n".join(m.get("content") or "" for m in messages if m["role"] != "assistant"))
-    return [secret for secret in hits if secret not in seen]
+                agent_words(arguments, said_parts)
+    return said_parts
 
 
-def _leaves(value: Any, out: list[str]) -> None:
+def agent_words(value: Any, out: list[str]) -> None:
+    """Append the text of one tool-call argument value (numbers as text, None as nothing) to `out`."""
     kind = type(value)
     if kind is str:
         out.append(value)
@@ -122,10 +147,10 @@ def _leaves(value: Any, out: list[str]) -> None:
         out.append(str(value))
     elif kind is dict or isinstance(value, Mapping):
         for item in value.values():
-            _leaves(item, out)
+            agent_words(item, out)
     elif isinstance(value, (list, tuple)):
         for item in value:
-            _leaves(item, out)
+            agent_words(item, out)
     elif value is not None:
         out.append(str(value))
 

@@ -13,7 +13,8 @@ from typing import Any
 from whileai_train.errors import InputError, RowError, ToolArgumentsError
 from whileai_train.exporters.defaults import TOOL_OUTPUT_MARKER
 from whileai_train.exporters.jsonl import plain_float
-from whileai_train.rows import conversation, iter_jsonl
+from whileai_train.exporters.leaks import agent_words
+from whileai_train.rows import _arguments_dict, _as_text, conversation, iter_jsonl
 
 __all__ = ["Shaped", "check_arguments", "encode_messages", "iter_input", "shape_row", "strip_ids"]
 
@@ -24,7 +25,7 @@ class Shaped:
     """One row, ready to be written: normalised messages (arguments as dicts) and what was done to it."""
 
     __slots__ = ("agent", "ask", "capped", "chars_cut", "index", "messages", "notes", "outputs_capped", "plain",
-                 "row", "tools")
+                 "row", "said", "tools", "verdict")
 
     def __init__(self, row: Mapping[str, Any], index: int, messages: list[dict[str, Any]],
                  tools: list[Any] | None) -> None:
@@ -39,6 +40,8 @@ class Shaped:
         self.capped: dict[int, int] = {}  # message index -> chars cut from that tool message
         self.notes: dict[str, int] = {}
         self.plain = False  # check_arguments sets it: every value in messages is one dumps_plain writes as dumps
+        self.verdict: tuple[int, int] | None = None  # (checked, invalid), when the flat pass already walked them
+        self.said: list[str] | None = None  # the agent's words, in leaks.agent_words order (flat pass, privileged rows)
 
     def note(self, key: str) -> None:
         self.notes[key] = self.notes.get(key, 0) + 1
@@ -91,6 +94,10 @@ def _tools_of(row: Mapping[str, Any], tools: list[Any] | None, index: int) -> li
 def shape_row(row: Any, index: int, *, system_prompt: str | None, max_tool_output_chars: int | None,
               tools: list[Any] | None) -> Shaped:
     """Normalise a row: at most one system turn (first), empty agent turns removed, tool output capped."""
+    if type(row) is dict and row.get("messages") is None:
+        shaped = _shape_flat(row, index, system_prompt, max_tool_output_chars, tools)
+        if shaped is not None:
+            return shaped
     messages = conversation(row, index)
     shaped = Shaped(row, index, messages, _tools_of(row, tools, index))
     systems = [m for m in messages if m["role"] == "system"]
@@ -131,6 +138,123 @@ def shape_row(row: Any, index: int, *, system_prompt: str | None, max_tool_outpu
     prompt = row.get("prompt")
     if isinstance(prompt, str):
         shaped.ask = prompt
+    return shaped
+
+
+_MISSING = object()
+
+
+def _shape_flat(row: dict[str, Any], index: int, system_prompt: str | None, cap: int | None,
+                tools: list[Any] | None) -> Shaped | None:
+    """shape_row + check_arguments + the agent's words for the leak guard, in one walk of a flat rollout.
+
+    The hot path (100k-1M rows): the same messages, notes, caps and verdicts as conversation() followed by
+    the general shaping, for a plain flat rollout (exact dicts, text fields as text). Any other shape, and
+    any row the general path would refuse, returns None before anything is counted: the general path then
+    reads it and raises its own error.
+    """
+    prompt = row.get("prompt")
+    steps = row.get("steps") or []
+    final = row.get("final_text")
+    if type(prompt) is not str or type(steps) is not list or (final is not None and type(final) is not str):
+        return None
+    said: list[str] | None = [] if row.get("privileged") is not None else None
+    messages: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
+    if system_prompt is not None:
+        messages.insert(0, {"role": "system", "content": system_prompt})
+    append = messages.append
+    agent: list[int] = []
+    capped: dict[int, int] = {}
+    checked = invalid = flags = removed = 0
+    number = -1
+    for step in steps:
+        number += 1
+        if type(step) is not dict:
+            return None
+        get = step.get
+        tool = get("tool")
+        if tool is not None:
+            call_id = get("id") or get("call_id")
+            if not call_id:
+                call_id = f"call_{number}"
+            elif type(call_id) is not str:
+                call_id = str(call_id)
+            raw = get("arguments")
+            arguments = raw.copy() if type(raw) is dict else _arguments_dict(raw, index, f"steps[{number}].arguments")
+            content = get("text")
+            if type(content) is not str:
+                content = "" if content is None else _as_text(content)
+            name = tool if type(tool) is str else str(tool)
+            checked += 1
+            if said is not None and content:
+                said.append(content)
+            call_flags = 0
+            for key, value in arguments.items():  # _walk and leaks.agent_said, inlined for a flat object
+                kind = type(value)
+                if kind is str:
+                    if said is not None:
+                        said.append(value)
+                elif kind is int or kind is bool:
+                    if said is not None:
+                        said.append(str(value))
+                elif value is not None:
+                    inner = _walk(value)
+                    if inner is None:
+                        return None  # the general path raises ToolArgumentsError naming the call
+                    call_flags |= inner
+                    if said is not None:
+                        agent_words(value, said)
+                if type(key) is not str:
+                    if not isinstance(key, (int, float, bool)) and key is not None:
+                        return None
+                    call_flags |= _CHANGED
+            if call_flags:
+                invalid += call_flags & _CHANGED
+                flags |= call_flags
+            agent.append(len(messages))
+            append({"role": "assistant", "content": content,
+                    "tool_calls": [{"id": call_id, "type": "function", "function": {"name": name,
+                                                                                    "arguments": arguments}}]})
+            result = get("result", _MISSING)
+            if result is not _MISSING:
+                if type(result) is not str:
+                    result = _as_text(result)
+                if cap is not None and len(result) > cap:
+                    cut = len(result) - cap
+                    result = result[:cap] + "\n" + TOOL_OUTPUT_MARKER.format(n=cut)
+                    capped[len(messages)] = cut
+                append({"role": "tool", "tool_call_id": call_id, "name": name, "content": result})
+        elif get("user") is not None:
+            append({"role": "user", "content": _as_text(step["user"])})
+        elif get("text") is not None:
+            content = _as_text(step["text"])
+            if not content:
+                removed += 1
+                continue
+            if said is not None:
+                said.append(content)
+            agent.append(len(messages))
+            append({"role": "assistant", "content": content})
+        else:
+            return None
+    if final:
+        if said is not None:
+            said.append(final)
+        agent.append(len(messages))
+        append({"role": "assistant", "content": final})
+    own = tools if tools is not None else row.get("tools")
+    shaped = Shaped(row, index, messages, None if own is None else _tools_of(row, tools, index))
+    shaped.agent = agent
+    shaped.ask = prompt
+    if capped:
+        shaped.capped = capped
+        shaped.chars_cut = sum(capped.values())
+        shaped.outputs_capped = len(capped)
+    if removed:
+        shaped.notes["empty_agent_turn_removed"] = removed
+    shaped.verdict = (checked, invalid)
+    shaped.plain = not flags
+    shaped.said = said
     return shaped
 
 
@@ -187,6 +311,8 @@ def check_arguments(shaped: Shaped) -> tuple[int, int]:
     Walks the values instead of dumping and re-parsing them (same verdict, ~5x faster on the hot path), and
     sets `shaped.plain` (the messages can be written with jsonl.dumps_plain).
     """
+    if shaped.verdict is not None:  # the flat pass walked them (same verdict, same errors left to this walk)
+        return shaped.verdict
     checked = invalid = 0
     plain = True
     for number, message in enumerate(shaped.messages):

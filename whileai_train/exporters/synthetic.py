@@ -24,34 +24,45 @@ REFUND_TOOLS: list[dict[str, Any]] = [
 
 
 def refund_rollouts(n: int, *, seed: int = 0, tasks: int = 8, rollouts_per_task: int = 4) -> Iterator[dict[str, Any]]:
-    """`n` rollouts over `tasks` tasks: lookup then refund (pass) or a wrong refund / no refund (fail)."""
+    """`n` rollouts over `tasks` tasks: lookup then refund (pass) or a wrong refund / no refund (fail).
+
+    Each row is a fresh dict (callers may edit it); a task's texts are built once (the benchmark's input
+    should cost little next to what it measures).
+    """
     rng = random.Random(seed)
+    draw, randint = rng.random, rng.randint
+    texts: dict[int, tuple[str, int, str, str, str, str]] = {}
     for i in range(n):
         task = (i // rollouts_per_task) % tasks
-        order = f"A{100 + task}"
-        amount = 5 + task
-        passed = rng.random() < 0.5
+        text = texts.get(task)
+        if text is None:
+            order, amount = f"A{100 + task}", 5 + task
+            text = texts[task] = (order, amount, f"Please refund order {order}.",
+                                  f"Refunded order {order}: {amount} dollars.", f"refund-{task}",
+                                  f"internal risk code RC-{task:04d}")
+        order, amount, prompt, refunded, task_id, note = text
+        passed = draw() < 0.5
         steps: list[dict[str, Any]] = [{
             "tool": "lookup", "arguments": {"order_id": order},
             "result": {"order_id": order, "status": "paid", "amount": amount},
         }]
-        if rng.random() < 0.25:
+        if draw() < 0.25:
             steps.append({"user": "please hurry"})
         if passed:
             steps.append({"tool": "refund", "arguments": {"order_id": order, "amount": amount}, "result": "ok"})
-            final = f"Refunded order {order}: {amount} dollars."
+            final = refunded
         else:
-            steps.append({"tool": "refund", "arguments": {"order_id": f"A{rng.randint(0, 99)}", "amount": amount},
+            steps.append({"tool": "refund", "arguments": {"order_id": f"A{randint(0, 99)}", "amount": amount},
                           "result": "error: order not found"})
             final = "Sorry, the refund failed."
         yield {
-            "prompt": f"Please refund order {order}.",
+            "prompt": prompt,
             "steps": steps,
             "final_text": final,
-            "task_id": f"refund-{task}",
+            "task_id": task_id,
             "rollout_index": i % rollouts_per_task,
             "reward": 1.0 if passed else 0.0,
-            "privileged": {"fraud_note": f"internal risk code RC-{task:04d}"},
+            "privileged": {"fraud_note": note},
             "finish_reason": "stop",
         }
 

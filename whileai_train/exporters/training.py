@@ -20,7 +20,7 @@ from typing import Any
 
 from whileai_train.errors import PrivilegedLeakError
 from whileai_train.exporters.defaults import TRL_MAX_LENGTH
-from whileai_train.exporters.jsonl import atomic_jsonl, dumps, dumps_plain
+from whileai_train.exporters.jsonl import atomic_jsonl, dumps, line_bytes
 from whileai_train.exporters.leaks import quotes_privileged
 from whileai_train.exporters.options import check_common, check_training, default_path
 from whileai_train.exporters.report import ExportReport
@@ -39,6 +39,9 @@ _NOTES = {
     "agent_turn_without_context": "agent turns with nothing before them skipped (a prompt/completion row needs "
                                   "a prompt)",
 }
+
+
+_UNSET = object()
 
 
 class _Counts:
@@ -85,13 +88,21 @@ class _Export:
         report, c, notes, template = self.report, self.counts, self.notes, self.template
         trl = self.format == "trl"
         cuts_trailing = trl or self.unroll
+        # TRL rows without a tokenizer are built right here (the rows and counts _samples gives, fewer steps)
+        direct = trl and template is None
+        messages_rows = self.mask_mode == "assistant" and not self.unroll
+        turns = self.unroll
+        system_prompt, cap, tools = self.system_prompt, self.cap, self.tools
+        tools_text: Any = _UNSET  # the export's own tools, as the text every row carries: encoded once
+        leaks = report.privileged_leaks
         for index, row in enumerate(iter_input(source)):
             c.n += 1
             is_dict = isinstance(row, dict)
-            if is_dict and "reward" in row:
-                reward_of(row, index)  # a reward of the wrong type is bad input, named here
-            shaped = shape_row(row, index, system_prompt=self.system_prompt, max_tool_output_chars=self.cap,
-                               tools=self.tools)
+            if is_dict:
+                reward = row.get("reward")
+                if reward is not None and (type(reward) is not float or reward - reward != 0.0):
+                    reward_of(row, index)  # a reward of the wrong type (or NaN, infinity) is bad input, named here
+            shaped = shape_row(row, index, system_prompt=system_prompt, max_tool_output_chars=cap, tools=tools)
             if shaped.notes:
                 for key, count in shaped.notes.items():
                     notes[key] = notes.get(key, 0) + count
@@ -100,20 +111,51 @@ class _Export:
                 report.drop("no_assistant_turn")
                 continue
             last = agent[-1]
+            messages = shaped.messages
             checked, invalid = check_arguments(shaped)
             c.checked += checked
             c.invalid += invalid
-            if is_dict and row.get("privileged") is not None and quotes_privileged(
-                    shaped.messages[: last + 1], row["privileged"]):
-                report.privileged_leaks.append(index)
+            if is_dict:
+                privileged = row.get("privileged")
+                if privileged is not None and quotes_privileged(messages[: last + 1], privileged, said=shaped.said):
+                    leaks.append(index)
             if shaped.capped:
-                written = last if cuts_trailing else len(shaped.messages)
+                written = last if cuts_trailing else len(messages)
                 capped = [cut for position, cut in shaped.capped.items() if position < written]
                 c.truncated += len(capped)  # once per source row, also under unroll
                 c.chars_cut += sum(capped)
-            if cuts_trailing and len(shaped.messages) > last + 1:
+            if cuts_trailing and len(messages) > last + 1:
                 notes["trailing_turns_cut"] = notes.get("trailing_turns_cut", 0) + 1
             plain = trl and shaped.plain
+            if direct:
+                kept = messages if len(messages) == last + 1 else messages[: last + 1]
+                own = shaped.tools
+                if own is None:
+                    extra_tools = None
+                elif own is tools:
+                    if tools_text is _UNSET:
+                        tools_text = dumps(tools)
+                    extra_tools = tools_text
+                else:
+                    extra_tools = dumps(own)
+                if messages_rows:
+                    c.trained += len(agent)
+                    c.masked += len(kept) - len(agent)
+                    c.n_written += 1
+                    yield {"messages": kept, "prompt_text": shaped.ask, "task": task_key(row),
+                           "tools": extra_tools}, plain
+                    continue
+                task = task_key(row)
+                for k in (agent if turns else (last,)):
+                    if k == 0:
+                        notes["agent_turn_without_context"] = notes.get("agent_turn_without_context", 0) + 1
+                        continue
+                    c.trained += 1
+                    c.masked += k
+                    c.n_written += 1
+                    yield {"prompt": kept[:k], "completion": [kept[k]], "prompt_text": shaped.ask, "task": task,
+                           "tools": extra_tools}, plain
+                continue
             longest: tuple[list[dict[str, Any]], str] | None = None
             for out, internal, first in self._samples(shaped):
                 if template is not None:
@@ -245,17 +287,17 @@ def export_dataset(rows: Any, path: Any = None, *, format: str = "openai", mask_
                      system_prompt=system_prompt, tools=tools, tokenizer=tokenizer, max_length=max_length,
                      validate=validate)
     target = path if path is not None else default_path(f"export-{format}-{mask_mode}")
-    with atomic_jsonl(target) as handle:
-        batch: list[str] = []
+    with atomic_jsonl(target, binary=True) as handle:
+        batch: list[bytes] = []
         for out, plain in export.pairs(rows):
-            batch.append(dumps_plain(out) if plain else dumps(out))
-            if len(batch) >= 2048:
-                batch.append("")
-                handle.write("\n".join(batch))
+            batch.append(line_bytes(out, plain))
+            if len(batch) >= 2048:  # one write per batch, the rows already gone: memory stays flat
+                batch.append(b"")
+                handle.write(b"\n".join(batch))
                 batch = []
         if batch:
-            batch.append("")
-            handle.write("\n".join(batch))
+            batch.append(b"")
+            handle.write(b"\n".join(batch))
         export.refuse_leaks()
         if export.counts.n_written == 0:
             from whileai_train.errors import ExportRefusedError
