@@ -1,4 +1,4 @@
-"""The one-walk path for flat rollouts (shape._shape_flat) gives what the general path gives.
+"""The one-walk path for flat rollouts (shape.flat_walk) gives what the general path gives.
 
 The general path is conversation() + shape_row's loop + check_arguments + leaks.agent_said; the flat walk
 does all four at once. These tests run both on varied rows (every step kind, odd values, caps, system
@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import whileai_train as wai
-from whileai_train.exporters import shape
+from whileai_train.exporters import shape, training
 from whileai_train.exporters.leaks import agent_said, quotes_privileged
 from whileai_train.exporters.synthetic import REFUND_TOOLS, refund_rollouts
 
@@ -23,7 +23,8 @@ from whileai_train.exporters.synthetic import REFUND_TOOLS, refund_rollouts
 def general(monkeypatch):
     """Run the block with the flat walk switched off (every row through the general path)."""
     def use_general() -> Any:
-        monkeypatch.setattr(shape, "_shape_flat", lambda *args, **kwargs: None)
+        monkeypatch.setattr(shape, "flat_walk", lambda *args, **kwargs: None)
+        monkeypatch.setattr(training, "flat_walk", lambda *args, **kwargs: None)
     return use_general
 
 
@@ -111,7 +112,7 @@ def test_flat_walk_shapes_as_the_general_path(options, general):
     walked = 0
     for index, row in enumerate(rows):
         try:
-            walked += shape._shape_flat(row, index, None, None, None) is not None
+            walked += shape.flat_walk(row, index, None, None, None) is not None
         except Exception:  # noqa: BLE001,S112 - a refusal, compared with the general path's below
             continue
     assert walked > 300  # the flat walk takes the rows it can (the rest go the general way)

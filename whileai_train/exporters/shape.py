@@ -16,7 +16,8 @@ from whileai_train.exporters.jsonl import plain_float
 from whileai_train.exporters.leaks import agent_words
 from whileai_train.rows import _arguments_dict, _as_text, conversation, iter_jsonl
 
-__all__ = ["Shaped", "check_arguments", "encode_messages", "iter_input", "shape_row", "strip_ids"]
+__all__ = ["Shaped", "check_arguments", "encode_messages", "flat_walk", "iter_input", "shape_general", "shape_row",
+           "strip_ids"]
 
 _CONSUMED = frozenset({"messages", "steps", "final_text", "prompt", "privileged", "tools"})
 
@@ -95,9 +96,29 @@ def shape_row(row: Any, index: int, *, system_prompt: str | None, max_tool_outpu
               tools: list[Any] | None) -> Shaped:
     """Normalise a row: at most one system turn (first), empty agent turns removed, tool output capped."""
     if type(row) is dict and row.get("messages") is None:
-        shaped = _shape_flat(row, index, system_prompt, max_tool_output_chars, tools)
-        if shaped is not None:
+        walked = flat_walk(row, index, system_prompt, max_tool_output_chars, tools)
+        if walked is not None:
+            messages, agent, capped, removed, checked, invalid, plain, said, own = walked
+            shaped = Shaped(row, index, messages, own)
+            shaped.agent = agent
+            shaped.ask = row["prompt"]
+            if capped:
+                shaped.capped = capped
+                shaped.chars_cut = sum(capped.values())
+                shaped.outputs_capped = len(capped)
+            if removed:
+                shaped.notes["empty_agent_turn_removed"] = removed
+            shaped.verdict = (checked, invalid)
+            shaped.plain = plain
+            shaped.said = said
             return shaped
+    return shape_general(row, index, system_prompt=system_prompt, max_tool_output_chars=max_tool_output_chars,
+                         tools=tools)
+
+
+def shape_general(row: Any, index: int, *, system_prompt: str | None, max_tool_output_chars: int | None,
+                  tools: list[Any] | None) -> Shaped:
+    """shape_row for any row shape: conversation(), then one pass over its messages."""
     messages = conversation(row, index)
     shaped = Shaped(row, index, messages, _tools_of(row, tools, index))
     systems = [m for m in messages if m["role"] == "system"]
@@ -144,14 +165,20 @@ def shape_row(row: Any, index: int, *, system_prompt: str | None, max_tool_outpu
 _MISSING = object()
 
 
-def _shape_flat(row: dict[str, Any], index: int, system_prompt: str | None, cap: int | None,
-                tools: list[Any] | None) -> Shaped | None:
+Walked = tuple[list[dict[str, Any]], list[int], dict[int, int], int, int, int, bool, "list[str] | None",
+               "list[Any] | None"]
+
+
+def flat_walk(row: dict[str, Any], index: int, system_prompt: str | None, cap: int | None,
+              tools: list[Any] | None) -> Walked | None:
     """shape_row + check_arguments + the agent's words for the leak guard, in one walk of a flat rollout.
 
-    The hot path (100k-1M rows): the same messages, notes, caps and verdicts as conversation() followed by
-    the general shaping, for a plain flat rollout (exact dicts, text fields as text). Any other shape, and
-    any row the general path would refuse, returns None before anything is counted: the general path then
-    reads it and raises its own error.
+    Returns (messages, agent turn indices, {message index: chars cut}, empty agent turns removed, calls
+    checked, calls invalid, plain, the agent's words (None without `privileged`), tools): the same as
+    conversation() followed by the general shaping, for a plain flat rollout (exact dicts, text fields as
+    text); the ask is `row["prompt"]`. Any other shape, and any row the general path would refuse, returns
+    None before anything is counted: the general path then reads it and raises its own error. The hot path
+    of every export (100k-1M rows).
     """
     prompt = row.get("prompt")
     steps = row.get("steps") or []
@@ -243,19 +270,8 @@ def _shape_flat(row: dict[str, Any], index: int, system_prompt: str | None, cap:
         agent.append(len(messages))
         append({"role": "assistant", "content": final})
     own = tools if tools is not None else row.get("tools")
-    shaped = Shaped(row, index, messages, None if own is None else _tools_of(row, tools, index))
-    shaped.agent = agent
-    shaped.ask = prompt
-    if capped:
-        shaped.capped = capped
-        shaped.chars_cut = sum(capped.values())
-        shaped.outputs_capped = len(capped)
-    if removed:
-        shaped.notes["empty_agent_turn_removed"] = removed
-    shaped.verdict = (checked, invalid)
-    shaped.plain = not flags
-    shaped.said = said
-    return shaped
+    return (messages, agent, capped, removed, checked, invalid, not flags, said,
+            None if own is None else _tools_of(row, tools, index))
 
 
 _SCALARS = (str, int, bool, type(None))

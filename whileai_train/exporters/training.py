@@ -24,7 +24,15 @@ from whileai_train.exporters.jsonl import atomic_jsonl, dumps, line_bytes
 from whileai_train.exporters.leaks import quotes_privileged
 from whileai_train.exporters.options import check_common, check_training, default_path
 from whileai_train.exporters.report import ExportReport
-from whileai_train.exporters.shape import Shaped, check_arguments, encode_messages, iter_input, shape_row
+from whileai_train.exporters.shape import (
+    Shaped,
+    check_arguments,
+    encode_messages,
+    flat_walk,
+    iter_input,
+    shape_general,
+    shape_row,
+)
 from whileai_train.exporters.template import TemplateCheck
 from whileai_train.rows import reward_of, task_key
 
@@ -85,24 +93,19 @@ class _Export:
     def pairs(self, source: Any) -> Iterator[tuple[dict[str, Any], bool]]:
         """(row to write, whether jsonl.dumps_plain writes it as dumps does): TRL rows whose only values
         not built here as text are tool arguments that check_arguments found plain."""
+        if self.format == "trl" and self.template is None:
+            yield from self._trl_pairs(source)
+            return
         report, c, notes, template = self.report, self.counts, self.notes, self.template
         trl = self.format == "trl"
         cuts_trailing = trl or self.unroll
-        # TRL rows without a tokenizer are built right here (the rows and counts _samples gives, fewer steps)
-        direct = trl and template is None
-        messages_rows = self.mask_mode == "assistant" and not self.unroll
-        turns = self.unroll
-        system_prompt, cap, tools = self.system_prompt, self.cap, self.tools
-        tools_text: Any = _UNSET  # the export's own tools, as the text every row carries: encoded once
-        leaks = report.privileged_leaks
         for index, row in enumerate(iter_input(source)):
             c.n += 1
             is_dict = isinstance(row, dict)
-            if is_dict:
-                reward = row.get("reward")
-                if reward is not None and (type(reward) is not float or reward - reward != 0.0):
-                    reward_of(row, index)  # a reward of the wrong type (or NaN, infinity) is bad input, named here
-            shaped = shape_row(row, index, system_prompt=system_prompt, max_tool_output_chars=cap, tools=tools)
+            if is_dict and "reward" in row:
+                reward_of(row, index)  # a reward of the wrong type is bad input, named here
+            shaped = shape_row(row, index, system_prompt=self.system_prompt, max_tool_output_chars=self.cap,
+                               tools=self.tools)
             if shaped.notes:
                 for key, count in shaped.notes.items():
                     notes[key] = notes.get(key, 0) + count
@@ -111,51 +114,20 @@ class _Export:
                 report.drop("no_assistant_turn")
                 continue
             last = agent[-1]
-            messages = shaped.messages
             checked, invalid = check_arguments(shaped)
             c.checked += checked
             c.invalid += invalid
-            if is_dict:
-                privileged = row.get("privileged")
-                if privileged is not None and quotes_privileged(messages[: last + 1], privileged, said=shaped.said):
-                    leaks.append(index)
+            if is_dict and row.get("privileged") is not None and quotes_privileged(
+                    shaped.messages[: last + 1], row["privileged"], said=shaped.said):
+                report.privileged_leaks.append(index)
             if shaped.capped:
-                written = last if cuts_trailing else len(messages)
+                written = last if cuts_trailing else len(shaped.messages)
                 capped = [cut for position, cut in shaped.capped.items() if position < written]
                 c.truncated += len(capped)  # once per source row, also under unroll
                 c.chars_cut += sum(capped)
-            if cuts_trailing and len(messages) > last + 1:
+            if cuts_trailing and len(shaped.messages) > last + 1:
                 notes["trailing_turns_cut"] = notes.get("trailing_turns_cut", 0) + 1
             plain = trl and shaped.plain
-            if direct:
-                kept = messages if len(messages) == last + 1 else messages[: last + 1]
-                own = shaped.tools
-                if own is None:
-                    extra_tools = None
-                elif own is tools:
-                    if tools_text is _UNSET:
-                        tools_text = dumps(tools)
-                    extra_tools = tools_text
-                else:
-                    extra_tools = dumps(own)
-                if messages_rows:
-                    c.trained += len(agent)
-                    c.masked += len(kept) - len(agent)
-                    c.n_written += 1
-                    yield {"messages": kept, "prompt_text": shaped.ask, "task": task_key(row),
-                           "tools": extra_tools}, plain
-                    continue
-                task = task_key(row)
-                for k in (agent if turns else (last,)):
-                    if k == 0:
-                        notes["agent_turn_without_context"] = notes.get("agent_turn_without_context", 0) + 1
-                        continue
-                    c.trained += 1
-                    c.masked += k
-                    c.n_written += 1
-                    yield {"prompt": kept[:k], "completion": [kept[k]], "prompt_text": shaped.ask, "task": task,
-                           "tools": extra_tools}, plain
-                continue
             longest: tuple[list[dict[str, Any]], str] | None = None
             for out, internal, first in self._samples(shaped):
                 if template is not None:
@@ -170,6 +142,89 @@ class _Export:
             if longest is not None and trl:
                 _calls, missing = template.missing_arguments(*longest)  # type: ignore[union-attr]
                 c.invalid += missing
+
+    def _trl_pairs(self, source: Any) -> Iterator[tuple[dict[str, Any], bool]]:
+        """pairs() for TRL rows without a tokenizer, the hot path: the rows and counts _samples gives, built
+        here from one flat_walk per flat rollout (shape_general for any other row)."""
+        report, c, notes = self.report, self.counts, self.notes
+        messages_rows = self.mask_mode == "assistant" and not self.unroll
+        turns = self.unroll
+        system_prompt, cap, tools = self.system_prompt, self.cap, self.tools
+        tools_text: Any = _UNSET  # the export's own tools, as the text every row carries: encoded once
+        leaks = report.privileged_leaks
+        index = -1
+        for row in iter_input(source):
+            index += 1
+            is_dict = isinstance(row, dict)
+            walked = None
+            if is_dict:
+                reward = row.get("reward")
+                if reward is not None and (type(reward) is not float or reward - reward != 0.0):
+                    reward_of(row, index)  # a reward of the wrong type (or NaN, infinity) is bad input
+                if type(row) is dict and row.get("messages") is None:
+                    walked = flat_walk(row, index, system_prompt, cap, tools)
+            if walked is not None:
+                messages, agent, capped, removed, checked, invalid, plain, said, own = walked
+                ask = row["prompt"]
+                if removed:
+                    notes["empty_agent_turn_removed"] = notes.get("empty_agent_turn_removed", 0) + removed
+            else:
+                shaped = shape_general(row, index, system_prompt=system_prompt, max_tool_output_chars=cap,
+                                       tools=tools)
+                messages, agent, capped, ask, own, said = (shaped.messages, shaped.agent, shaped.capped,
+                                                           shaped.ask, shaped.tools, None)
+                for key, count in shaped.notes.items():
+                    notes[key] = notes.get(key, 0) + count
+                if agent:
+                    checked, invalid = check_arguments(shaped)
+                    plain = shaped.plain
+            c.n += 1
+            if not agent:
+                report.drop("no_assistant_turn")
+                continue
+            last = agent[-1]
+            c.checked += checked
+            c.invalid += invalid
+            if is_dict:
+                privileged = row.get("privileged")
+                if privileged is not None and quotes_privileged(messages if len(messages) == last + 1
+                                                                else messages[: last + 1], privileged, said=said):
+                    leaks.append(index)
+            if capped:
+                cuts = [cut for position, cut in capped.items() if position < last]
+                c.truncated += len(cuts)  # once per source row, also under unroll
+                c.chars_cut += sum(cuts)
+            if len(messages) > last + 1:
+                notes["trailing_turns_cut"] = notes.get("trailing_turns_cut", 0) + 1
+                messages = messages[: last + 1]
+            if own is None:
+                own_text = None
+            elif own is tools:
+                if tools_text is _UNSET:
+                    tools_text = dumps(tools)
+                own_text = tools_text
+            else:
+                own_text = dumps(own)
+            task = row.get("scenario_id")  # task_key, without the call on the common shapes
+            if task is None or task == "":
+                task = row.get("task_id")
+            if type(task) is not str or not task:
+                task = task_key(row)
+            if messages_rows:
+                c.trained += len(agent)
+                c.masked += len(messages) - len(agent)
+                c.n_written += 1
+                yield {"messages": messages, "prompt_text": ask, "task": task, "tools": own_text}, plain
+                continue
+            for k in (agent if turns else (last,)):
+                if k == 0:
+                    notes["agent_turn_without_context"] = notes.get("agent_turn_without_context", 0) + 1
+                    continue
+                c.trained += 1
+                c.masked += k
+                c.n_written += 1
+                yield {"prompt": messages[:k], "completion": [messages[k]], "prompt_text": ask, "task": task,
+                       "tools": own_text}, plain
 
     def _samples(self, shaped: Shaped) -> Iterator[tuple[dict[str, Any], list[dict[str, Any]], int]]:
         """(row to write, its conversation with dict arguments, index of its first trained message)."""
