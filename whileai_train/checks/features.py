@@ -75,11 +75,11 @@ HAND = ("length", "words", "tool_calls", "tool_errors", "turns", "digits", "excl
 
 @dataclass
 class FeatureTable:
-    """Features of the graded rows: `dense` (n x h, NaN = missing) and `binary` (n x b sparse 0/1)."""
+    """Features of the graded rows: `dense` (n x h, NaN = missing) and `binary` (n x b sparse 0/1, CSC)."""
 
     dense: np.ndarray
     dense_names: list[str]
-    binary: sp.csr_matrix
+    binary: sp.csc_matrix
     binary_names: list[str]
     trajectory: np.ndarray  # one hash per row: rows with equal hashes took the same trajectory
     notes: list[str] = field(default_factory=list)
@@ -189,13 +189,24 @@ def _trace_flags(row: Mapping[str, Any]) -> list[str]:
     return names
 
 
-def _indicator(rows_of: array, cols_of: array, n_rows: int, names: list[str]) -> sp.csr_matrix:
+def _indicator(rows_of: array | np.ndarray, cols_of: array, n_rows: int, names: list[str]) -> sp.csc_matrix:
     data = np.ones(len(rows_of), dtype=np.float64)
-    matrix = sp.csr_matrix((data, (np.frombuffer(rows_of, dtype=np.int64), np.frombuffer(cols_of, dtype=np.int64))),
+    matrix = sp.csr_matrix((data, (np.asarray(rows_of, dtype=np.int64), np.asarray(cols_of, dtype=np.int64))),
                            shape=(n_rows, len(names)))
     matrix.sum_duplicates()
     matrix.data[:] = 1.0
-    return matrix
+    return matrix.tocsc()
+
+
+def _columns(presence: sp.csr_matrix, columns: np.ndarray) -> sp.csc_matrix:
+    """0/1 float columns `columns` (ascending) of a canonical CSR presence matrix, column-compressed."""
+    position = np.full(presence.shape[1], -1, dtype=np.int64)
+    position[columns] = np.arange(len(columns))
+    mapped = position[presence.indices]
+    keep = mapped >= 0
+    indptr = np.concatenate([[0], np.cumsum(keep)])[presence.indptr]
+    picked = sp.csr_matrix((np.ones(int(indptr[-1])), mapped[keep], indptr), shape=(presence.shape[0], len(columns)))
+    return picked.tocsc()
 
 
 def _top_columns(df: np.ndarray, n_rows: int, top: int) -> np.ndarray:
@@ -209,11 +220,11 @@ def _top_columns(df: np.ndarray, n_rows: int, top: int) -> np.ndarray:
 
 
 def _auto_tier(token_ids: np.ndarray, lengths: np.ndarray, vocabulary: list[str], n_rows: int,
-               top_words: int, top_pairs: int, notes: list[str]) -> tuple[sp.csr_matrix, list[str]]:
+               top_words: int, top_pairs: int, notes: list[str]) -> tuple[sp.csc_matrix, list[str]]:
     """Row-presence indicators of the most common words and adjacent pairs (counted by rows, not tokens)."""
     n_vocab = len(vocabulary)
     if len(token_ids) == 0 or n_vocab == 0:
-        return sp.csr_matrix((n_rows, 0)), []
+        return sp.csc_matrix((n_rows, 0)), []
     # tokens are already in row order: the CSR is (ones, token ids, row offsets), no COO copy; int8 data and
     # int32 indices keep the intermediates small (only which word is in which row matters)
     # (sum_duplicates sorts the index array in place: it gets its own copy, token_ids keeps the word order)
@@ -223,9 +234,8 @@ def _auto_tier(token_ids: np.ndarray, lengths: np.ndarray, vocabulary: list[str]
     presence.sum_duplicates()
     df = np.bincount(presence.indices, minlength=n_vocab)
     word_cols = _top_columns(df, n_rows, top_words)
-    words = presence[:, word_cols].astype(np.float64)
+    words = _columns(presence, word_cols)
     del presence
-    words.data[:] = 1.0
     names = [f"word:{vocabulary[i]}" for i in word_cols]
 
     # pairs, over the most common words only (a pair is in no more rows than either word)
@@ -239,8 +249,8 @@ def _auto_tier(token_ids: np.ndarray, lengths: np.ndarray, vocabulary: list[str]
     if not keep.any() or top_pairs <= 0:
         return words, names
     keys = (left[keep].astype(np.int64) * n_cand + right[keep]).astype(np.int32)
-    per_row = np.bincount(np.searchsorted(indptr, np.flatnonzero(keep), side="right") - 1, minlength=n_rows)
-    pair_indptr = np.concatenate([[0], np.cumsum(per_row)]).astype(np.int64)
+    before = np.concatenate([[0], np.cumsum(keep)])  # kept pairs before each token position
+    pair_indptr = before[np.minimum(indptr, len(keep))]
     del left, right, keep
     pair_presence = sp.csr_matrix((np.ones(len(keys), dtype=np.int8), keys, pair_indptr),
                                   shape=(n_rows, n_cand * n_cand))
@@ -251,11 +261,10 @@ def _auto_tier(token_ids: np.ndarray, lengths: np.ndarray, vocabulary: list[str]
         weakest = pair_df[pair_cols].min()
         if df[cand].min() > weakest:  # a pair of two rarer words could have made the cut: say so
             notes.append(f"pairs counted over the {n_cand} most common words only")
-    pairs = pair_presence[:, pair_cols].astype(np.float64)
+    pairs = _columns(pair_presence, pair_cols)
     del pair_presence
-    pairs.data[:] = 1.0
     pair_names = [f"pair:{vocabulary[cand[c // n_cand]]} {vocabulary[cand[c % n_cand]]}" for c in pair_cols]
-    return sp.hstack([words, pairs], format="csr"), names + pair_names
+    return sp.hstack([words, pairs], format="csc"), names + pair_names
 
 
 def check_user_features(features: Any) -> dict[str, Callable[[Mapping[str, Any]], Any]]:
@@ -283,27 +292,15 @@ def extract_features(rows: Sequence[Mapping[str, Any]], row_numbers: Sequence[in
     n = len(rows)
     parts = read_trajectories(rows) if trajectories is None else trajectories
     logprob = np.full(n, np.nan)
-    hashes = array("q")
     marker_values: dict[str, list[float]] = {}
     user_values = {name: np.full(n, np.nan) for name in user}
     tool_index: dict[str, int] = {}
-    tool_rows, tool_cols = array("q"), array("q")
+    tool_cols = array("q", [tool_index.setdefault(name, len(tool_index)) for name in parts.tool_names])
     flag_index: dict[str, int] = {}
     flag_rows, flag_cols = array("q"), array("q")
-    all_texts = parts.texts
     nan = math.nan
 
-    for i, (row, text, calls) in enumerate(zip(rows, all_texts, parts.calls)):
-        try:
-            hashes.append(hash((text, tuple(calls))))
-        except TypeError:  # nested arguments: hash their text
-            hashes.append(hash((text, repr(calls))))
-        for name, _ in calls:
-            column = tool_index.get(name)
-            if column is None:
-                column = tool_index[name] = len(tool_index)
-            tool_rows.append(i)
-            tool_cols.append(column)
+    for i, row in enumerate(rows):
         if "logprobs" in row or "mean_logprob" in row:
             logprob[i] = _mean_logprob(row)
         markers = row.get("markers")
@@ -330,11 +327,10 @@ def extract_features(rows: Sequence[Mapping[str, Any]], row_numbers: Sequence[in
                     user_values[name][i] = float(value)
                 except (TypeError, ValueError):
                     pass
-    trajectory = np.frombuffer(hashes, dtype=np.int64).copy() if n else np.zeros(0, dtype=np.int64)
     truncated = parts.truncated.astype(np.float64)
-    token_ids, lengths, surface, words_list = _scan_texts(all_texts)
+    token_ids, lengths, surface, words_list = _scan_texts(parts.texts)
     # HAND order: length, words, tool_calls, tool_errors, turns, then the surface counts
-    hand_matrix = np.column_stack([parts.lengths, lengths.astype(np.float64), parts.n_calls,
+    hand_matrix = np.column_stack([parts.lengths, lengths.astype(np.float64), parts.n_calls.astype(np.float64),
                                    parts.errors.astype(np.float64), parts.turns.astype(np.float64), surface])
 
     notes: list[str] = []
@@ -357,16 +353,16 @@ def extract_features(rows: Sequence[Mapping[str, Any]], row_numbers: Sequence[in
     flag_names = sorted(flag_index, key=flag_index.__getitem__)
     auto, auto_names = _auto_tier(token_ids, lengths, words_list, n,
                                   top_words, top_pairs, notes)
-    blocks = [sp.csr_matrix(truncated[:, None])]
+    blocks = [sp.csc_matrix(truncated[:, None])]
     binary_names = ["truncated"]
     if tool_names:
-        blocks.append(_indicator(tool_rows, tool_cols, n, tool_names))
+        blocks.append(_indicator(parts.tool_rows, tool_cols, n, tool_names))
         binary_names += [f"tool:{name}" for name in tool_names]
     if flag_names:
         blocks.append(_indicator(flag_rows, flag_cols, n, flag_names))
         binary_names += [f"trace:{name}" for name in flag_names]
     blocks.append(auto)
     binary_names += auto_names
-    binary = sp.hstack(blocks, format="csr")
+    binary = sp.hstack(blocks, format="csc")  # CSC blocks: a concatenation
     return FeatureTable(dense=dense, dense_names=dense_names, binary=binary, binary_names=binary_names,
-                        trajectory=trajectory, notes=notes)
+                        trajectory=parts.hashes, notes=notes)

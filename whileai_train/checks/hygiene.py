@@ -128,7 +128,7 @@ def correlations_from(trajectories: Trajectories, rewards: np.ndarray, n_rows: i
         raise InputError(f"reward_correlations needs at least 3 graded rows, got {len(rewards)}. "
                          "Fix: grade the rows first (each needs a numeric `reward`)")
     y = np.asarray(rewards, dtype=np.float64)
-    columns = (trajectories.lengths, trajectories.n_calls, trajectories.turns.astype(np.float64))
+    columns = (trajectories.lengths, trajectories.n_calls.astype(np.float64), trajectories.turns.astype(np.float64))
     names = ("reply_length", "tool_calls", "turns")
     correlations = {name: _pearson(x, y) for x, name in zip(columns, names)}
     if all(value is None for value in correlations.values()) or float(y.std()) == 0.0:

@@ -1,7 +1,8 @@
 """The numbers under hack_scan: correlation within ask, the shuffled-reward floor, ANDs, and fits within ask.
 
 Rows of one ask are compared only with each other: every column is centred within its ask, so x . y over all
-rows is the pooled within-ask covariance. 0/1 columns stay sparse (scipy.sparse); their within-ask sums of
+rows is the pooled within-ask covariance. 0/1 columns stay sparse (scipy.sparse, column-compressed: the scan
+reads them by column and multiplies by their transpose, so it never converts them); their within-ask sums of
 squares come from per-ask counts, never a dense copy. Vector dots go through features.vector_dot (no BLAS).
 """
 
@@ -34,7 +35,7 @@ def center_dense(dense: np.ndarray, inv: np.ndarray, n_groups: int) -> np.ndarra
     return out
 
 
-def binary_ss(binary: sp.csr_matrix, groups: sp.csr_matrix, sizes: np.ndarray) -> np.ndarray:
+def binary_ss(binary: sp.csc_matrix, groups: sp.csr_matrix, sizes: np.ndarray) -> np.ndarray:
     """Within-ask sum of squares of 0/1 columns: sum(x) - sum over asks of count^2 / size."""
     if binary.shape[1] == 0:
         return np.zeros(0)
@@ -67,6 +68,8 @@ class Scan:
         self.table_dense = table.dense
         self.dense = center_dense(table.dense, inv, n_groups)
         self.binary = table.binary
+        # products with many vectors go row by row (one pass over y); column reads use the CSC above
+        self._by_row = [table.binary.tocsr()]
         self.names = list(table.dense_names) + list(table.binary_names)
         self.n_dense = len(table.dense_names)
         ss = np.concatenate([(self.dense ** 2).sum(axis=0), binary_ss(table.binary, self.groups, self.sizes)])
@@ -74,13 +77,12 @@ class Scan:
         self.yc = yc
         self.ss_y = vector_dot(yc, yc)
         self.order = np.argsort(inv, kind="stable")
-        self._csc: sp.csc_matrix | None = None
 
     def dots(self, y: np.ndarray) -> np.ndarray:
         """x . y for every feature column (centring x is not needed when y sums to 0 within each ask).
 
         `y` is one vector (-> one value per feature) or n x m (-> features x m)."""
-        out = np.concatenate([self.dense.T @ y, np.asarray(self.binary.T @ y)])
+        out = np.concatenate([self.dense.T @ y, *(np.asarray(block.T @ y) for block in self._by_row)])
         return out.ravel() if y.ndim == 1 else out
 
     def rho(self, y: np.ndarray) -> np.ndarray:
@@ -88,8 +90,9 @@ class Scan:
             out = self.dots(y) / np.sqrt(self.ss * self.ss_y)
         return np.where(self.ss > 0, out, 0.0)
 
-    def add_binary(self, columns: sp.csr_matrix, names: list[str]) -> None:
-        self.binary = sp.hstack([self.binary, columns], format="csr")
+    def add_binary(self, columns: sp.csc_matrix, names: list[str]) -> None:
+        self.binary = sp.hstack([self.binary, columns], format="csc")  # CSC blocks: a concatenation
+        self._by_row.append(columns.tocsr())
         self.names += names
         ss = binary_ss(columns, self.groups, self.sizes)
         self.ss = np.concatenate([self.ss, np.where(ss > 1e-9, ss, 0.0)])
@@ -98,9 +101,7 @@ class Scan:
         """Feature j centred within ask (for alias checks and least squares)."""
         if j < self.n_dense:
             return self.dense[:, j]
-        if self._csc is None or self._csc.shape != self.binary.shape:
-            self._csc = self.binary.tocsc()
-        x = self._csc[:, j - self.n_dense].toarray().ravel()
+        x = self.binary[:, j - self.n_dense].toarray().ravel()
         means = np.bincount(self.inv, weights=x, minlength=self.n_groups) / self.sizes
         return x - means[self.inv]
 
@@ -108,9 +109,7 @@ class Scan:
         """Feature j as read (not centred); NaN where missing."""
         if j < self.n_dense:
             return self.table_dense[:, j]
-        if self._csc is None or self._csc.shape != self.binary.shape:
-            self._csc = self.binary.tocsc()
-        return self._csc[:, j - self.n_dense].toarray().ravel()
+        return self.binary[:, j - self.n_dense].toarray().ravel()
 
     def floor(self, y: np.ndarray, rng: np.random.Generator, mask: np.ndarray | None = None,
               cells: np.ndarray | None = None) -> float:
@@ -131,17 +130,15 @@ class Scan:
         return best
 
 
-def ands(scan: Scan, rho: np.ndarray) -> tuple[sp.csr_matrix, list[str], list[tuple[int, int]]]:
+def ands(scan: Scan, rho: np.ndarray) -> tuple[sp.csc_matrix, list[str], list[tuple[int, int]]]:
     """ANDs of the strongest 0/1 features whose |rho| beats both parents' (the interactions nobody listed)."""
     first = scan.n_dense
     strength = np.abs(rho[first:])
     strength[scan.ss[first:] <= 0] = 0.0
     parents = [first + j for j in np.argsort(-strength, kind="stable")[:AND_PARENTS] if strength[j] > 0]
     if len(parents) < 2:
-        return sp.csr_matrix((len(scan.inv), 0)), [], []
-    if scan._csc is None or scan._csc.shape != scan.binary.shape:
-        scan._csc = scan.binary.tocsc()
-    block = scan._csc[:, [p - first for p in parents]].toarray()
+        return sp.csc_matrix((len(scan.inv), 0)), [], []
+    block = scan.binary[:, [p - first for p in parents]].toarray()
     column_counts = block.sum(axis=0)
     found: list[tuple[int, int]] = []
     for a in range(len(parents) - 1):
@@ -158,7 +155,7 @@ def ands(scan: Scan, rho: np.ndarray) -> tuple[sp.csr_matrix, list[str], list[tu
             if abs(value[offset]) > max(abs(rho[parents[a]]), abs(rho[parents[b]])) + TIE_TOLERANCE:
                 found.append((a, b))
     if not found:
-        return sp.csr_matrix((len(scan.inv), 0)), [], []
+        return sp.csc_matrix((len(scan.inv), 0)), [], []
     # an AND that is (almost) a feature we already have, e.g. two adjacent words = their pair, adds a name, not a
     # finding: keep only ANDs unlike every one of the strongest existing features
     existing = [scan.column(j) for j in np.argsort(-np.abs(np.where(scan.ss > 0, rho, 0.0)), kind="stable")[:AND_PARENTS]]
@@ -170,8 +167,8 @@ def ands(scan: Scan, rho: np.ndarray) -> tuple[sp.csr_matrix, list[str], list[tu
             novel.append((a, b))
     found = novel
     if not found:
-        return sp.csr_matrix((len(scan.inv), 0)), [], []
-    matrix = sp.csr_matrix(np.column_stack([block[:, a] * block[:, b] for a, b in found]))
+        return sp.csc_matrix((len(scan.inv), 0)), [], []
+    matrix = sp.csc_matrix(np.column_stack([block[:, a] * block[:, b] for a, b in found]))
     names = [f"{scan.names[parents[a]]} & {scan.names[parents[b]]}" for a, b in found]
     return matrix, names, [(parents[a], parents[b]) for a, b in found]
 

@@ -142,13 +142,21 @@ def agent_words_text(row: Mapping[str, Any]) -> str:
 
 @dataclass(frozen=True)
 class Trajectories:
-    """Row i's agent text (its texts joined by newlines), tool calls, turns, failed calls and truncation."""
+    """Per row: the agent text (its texts joined by newlines), tool calls, turns, failed calls, truncation and a
+    hash of what the agent did; and every tool call's row and name, in row order.
+
+    The calls themselves are not kept: a list of argument tuples per row costs more to allocate and hold than
+    anything here reads from it (counts, names, and the hash rows compare trajectories by).
+    """
 
     texts: list[str]
-    calls: list[list[tuple[str, Any]]]
-    turns: np.ndarray      # int64
-    errors: np.ndarray     # int64
-    truncated: np.ndarray  # bool: finish_reason "length" or truncated: true
+    n_calls: np.ndarray     # int64
+    turns: np.ndarray       # int64
+    errors: np.ndarray      # int64
+    truncated: np.ndarray   # bool: finish_reason "length" or truncated: true
+    hashes: np.ndarray      # int64: hash((text, tuple(calls))); rows with equal hashes took the same trajectory
+    tool_rows: np.ndarray   # int64, one per tool call: its row
+    tool_names: list[str]   # one per tool call: the tool's name
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -158,17 +166,17 @@ class Trajectories:
         """Characters of each row's agent text (float64)."""
         return np.fromiter(map(len, self.texts), dtype=np.float64, count=len(self.texts))
 
-    @property
-    def n_calls(self) -> np.ndarray:
-        """Tool calls per row (float64)."""
-        return np.fromiter(map(len, self.calls), dtype=np.float64, count=len(self.calls))
-
     def take(self, indices: Sequence[int] | np.ndarray) -> Trajectories:
-        """The rows at `indices`, in that order."""
+        """The rows at `indices` (ascending), in that order."""
         index = np.asarray(indices, dtype=np.int64)
-        texts, calls = self.texts, self.calls
-        return Trajectories(texts=[texts[i] for i in index.tolist()], calls=[calls[i] for i in index.tolist()],
-                            turns=self.turns[index], errors=self.errors[index], truncated=self.truncated[index])
+        position = np.full(len(self.texts), -1, dtype=np.int64)
+        position[index] = np.arange(len(index))
+        moved = position[self.tool_rows]
+        kept = np.flatnonzero(moved >= 0)
+        texts, names = self.texts, self.tool_names
+        return Trajectories(texts=[texts[i] for i in index.tolist()], n_calls=self.n_calls[index],
+                            turns=self.turns[index], errors=self.errors[index], truncated=self.truncated[index],
+                            hashes=self.hashes[index], tool_rows=moved[kept], tool_names=[names[i] for i in kept.tolist()])
 
 
 def read_trajectories(rows: Sequence[Mapping[str, Any]]) -> Trajectories:
@@ -177,11 +185,12 @@ def read_trajectories(rows: Sequence[Mapping[str, Any]]) -> Trajectories:
     Rows must be mappings (the callers check that first).
     """
     texts: list[str] = []
-    calls_of: list[list[tuple[str, Any]]] = []
-    counts = array("q")  # turns, errors per row
+    numbers = array("q")  # calls, turns, errors, hash per row
     truncated = array("b")
+    tool_rows = array("q")
+    tool_names: list[str] = []
     general = trajectory_parts
-    for row in rows:
+    for i, row in enumerate(rows):
         get = row.get
         truncated.append(get("finish_reason") == "length" or get("truncated") is True)
         steps = get("steps")
@@ -190,49 +199,52 @@ def read_trajectories(rows: Sequence[Mapping[str, Any]]) -> Trajectories:
         calls: list[tuple[str, Any]] = []
         errors = 0
         if final.__class__ is str and (steps is None or steps.__class__ is list) and get("messages") is None:
-            if steps:
-                try:
-                    for step in steps:
-                        tool = step.get("tool")
-                        if tool is not None:
-                            arguments = step.get("arguments")
-                            if arguments.__class__ is dict:
-                                arguments = tuple(arguments.items())  # hashable when the values are
-                            calls.append((tool if tool.__class__ is str else str(tool), arguments))
-                            result = step.get("result")
-                            if result.__class__ is dict:
-                                if result.get("error") or result.get("ok") is False:
-                                    errors += 1
-                            elif result is not None and _is_error(result):
+            try:
+                for step in steps or ():
+                    tool = step.get("tool")
+                    if tool is not None:
+                        arguments = step.get("arguments")
+                        if arguments.__class__ is dict:
+                            arguments = tuple(arguments.items())  # hashable when the values are
+                        calls.append((tool if tool.__class__ is str else str(tool), arguments))
+                        result = step.get("result")
+                        if result.__class__ is dict:
+                            if result.get("error") or result.get("ok") is False:
                                 errors += 1
-                        text = step.get("text")
-                        if text:
-                            if row_texts is None:
-                                row_texts = []
-                            row_texts.append(text if text.__class__ is str else str(text))
-                except AttributeError:  # a step that is not a dict: the general reader skips it
-                    row_texts, calls, turns, errors = _parts_general(row)
-                    texts.append("\n".join(row_texts))
-                    calls_of.append(calls)
-                    counts.extend((turns, errors))
-                    continue
-                turns = len(steps)
+                        elif result is not None and _is_error(result):
+                            errors += 1
+                    text = step.get("text")
+                    if text:
+                        if row_texts is None:
+                            row_texts = []
+                        row_texts.append(text if text.__class__ is str else str(text))
+            except AttributeError:  # a step that is not a dict: the general reader skips it
+                row_texts, calls, turns, errors = _parts_general(row)
+                text = "\n".join(row_texts)
             else:
-                turns = 0
-            if final:
-                turns += 1
-                if row_texts is None:
-                    texts.append(final)
+                turns = len(steps) if steps else 0
+                if final:
+                    turns += 1
+                    if row_texts is None:
+                        text = final
+                    else:
+                        row_texts.append(final)
+                        text = "\n".join(row_texts)
                 else:
-                    row_texts.append(final)
-                    texts.append("\n".join(row_texts))
-            else:
-                texts.append("" if row_texts is None else "\n".join(row_texts))
+                    text = "" if row_texts is None else "\n".join(row_texts)
         else:
             row_texts, calls, turns, errors = general(row)
-            texts.append(row_texts[0] if len(row_texts) == 1 else "\n".join(row_texts))
-        calls_of.append(calls)
-        counts.extend((turns, errors))
-    both = np.frombuffer(counts, dtype=np.int64).reshape(-1, 2) if len(counts) else np.zeros((0, 2), dtype=np.int64)
-    return Trajectories(texts=texts, calls=calls_of, turns=both[:, 0].copy(), errors=both[:, 1].copy(),
-                        truncated=np.frombuffer(truncated, dtype=np.int8).astype(bool))
+            text = row_texts[0] if len(row_texts) == 1 else "\n".join(row_texts)
+        texts.append(text)
+        try:
+            trajectory = hash((text, tuple(calls)))
+        except TypeError:  # nested arguments: hash their text
+            trajectory = hash((text, repr(calls)))
+        numbers.extend((len(calls), turns, errors, trajectory))
+        for name, _ in calls:
+            tool_rows.append(i)
+            tool_names.append(name)
+    table = np.frombuffer(numbers, dtype=np.int64).reshape(-1, 4) if len(numbers) else np.zeros((0, 4), dtype=np.int64)
+    return Trajectories(texts=texts, n_calls=table[:, 0].copy(), turns=table[:, 1].copy(), errors=table[:, 2].copy(),
+                        truncated=np.frombuffer(truncated, dtype=np.int8).astype(bool), hashes=table[:, 3].copy(),
+                        tool_rows=np.frombuffer(tool_rows, dtype=np.int64).copy(), tool_names=tool_names)
