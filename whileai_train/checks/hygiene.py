@@ -34,7 +34,7 @@ from whileai_train.checks.defaults import (
     SHOW,
 )
 from whileai_train.checks.features import paused_gc, vector_dot
-from whileai_train.checks.trajectories import Trajectories, read_trajectories, trajectory_parts
+from whileai_train.checks.trajectories import read_sizes, trajectory_parts
 from whileai_train.errors import ConfigError, InputError, RowError
 from whileai_train.report import Report
 from whileai_train.rows import reward_of, task_key
@@ -114,13 +114,13 @@ def reward_correlations(rows: Sequence[Mapping[str, Any]], *, threshold: float =
                            for index, row in enumerate(rows)), dtype=np.float64, count=len(rows))
     graded = np.flatnonzero(~np.isnan(rewards))
     graded_rows = rows if len(graded) == len(rows) else [rows[i] for i in graded.tolist()]
-    return correlations_from(read_trajectories(graded_rows), rewards[graded], len(rows), threshold=threshold)
+    return correlations_from(read_sizes(graded_rows), rewards[graded], len(rows), threshold=threshold)
 
 
-def correlations_from(trajectories: Trajectories, rewards: np.ndarray, n_rows: int, *,
+def correlations_from(sizes: tuple[np.ndarray, np.ndarray, np.ndarray], rewards: np.ndarray, n_rows: int, *,
                       threshold: float = HACK_THRESHOLD) -> CorrelationsReport:
-    """reward_correlations from the graded rows' trajectories and rewards (`n_rows`: all rows given, graded
-    or not), for a caller that has read them already."""
+    """reward_correlations from the graded rows' read_sizes (reply length, tool calls, turns) and rewards
+    (`n_rows`: all rows given, graded or not), for a caller that has read them already."""
     warnings = []
     if len(rewards) < n_rows:
         warnings.append(f"{n_rows - len(rewards)} rows have no reward and were left out")
@@ -128,9 +128,8 @@ def correlations_from(trajectories: Trajectories, rewards: np.ndarray, n_rows: i
         raise InputError(f"reward_correlations needs at least 3 graded rows, got {len(rewards)}. "
                          "Fix: grade the rows first (each needs a numeric `reward`)")
     y = np.asarray(rewards, dtype=np.float64)
-    columns = (trajectories.lengths, trajectories.n_calls.astype(np.float64), trajectories.turns.astype(np.float64))
     names = ("reply_length", "tool_calls", "turns")
-    correlations = {name: _pearson(x, y) for x, name in zip(columns, names)}
+    correlations = {name: _pearson(np.asarray(x, dtype=np.float64), y) for x, name in zip(sizes, names)}
     if all(value is None for value in correlations.values()) or float(y.std()) == 0.0:
         warnings.append("the reward is constant (or nothing varies), so no correlation is defined")
     flagged = [name for name, value in correlations.items() if value is not None and abs(value) >= threshold]
@@ -517,14 +516,16 @@ def length_report(rows: Sequence[Mapping[str, Any]]) -> LengthReport:
                        f"{', '.join(map(str, outside[:5]))}{', ...' if len(outside) > 5 else ''})",
                        "length_report splits pass from fail at 0.5: rescale rewards to [0, 1] (e.g. divide by the "
                        "maximum score) or pass rows of one reward function")
-    return length_report_from(read_trajectories(rows), rewards)
+    return length_report_from(read_sizes(rows)[0], rewards, sum(map(_truncated, rows)))
 
 
-def length_report_from(trajectories: Trajectories, rewards: np.ndarray) -> LengthReport:
-    """length_report from the rows' trajectories and rewards (NaN = ungraded, the rest in [0, 1]), for a caller
-    that has read and checked them already."""
-    lengths = trajectories.lengths
-    truncated = int(trajectories.truncated.sum())
+def _truncated(row: Mapping[str, Any]) -> bool:
+    return row.get("finish_reason") == "length" or row.get("truncated") is True
+
+
+def length_report_from(lengths: np.ndarray, rewards: np.ndarray, truncated: int) -> LengthReport:
+    """length_report from the rows' reply lengths (characters), rewards (NaN = ungraded, the rest in [0, 1]) and
+    how many were cut at the length limit, for a caller that has read and checked them already."""
     graded = np.isfinite(rewards)
     passed = graded & (rewards >= PASS_THRESHOLD)
     failed = graded & (rewards < PASS_THRESHOLD)

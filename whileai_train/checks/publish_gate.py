@@ -157,7 +157,8 @@ def _hygiene_blocks(report: PublishGateReport, rows: Sequence[Mapping[str, Any]]
     from whileai_train.checks.hygiene import length_report_from, near_duplicate_prompts
 
     near = report.near_duplicates = near_duplicate_prompts(rows)
-    length = report.length = length_report_from(trajectories, table.rewards)  # rewards checked by graded_table
+    # rewards were checked by graded_table
+    length = report.length = length_report_from(trajectories.lengths, table.rewards, int(trajectories.truncated.sum()))
     if near.n_groups:
         report.warnings.append(f"near-duplicate asks: {near.n_tasks_involved} of {near.n_tasks} tasks share a "
                                f"near-duplicate ask with another task ({near.n_rows_involved} rows); one situation "

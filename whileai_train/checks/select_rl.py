@@ -38,7 +38,7 @@ from whileai_train.checks.optimize_defaults import (
     TRUNCATED_MODES,
 )
 from whileai_train.checks.select_rows import OptimizeResult, SelectionReport, eval_warning
-from whileai_train.checks.trajectories import read_trajectories, trajectory_parts
+from whileai_train.checks.trajectories import read_sizes, read_trajectories, trajectory_parts
 from whileai_train.errors import ConfigError
 from whileai_train.stats import wilson_interval
 
@@ -424,11 +424,14 @@ def _hygiene(out: list[dict[str, Any]], rewards: np.ndarray, report: RLSelection
     `rewards` are the kept rows' rewards (after a penalty); the rows' steps are read once for both."""
     from whileai_train.checks.hygiene import correlations_from
 
-    trajectories = read_trajectories(out)
-    report.correlations = correlations_from(trajectories, rewards, len(out))
+    scan = endorsed is not None or features is not None
+    trajectories = read_trajectories(out) if scan else None
+    sizes = read_sizes(out) if trajectories is None else (
+        trajectories.lengths, trajectories.n_calls.astype(np.float64), trajectories.turns.astype(np.float64))
+    report.correlations = correlations_from(sizes, rewards, len(out))
     for warning in getattr(report.correlations, "warnings", None) or ():
         report.hygiene_warnings.append(f"correlations: {warning}")
-    if endorsed is None and features is None:
+    if not scan:
         return
     from whileai_train.checks.hack_scan import scan_rows
 

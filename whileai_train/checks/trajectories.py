@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Trajectories", "agent_words_text", "read_trajectories", "trajectory_parts"]
+__all__ = ["Trajectories", "agent_words_text", "read_sizes", "read_trajectories", "trajectory_parts"]
 
 
 def _text(value: Any) -> str:
@@ -248,3 +248,38 @@ def read_trajectories(rows: Sequence[Mapping[str, Any]]) -> Trajectories:
     return Trajectories(texts=texts, n_calls=table[:, 0].copy(), turns=table[:, 1].copy(), errors=table[:, 2].copy(),
                         truncated=np.frombuffer(truncated, dtype=np.int8).astype(bool), hashes=table[:, 3].copy(),
                         tool_rows=np.frombuffer(tool_rows, dtype=np.int64).copy(), tool_names=tool_names)
+
+
+def read_sizes(rows: Sequence[Mapping[str, Any]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per row: characters of the agent text, tool calls and turns (float64 each), as read_trajectories counts
+    them, for checks that need only the sizes: a flat row's steps are asked for their tool and text only."""
+    sizes = array("d")  # length, calls, turns per row
+    for row in rows:
+        get = row.get
+        steps = get("steps")
+        final = get("final_text")
+        if final.__class__ is str and (steps is None or steps.__class__ is list) and get("messages") is None:
+            length = n_texts = calls = 0
+            try:
+                for step in steps or ():
+                    if step.get("tool") is not None:
+                        calls += 1
+                    text = step.get("text")
+                    if text:
+                        length += len(text) if text.__class__ is str else len(str(text))
+                        n_texts += 1
+            except AttributeError:  # a step that is not a dict: the general reader skips it
+                texts, call_list, turns, _ = _parts_general(row)
+                sizes.extend((sum(map(len, texts)) + max(0, len(texts) - 1), len(call_list), turns))
+                continue
+            turns = len(steps) if steps else 0
+            if final:
+                length += len(final)
+                n_texts += 1
+                turns += 1
+            sizes.extend((length + max(0, n_texts - 1), calls, turns))
+        else:
+            texts, call_list, turns, _ = trajectory_parts(row)
+            sizes.extend((sum(map(len, texts)) + max(0, len(texts) - 1), len(call_list), turns))
+    table = np.frombuffer(sizes, dtype=np.float64).reshape(-1, 3) if len(sizes) else np.zeros((0, 3))
+    return table[:, 0].copy(), table[:, 1].copy(), table[:, 2].copy()
