@@ -1,15 +1,21 @@
 """Benchmark: rollout rows to TRL JSONL with `export_dataset`, against plain `json.dumps` of the same rows.
 
-Each measurement runs in its own interpreter so its peak memory (ru_maxrss of that child) is its own. The
-rows are generated on the fly (`refund_rollouts`, a 3-step tool-using rollout) and streamed: nothing holds
-the whole set, so peak memory must stay flat from 100k to 1M rows. Figures are printed as ratios to the
-baseline measured in the same run:
+Each measurement runs in its own interpreter, so its peak memory (ru_maxrss of that child) is its own; the
+imports happen before the clock starts (a fixed ~0.2 s a user pays once per process, not per row). The rows
+are generated on the fly (`refund_rollouts`, a 3-4 step tool-using rollout with a privileged record) and
+streamed: nothing holds the whole set, so peak memory must stay flat from 100k to 1M rows.
 
-    baseline  generate each row, json.dumps it, write the line           (the floor for any exporter)
-    generate  generate each row only                                      (cost shared by both)
-    export    generate each row, export_dataset(format="trl") to a file   (shaping, checks, leak scan, write)
+    generate  generate each row only                                     (the input; cost shared by all)
+    baseline  generate each row, json.dumps it, write the line          (the floor for any exporter)
+    export    generate each row, export_dataset(format="trl") to a file  (shaping, argument checks,
+              leak guard, counts, write; one line per mode: assistant (default), final, unroll)
 
-Usage: python bench/export.py [--sizes 100000 1000000] [--mode assistant|final|unroll]
+The target (issue 2: >= 50k rows/s) is read on the end-to-end figure: `export_dataset` consuming the
+generator, rows/s = rows / (generate + export). "exporter alone" subtracts the generator's own time.
+The machine is shared and noisy: use --repeat (best of N, each in a fresh interpreter) and read the ratio
+to the baseline measured in the same run.
+
+Usage: python bench/export.py [--sizes 100000 1000000] [--modes assistant final unroll] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ import tempfile
 
 CHILD = r"""
 import json, sys, time
+import whileai_train as wai
+from whileai_train.exporters import training  # imported before the clock, as the generator is
 from whileai_train.exporters.synthetic import refund_rollouts
 kind, n, mode, path = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 start = time.perf_counter()
@@ -34,7 +42,6 @@ elif kind == "baseline":
         for row in refund_rollouts(n):
             handle.write(json.dumps(row) + "\n")
 else:
-    import whileai_train as wai
     options = {"unroll": True} if mode == "unroll" else {"mask_mode": mode}
     report = wai.export_dataset(refund_rollouts(n), path, format="trl", **options)
     assert report.n == n, report
@@ -60,29 +67,44 @@ def _measure(kind: str, n: int, mode: str, folder: str) -> dict[str, float]:
     return {"seconds": seconds, "bytes": size, "maxrss_mb": usage.ru_maxrss / 1024}  # ru_maxrss: KiB on Linux
 
 
+def _best(kind: str, n: int, mode: str, folder: str, repeat: int) -> dict[str, float]:
+    """Best of `repeat` runs (least disturbed by other load); peak memory is the largest seen."""
+    runs = [_measure(kind, n, mode, folder) for _ in range(repeat)]
+    best = min(runs, key=lambda run: run["seconds"])
+    return {**best, "maxrss_mb": max(run["maxrss_mb"] for run in runs)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
-    parser.add_argument("--mode", choices=("assistant", "final", "unroll"), default="assistant")
+    parser.add_argument("--modes", nargs="+", choices=("assistant", "final", "unroll"),
+                        default=["assistant", "final", "unroll"])
+    parser.add_argument("--repeat", type=int, default=1, help="best of N runs per figure (default 1)")
     args = parser.parse_args()
-    print(f"export_dataset(format='trl', mode={args.mode}) vs json.dumps, rows streamed from a generator")
-    print(f"{'rows':>9} {'kind':>9} {'seconds':>8} {'rows/s':>10} {'x baseline':>10} {'peak MB':>8} {'MB out':>7}")
-    peaks: dict[str, list[float]] = {"baseline": [], "export": []}
+    print(f"export_dataset(format='trl') vs json.dumps, rows streamed from a generator; best of {args.repeat}; "
+          f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+    print(f"{'rows':>9} {'kind':>16} {'seconds':>8} {'rows/s':>10} {'x baseline':>10} {'peak MB':>8} {'MB out':>7}")
+    peaks: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory() as folder:
         for n in args.sizes:
-            results = {kind: _measure(kind, n, args.mode, folder) for kind in ("generate", "baseline", "export")}
+            results = {kind: _best(kind, n, "assistant", folder, args.repeat) for kind in ("generate", "baseline")}
+            for mode in args.modes:
+                results[f"export {mode}"] = _best("export", n, mode, folder, args.repeat)
             base = results["baseline"]["seconds"]
             for kind, result in results.items():
                 rate = n / result["seconds"]
-                print(f"{n:>9} {kind:>9} {result['seconds']:>8.2f} {rate:>10,.0f} {result['seconds'] / base:>10.2f}"
+                print(f"{n:>9} {kind:>16} {result['seconds']:>8.2f} {rate:>10,.0f} {result['seconds'] / base:>10.2f}"
                       f" {result['maxrss_mb']:>8.1f} {result['bytes'] / 1e6:>7.1f}")
+                peaks.setdefault(kind, []).append(result["maxrss_mb"])
             generate = results["generate"]["seconds"]
-            net = n / max(results["export"]["seconds"] - generate, 1e-9)
             floor = n / max(base - generate, 1e-9)
-            print(f"{'':>9} exporter alone (export - generate): {net:,.0f} rows/s; json.dumps alone: {floor:,.0f} "
-                  f"rows/s; ratio {floor / net:.2f}x")
-            for kind in peaks:
-                peaks[kind].append(results[kind]["maxrss_mb"])
+            for mode in args.modes:
+                seconds = results[f"export {mode}"]["seconds"]
+                net = n / max(seconds - generate, 1e-9)
+                verdict = "meets" if n / seconds >= 50_000 else "MISSES"
+                print(f"{'':>9} {mode}: end to end {n / seconds:,.0f} rows/s ({verdict} the 50k target); exporter "
+                      f"alone (export - generate) {net:,.0f} rows/s; json.dumps alone {floor:,.0f} rows/s "
+                      f"({floor / net:.2f}x)")
     if len(args.sizes) > 1:
         for kind, values in peaks.items():
             print(f"peak memory {kind}: {args.sizes[-1] // args.sizes[0]}x the rows -> "

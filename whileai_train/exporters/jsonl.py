@@ -6,11 +6,11 @@ import contextlib
 import json
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-__all__ = ["atomic_jsonl", "dumps", "dumps_plain", "line_bytes", "plain_float"]
+__all__ = ["atomic_jsonl", "dumps", "dumps_plain", "plain_float", "write_rows"]
 
 _encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 dumps = _encoder.encode
@@ -50,15 +50,24 @@ def dumps_plain(row: dict[str, Any]) -> str:
         return dumps(row)
 
 
-def line_bytes(row: dict[str, Any], plain: bool) -> bytes:
-    """One JSONL line's UTF-8 bytes, without the newline: `dumps_plain` when `plain`, else `dumps` (both
-    write the same bytes; a lone surrogate raises UnicodeEncodeError, as a UTF-8 text file would)."""
-    if plain and _orjson is not None:
-        try:
-            return _orjson.dumps(row, option=_ORJSON_OPTIONS)  # type: ignore[no-any-return]
-        except TypeError:  # orjson.JSONEncodeError is a TypeError: json decides
-            pass
-    return dumps(row).encode("utf-8")
+def write_rows(handle: IO[bytes], pairs: Iterable[tuple[dict[str, Any], bool]]) -> None:
+    """Write (row, plain) pairs to a binary handle as JSONL: `plain` rows as `dumps_plain` writes them, the
+    others as `dumps` (the same bytes either way; a lone surrogate raises UnicodeEncodeError, as a UTF-8
+    text file would). One buffered write per line: no batch of lines is held or copied."""
+    write = handle.write
+    if _orjson is None:
+        for row, _plain in pairs:
+            write((dumps(row) + "\n").encode("utf-8"))
+        return
+    fast, options = _orjson.dumps, _ORJSON_OPTIONS | _orjson.OPT_APPEND_NEWLINE
+    for row, plain in pairs:
+        if plain:
+            try:
+                write(fast(row, option=options))
+                continue
+            except TypeError:  # orjson.JSONEncodeError is a TypeError: json decides
+                pass
+        write((dumps(row) + "\n").encode("utf-8"))
 
 
 @contextlib.contextmanager

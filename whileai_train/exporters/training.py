@@ -20,7 +20,7 @@ from typing import Any
 
 from whileai_train.errors import PrivilegedLeakError
 from whileai_train.exporters.defaults import TRL_MAX_LENGTH
-from whileai_train.exporters.jsonl import atomic_jsonl, dumps, line_bytes
+from whileai_train.exporters.jsonl import atomic_jsonl, dumps, write_rows
 from whileai_train.exporters.leaks import quotes_privileged
 from whileai_train.exporters.options import check_common, check_training, default_path
 from whileai_train.exporters.report import ExportReport
@@ -343,16 +343,7 @@ def export_dataset(rows: Any, path: Any = None, *, format: str = "openai", mask_
                      validate=validate)
     target = path if path is not None else default_path(f"export-{format}-{mask_mode}")
     with atomic_jsonl(target, binary=True) as handle:
-        batch: list[bytes] = []
-        for out, plain in export.pairs(rows):
-            batch.append(line_bytes(out, plain))
-            if len(batch) >= 2048:  # one write per batch, the rows already gone: memory stays flat
-                batch.append(b"")
-                handle.write(b"\n".join(batch))
-                batch = []
-        if batch:
-            batch.append(b"")
-            handle.write(b"\n".join(batch))
+        write_rows(handle, export.pairs(rows))  # streamed: each row is written and gone, memory stays flat
         export.refuse_leaks()
         if export.counts.n_written == 0:
             from whileai_train.errors import ExportRefusedError
