@@ -42,7 +42,7 @@ class Shaped:
         self.notes: dict[str, int] = {}
         self.plain = False  # check_arguments sets it: every value in messages is one dumps_plain writes as dumps
         self.verdict: tuple[int, int] | None = None  # (checked, invalid), when the flat pass already walked them
-        self.said: list[str] | None = None  # the agent's words, in leaks.agent_words order (flat pass, privileged rows)
+        self.said: list[str] | None = None  # the agent's words, in leaks.agent_said order (from flat_walk)
 
     def note(self, key: str) -> None:
         self.notes[key] = self.notes.get(key, 0) + 1
@@ -165,8 +165,7 @@ def shape_general(row: Any, index: int, *, system_prompt: str | None, max_tool_o
 _MISSING = object()
 
 
-Walked = tuple[list[dict[str, Any]], list[int], dict[int, int], int, int, int, bool, "list[str] | None",
-               "list[Any] | None"]
+Walked = tuple[list[dict[str, Any]], list[int], dict[int, int], int, int, int, bool, list[str], "list[Any] | None"]
 
 
 def flat_walk(row: dict[str, Any], index: int, system_prompt: str | None, cap: int | None,
@@ -174,7 +173,7 @@ def flat_walk(row: dict[str, Any], index: int, system_prompt: str | None, cap: i
     """shape_row + check_arguments + the agent's words for the leak guard, in one walk of a flat rollout.
 
     Returns (messages, agent turn indices, {message index: chars cut}, empty agent turns removed, calls
-    checked, calls invalid, plain, the agent's words (None without `privileged`), tools): the same as
+    checked, calls invalid, plain, the agent's words in leaks.agent_said order, tools): the same as
     conversation() followed by the general shaping, for a plain flat rollout (exact dicts, text fields as
     text); the ask is `row["prompt"]`. Any other shape, and any row the general path would refuse, returns
     None before anything is counted: the general path then reads it and raises its own error. The hot path
@@ -185,7 +184,8 @@ def flat_walk(row: dict[str, Any], index: int, system_prompt: str | None, cap: i
     final = row.get("final_text")
     if type(prompt) is not str or type(steps) is not list or (final is not None and type(final) is not str):
         return None
-    said: list[str] | None = [] if row.get("privileged") is not None else None
+    said: list[str] = []
+    say = said.append
     messages: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
     if system_prompt is not None:
         messages.insert(0, {"role": "system", "content": system_prompt})
@@ -213,24 +213,21 @@ def flat_walk(row: dict[str, Any], index: int, system_prompt: str | None, cap: i
                 content = "" if content is None else _as_text(content)
             name = tool if type(tool) is str else str(tool)
             checked += 1
-            if said is not None and content:
-                said.append(content)
+            if content:
+                say(content)
             call_flags = 0
             for key, value in arguments.items():  # _walk and leaks.agent_said, inlined for a flat object
                 kind = type(value)
                 if kind is str:
-                    if said is not None:
-                        said.append(value)
+                    say(value)
                 elif kind is int or kind is bool:
-                    if said is not None:
-                        said.append(str(value))
+                    say(str(value))
                 elif value is not None:
                     inner = _walk(value)
                     if inner is None:
                         return None  # the general path raises ToolArgumentsError naming the call
                     call_flags |= inner
-                    if said is not None:
-                        agent_words(value, said)
+                    agent_words(value, said)
                 if type(key) is not str:
                     if not isinstance(key, (int, float, bool)) and key is not None:
                         return None
@@ -251,22 +248,20 @@ def flat_walk(row: dict[str, Any], index: int, system_prompt: str | None, cap: i
                     result = result[:cap] + "\n" + TOOL_OUTPUT_MARKER.format(n=cut)
                     capped[len(messages)] = cut
                 append({"role": "tool", "tool_call_id": call_id, "name": name, "content": result})
-        elif get("user") is not None:
-            append({"role": "user", "content": _as_text(step["user"])})
-        elif get("text") is not None:
-            content = _as_text(step["text"])
+        elif (user := get("user")) is not None:
+            append({"role": "user", "content": user if type(user) is str else _as_text(user)})
+        elif (text := get("text")) is not None:
+            content = text if type(text) is str else _as_text(text)
             if not content:
                 removed += 1
                 continue
-            if said is not None:
-                said.append(content)
+            say(content)
             agent.append(len(messages))
             append({"role": "assistant", "content": content})
         else:
             return None
     if final:
-        if said is not None:
-            said.append(final)
+        say(final)
         agent.append(len(messages))
         append({"role": "assistant", "content": final})
     own = tools if tools is not None else row.get("tools")

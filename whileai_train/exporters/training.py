@@ -152,79 +152,91 @@ class _Export:
         system_prompt, cap, tools = self.system_prompt, self.cap, self.tools
         tools_text: Any = _UNSET  # the export's own tools, as the text every row carries: encoded once
         leaks = report.privileged_leaks
+        # counted in locals (a slot attribute costs more per row) and added to self.counts however it ends
+        n = n_written = all_checked = all_invalid = trained = masked = truncated = chars_cut = 0
         index = -1
-        for row in iter_input(source):
-            index += 1
-            is_dict = isinstance(row, dict)
-            walked = None
-            if is_dict:
-                reward = row.get("reward")
-                if reward is not None and (type(reward) is not float or reward - reward != 0.0):
-                    reward_of(row, index)  # a reward of the wrong type (or NaN, infinity) is bad input
-                if type(row) is dict and row.get("messages") is None:
-                    walked = flat_walk(row, index, system_prompt, cap, tools)
-            if walked is not None:
-                messages, agent, capped, removed, checked, invalid, plain, said, own = walked
-                ask = row["prompt"]
-                if removed:
-                    notes["empty_agent_turn_removed"] = notes.get("empty_agent_turn_removed", 0) + removed
-            else:
-                shaped = shape_general(row, index, system_prompt=system_prompt, max_tool_output_chars=cap,
-                                       tools=tools)
-                messages, agent, capped, ask, own, said = (shaped.messages, shaped.agent, shaped.capped,
-                                                           shaped.ask, shaped.tools, None)
-                for key, count in shaped.notes.items():
-                    notes[key] = notes.get(key, 0) + count
-                if agent:
-                    checked, invalid = check_arguments(shaped)
-                    plain = shaped.plain
-            c.n += 1
-            if not agent:
-                report.drop("no_assistant_turn")
-                continue
-            last = agent[-1]
-            c.checked += checked
-            c.invalid += invalid
-            if is_dict:
-                privileged = row.get("privileged")
-                if privileged is not None and quotes_privileged(messages if len(messages) == last + 1
-                                                                else messages[: last + 1], privileged, said=said):
-                    leaks.append(index)
-            if capped:
-                cuts = [cut for position, cut in capped.items() if position < last]
-                c.truncated += len(cuts)  # once per source row, also under unroll
-                c.chars_cut += sum(cuts)
-            if len(messages) > last + 1:
-                notes["trailing_turns_cut"] = notes.get("trailing_turns_cut", 0) + 1
-                messages = messages[: last + 1]
-            if own is None:
-                own_text = None
-            elif own is tools:
-                if tools_text is _UNSET:
-                    tools_text = dumps(tools)
-                own_text = tools_text
-            else:
-                own_text = dumps(own)
-            task = row.get("scenario_id")  # task_key, without the call on the common shapes
-            if task is None or task == "":
-                task = row.get("task_id")
-            if type(task) is not str or not task:
-                task = task_key(row)
-            if messages_rows:
-                c.trained += len(agent)
-                c.masked += len(messages) - len(agent)
-                c.n_written += 1
-                yield {"messages": messages, "prompt_text": ask, "task": task, "tools": own_text}, plain
-                continue
-            for k in (agent if turns else (last,)):
-                if k == 0:
-                    notes["agent_turn_without_context"] = notes.get("agent_turn_without_context", 0) + 1
+        try:
+            for row in iter_input(source):
+                index += 1
+                is_dict = isinstance(row, dict)
+                walked = None
+                if is_dict:
+                    reward = row.get("reward")
+                    if reward is not None and (type(reward) is not float or reward - reward != 0.0):
+                        reward_of(row, index)  # a reward of the wrong type (or NaN, infinity) is bad input
+                    if type(row) is dict and row.get("messages") is None:
+                        walked = flat_walk(row, index, system_prompt, cap, tools)
+                if walked is not None:
+                    messages, agent, capped, removed, checked, invalid, plain, said, own = walked
+                    ask = row["prompt"]
+                    if removed:
+                        notes["empty_agent_turn_removed"] = notes.get("empty_agent_turn_removed", 0) + removed
+                else:
+                    shaped = shape_general(row, index, system_prompt=system_prompt, max_tool_output_chars=cap,
+                                           tools=tools)
+                    messages, agent, capped, ask, own, said = (shaped.messages, shaped.agent, shaped.capped,
+                                                               shaped.ask, shaped.tools, None)
+                    for key, count in shaped.notes.items():
+                        notes[key] = notes.get(key, 0) + count
+                    if agent:
+                        checked, invalid = check_arguments(shaped)
+                        plain = shaped.plain
+                n += 1
+                if not agent:
+                    report.drop("no_assistant_turn")
                     continue
-                c.trained += 1
-                c.masked += k
-                c.n_written += 1
-                yield {"prompt": messages[:k], "completion": [messages[k]], "prompt_text": ask, "task": task,
-                       "tools": own_text}, plain
+                last = agent[-1]
+                all_checked += checked
+                all_invalid += invalid
+                if is_dict:
+                    privileged = row.get("privileged")
+                    if privileged is not None and quotes_privileged(
+                            messages if len(messages) == last + 1 else messages[: last + 1], privileged, said=said):
+                        leaks.append(index)
+                if capped:
+                    cuts = [cut for position, cut in capped.items() if position < last]
+                    truncated += len(cuts)  # once per source row, also under unroll
+                    chars_cut += sum(cuts)
+                if len(messages) > last + 1:
+                    notes["trailing_turns_cut"] = notes.get("trailing_turns_cut", 0) + 1
+                    messages = messages[: last + 1]
+                if own is None:
+                    own_text = None
+                elif own is tools:
+                    if tools_text is _UNSET:
+                        tools_text = dumps(tools)
+                    own_text = tools_text
+                else:
+                    own_text = dumps(own)
+                task = row.get("scenario_id")  # task_key, without the call on the common shapes
+                if task is None or task == "":
+                    task = row.get("task_id")
+                if type(task) is not str or not task:
+                    task = task_key(row)
+                if messages_rows:
+                    trained += len(agent)
+                    masked += len(messages) - len(agent)
+                    n_written += 1
+                    yield {"messages": messages, "prompt_text": ask, "task": task, "tools": own_text}, plain
+                    continue
+                for k in (agent if turns else (last,)):
+                    if k == 0:
+                        notes["agent_turn_without_context"] = notes.get("agent_turn_without_context", 0) + 1
+                        continue
+                    trained += 1
+                    masked += k
+                    n_written += 1
+                    yield {"prompt": messages[:k], "completion": [messages[k]], "prompt_text": ask, "task": task,
+                           "tools": own_text}, plain
+        finally:
+            c.n += n
+            c.n_written += n_written
+            c.checked += all_checked
+            c.invalid += all_invalid
+            c.trained += trained
+            c.masked += masked
+            c.truncated += truncated
+            c.chars_cut += chars_cut
 
     def _samples(self, shaped: Shaped) -> Iterator[tuple[dict[str, Any], list[dict[str, Any]], int]]:
         """(row to write, its conversation with dict arguments, index of its first trained message)."""
