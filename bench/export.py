@@ -13,7 +13,8 @@ streamed: nothing holds the whole set, so peak memory must stay flat from 100k t
 The target (issue 2: >= 50k rows/s) is read on the end-to-end figure: `export_dataset` consuming the
 generator, rows/s = rows / (generate + export). "exporter alone" subtracts the generator's own time.
 The machine is shared and noisy: use --repeat (best of N, each in a fresh interpreter) and read the ratio
-to the baseline measured in the same run.
+to the baseline measured in the same run; "cpu s" is the child's own CPU time over the same span (wall time
+minus the time it waited for a core or the disk).
 
 Usage: python bench/export.py [--sizes 100000 1000000] [--modes assistant final unroll] [--repeat 3]
 """
@@ -33,7 +34,7 @@ import whileai_train as wai
 from whileai_train.exporters import training  # imported before the clock, as the generator is
 from whileai_train.exporters.synthetic import refund_rollouts
 kind, n, mode, path = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
-start = time.perf_counter()
+start, cpu = time.perf_counter(), time.process_time()
 if kind == "generate":
     for _ in refund_rollouts(n):
         pass
@@ -45,7 +46,7 @@ else:
     options = {"unroll": True} if mode == "unroll" else {"mask_mode": mode}
     report = wai.export_dataset(refund_rollouts(n), path, format="trl", **options)
     assert report.n == n, report
-print(json.dumps({"seconds": time.perf_counter() - start}))
+print(json.dumps({"seconds": time.perf_counter() - start, "cpu": time.process_time() - cpu}))
 """
 
 
@@ -60,11 +61,12 @@ def _measure(kind: str, n: int, mode: str, folder: str) -> dict[str, float]:
     process.returncode = os.waitstatus_to_exitcode(status)
     if process.returncode != 0:
         raise SystemExit(f"{kind} at {n} rows failed (exit {process.returncode})")
-    seconds = json.loads(out.strip().splitlines()[-1])["seconds"]
+    times = json.loads(out.strip().splitlines()[-1])
     size = os.path.getsize(path) if os.path.exists(path) else 0
     if os.path.exists(path):
         os.unlink(path)
-    return {"seconds": seconds, "bytes": size, "maxrss_mb": usage.ru_maxrss / 1024}  # ru_maxrss: KiB on Linux
+    return {"seconds": times["seconds"], "cpu": times["cpu"], "bytes": size,
+            "maxrss_mb": usage.ru_maxrss / 1024}  # ru_maxrss: KiB on Linux
 
 
 def _best(kind: str, n: int, mode: str, folder: str, repeat: int) -> dict[str, float]:
@@ -83,7 +85,8 @@ def main() -> None:
     args = parser.parse_args()
     print(f"export_dataset(format='trl') vs json.dumps, rows streamed from a generator; best of {args.repeat}; "
           f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
-    print(f"{'rows':>9} {'kind':>16} {'seconds':>8} {'rows/s':>10} {'x baseline':>10} {'peak MB':>8} {'MB out':>7}")
+    print(f"{'rows':>9} {'kind':>16} {'seconds':>8} {'cpu s':>6} {'rows/s':>10} {'x baseline':>10} {'peak MB':>8} "
+          f"{'MB out':>7}")
     peaks: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory() as folder:
         for n in args.sizes:
@@ -93,8 +96,8 @@ def main() -> None:
             base = results["baseline"]["seconds"]
             for kind, result in results.items():
                 rate = n / result["seconds"]
-                print(f"{n:>9} {kind:>16} {result['seconds']:>8.2f} {rate:>10,.0f} {result['seconds'] / base:>10.2f}"
-                      f" {result['maxrss_mb']:>8.1f} {result['bytes'] / 1e6:>7.1f}")
+                print(f"{n:>9} {kind:>16} {result['seconds']:>8.2f} {result['cpu']:>6.2f} {rate:>10,.0f} "
+                      f"{result['seconds'] / base:>10.2f} {result['maxrss_mb']:>8.1f} {result['bytes'] / 1e6:>7.1f}")
                 peaks.setdefault(kind, []).append(result["maxrss_mb"])
             generate = results["generate"]["seconds"]
             floor = n / max(base - generate, 1e-9)
