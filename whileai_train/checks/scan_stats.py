@@ -35,13 +35,24 @@ def center_dense(dense: np.ndarray, inv: np.ndarray, n_groups: int) -> np.ndarra
     return out
 
 
-def binary_ss(binary: sp.csc_matrix, groups: sp.csr_matrix, sizes: np.ndarray) -> np.ndarray:
-    """Within-ask sum of squares of 0/1 columns: sum(x) - sum over asks of count^2 / size."""
-    if binary.shape[1] == 0:
+def binary_ss(binary: sp.csc_matrix, inv: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Within-ask sum of squares of 0/1 columns: sum(x) - sum over asks of count^2 / size.
+
+    Column by column from the CSC arrays (a bincount of the column's asks): no sparse product, no conversion.
+    The sum over asks runs in ask order (a cumulative sum), the order a sparse product adds them in.
+    """
+    n_columns = binary.shape[1]
+    if n_columns == 0:
         return np.zeros(0)
-    per_ask = (groups.T @ binary).tocsr()
-    per_ask.data **= 2
-    between = np.asarray(per_ask.T @ (1.0 / sizes)).ravel()
+    inverse_sizes = 1.0 / sizes
+    indptr, indices, data = binary.indptr, binary.indices, binary.data
+    between = np.zeros(n_columns)
+    for c in range(n_columns):
+        start, end = indptr[c], indptr[c + 1]
+        if start == end:
+            continue
+        counts = np.bincount(inv[indices[start:end]], weights=data[start:end], minlength=len(sizes))
+        between[c] = np.cumsum(counts * counts * inverse_sizes)[-1]
     return np.asarray(binary.sum(axis=0)).ravel() - between
 
 
@@ -72,7 +83,7 @@ class Scan:
         self._by_row = [table.binary.tocsr()]
         self.names = list(table.dense_names) + list(table.binary_names)
         self.n_dense = len(table.dense_names)
-        ss = np.concatenate([(self.dense ** 2).sum(axis=0), binary_ss(table.binary, self.groups, self.sizes)])
+        ss = np.concatenate([(self.dense ** 2).sum(axis=0), binary_ss(table.binary, inv, self.sizes)])
         self.ss = np.where(ss > 1e-9, ss, 0.0)
         self.yc = yc
         self.ss_y = vector_dot(yc, yc)
@@ -94,7 +105,7 @@ class Scan:
         self.binary = sp.hstack([self.binary, columns], format="csc")  # CSC blocks: a concatenation
         self._by_row.append(columns.tocsr())
         self.names += names
-        ss = binary_ss(columns, self.groups, self.sizes)
+        ss = binary_ss(columns, self.inv, self.sizes)
         self.ss = np.concatenate([self.ss, np.where(ss > 1e-9, ss, 0.0)])
 
     def column(self, j: int) -> np.ndarray:
