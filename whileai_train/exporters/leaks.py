@@ -69,11 +69,14 @@ def _secrets(privileged: Any, min_chars: int) -> tuple[list[str], list[str]]:
     privileged record)."""
     if type(privileged) is not dict:
         return _scan_of(privileged_strings(privileged, min_chars))
-    values = tuple(privileged.values())
-    for value in values:
-        if type(value) is not str:  # only exact text: 1, 1.0 and True are equal keys with different strings
+    key = (min_chars, *privileged.values())
+    if len(key) == 2:  # one value, the common record: no loop
+        if type(key[1]) is not str:  # only exact text: 1, 1.0 and True are equal keys with different strings
             return _scan_of(privileged_strings(privileged, min_chars))
-    key = (min_chars, values)
+    else:
+        for value in privileged.values():
+            if type(value) is not str:
+                return _scan_of(privileged_strings(privileged, min_chars))
     found = _SECRETS.get(key)
     if found is None:
         found = _scan_of(privileged_strings(privileged, min_chars))

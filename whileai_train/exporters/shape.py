@@ -16,8 +16,8 @@ from whileai_train.exporters.jsonl import plain_float
 from whileai_train.exporters.leaks import agent_words
 from whileai_train.rows import _arguments_dict, _as_text, conversation, iter_jsonl
 
-__all__ = ["Shaped", "check_arguments", "encode_messages", "flat_walk", "iter_input", "shape_general", "shape_row",
-           "strip_ids"]
+__all__ = ["NO_ROWS", "Shaped", "check_arguments", "encode_messages", "flat_walk", "input_rows", "iter_input",
+           "shape_general", "shape_row", "strip_ids"]
 
 _CONSUMED = frozenset({"messages", "steps", "final_text", "prompt", "privileged", "tools"})
 
@@ -52,26 +52,34 @@ class Shaped:
         return {key: value for key, value in self.row.items() if key not in _CONSUMED}
 
 
-def iter_input(source: Any) -> Iterator[dict[str, Any]]:
-    """Rows from a list, an iterator, a JSONL path or a datasets.Dataset, streamed; typed error when empty."""
+NO_ROWS = "no rows to export. Fix: pass at least one row"
+
+
+def input_rows(source: Any) -> Iterable[Any]:
+    """What iter_input iterates: a JSONL path's rows (streamed) or `source` itself; a typed error for one row
+    (a dict) or something that holds no rows. Items may still be wai.Row objects (iter_input reads their dict)."""
     import os
 
     if isinstance(source, (str, os.PathLike)):
-        yield from iter_jsonl(source)
-        return
+        return iter_jsonl(source)
     if isinstance(source, Mapping):
         raise InputError("got one row (a dict), not rows. Fix: pass [row] or a list of rows")
     if not isinstance(source, Iterable):
         raise InputError(f"cannot read rows from a {type(source).__name__}. "
                          "Fix: pass a list of dicts, a JSONL path, an iterator of dicts or a datasets.Dataset")
+    return source
+
+
+def iter_input(source: Any) -> Iterator[dict[str, Any]]:
+    """Rows from a list, an iterator, a JSONL path or a datasets.Dataset, streamed; typed error when empty."""
     seen = False
-    for row in source:
+    for row in input_rows(source):
         seen = True
         if type(row) is not dict and hasattr(row, "model_dump"):  # a wai.Row (pydantic) is read as its dict
             row = row.model_dump(exclude_none=True)
         yield row
     if not seen:
-        raise InputError("no rows to export. Fix: pass at least one row")
+        raise InputError(NO_ROWS)
 
 
 def _tools_of(row: Mapping[str, Any], tools: list[Any] | None, index: int) -> list[Any] | None:

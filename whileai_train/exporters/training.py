@@ -18,17 +18,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from whileai_train.errors import PrivilegedLeakError
+from whileai_train.errors import InputError, PrivilegedLeakError
 from whileai_train.exporters.defaults import TRL_MAX_LENGTH
 from whileai_train.exporters.jsonl import atomic_jsonl, dumps, write_rows
 from whileai_train.exporters.leaks import quotes_privileged
 from whileai_train.exporters.options import check_common, check_training, default_path
 from whileai_train.exporters.report import ExportReport
 from whileai_train.exporters.shape import (
+    NO_ROWS,
     Shaped,
     check_arguments,
     encode_messages,
     flat_walk,
+    input_rows,
     iter_input,
     shape_general,
     shape_row,
@@ -156,9 +158,14 @@ class _Export:
         n = n_written = all_checked = all_invalid = trained = masked = truncated = chars_cut = 0
         index = -1
         try:
-            for row in iter_input(source):
+            for row in input_rows(source):  # iter_input, inlined
                 index += 1
-                is_dict = isinstance(row, dict)
+                if type(row) is dict:
+                    is_dict = True
+                else:
+                    if hasattr(row, "model_dump"):  # a wai.Row (pydantic) is read as its dict
+                        row = row.model_dump(exclude_none=True)
+                    is_dict = isinstance(row, dict)
                 walked = None
                 if is_dict:
                     reward = row.get("reward")
@@ -228,6 +235,8 @@ class _Export:
                     n_written += 1
                     yield {"prompt": messages[:k], "completion": [messages[k]], "prompt_text": ask, "task": task,
                            "tools": own_text}, plain
+            if index < 0:
+                raise InputError(NO_ROWS)
         finally:
             c.n += n
             c.n_written += n_written
