@@ -30,6 +30,7 @@ from whileai_train.checks.defaults import (
     TIE_TOLERANCE,
 )
 from whileai_train.checks.features import check_user_features, extract_features, paused_gc
+from whileai_train.checks.graded import Graded
 from whileai_train.checks.scan_stats import (
     Scan,
     ands,
@@ -187,6 +188,28 @@ def _graded(rows: Any) -> tuple[list[Mapping[str, Any]], list[int], np.ndarray, 
     return kept, numbers, np.frombuffer(rewards, dtype=np.float64), asks, warnings
 
 
+def _graded_of(table: Graded) -> tuple[list[Mapping[str, Any]], list[int], np.ndarray, np.ndarray, int, list[str]]:
+    """What _graded reads, from rows graded_table has read and checked already (publish_gate): the rows with a
+    reward, their indices, rewards, ask numbers (in order of first appearance among them), the number of
+    asks, and the warning naming rows without a reward."""
+    numbers = np.flatnonzero(table.graded)
+    n = len(numbers)
+    tasks = table.task_of_row[numbers]
+    first = np.full(table.n_tasks, n, dtype=np.int64)
+    np.minimum.at(first, tasks, np.arange(n))
+    present = np.flatnonzero(first < n)
+    rank = np.empty(table.n_tasks, dtype=np.int64)
+    rank[present[np.argsort(first[present])]] = np.arange(len(present))
+    missing = table.ungraded_rows().tolist()
+    warnings = []
+    if missing:
+        warnings.append(f"{len(missing)} rows have no reward and were left out (rows "
+                        f"{', '.join(map(str, missing[:5]))}{', ...' if len(missing) > 5 else ''})")
+    rows = table.rows
+    index = numbers.tolist()
+    return [rows[i] for i in index], index, table.rewards[numbers], rank[tasks], len(present), warnings
+
+
 def _empty(verdict: str, cause: str, n_rows: int, n_asks: int, endorsed: list[str] | None,
            warnings: list[str]) -> HackScanReport:
     return HackScanReport(verdict=verdict, top_feature=None, reward_hack=None, integrity=None, degenerate=True,
@@ -215,15 +238,20 @@ def hack_scan(rows: Sequence[Mapping[str, Any]], *, endorsed: Sequence[str] | No
 def scan_rows(rows: Sequence[Mapping[str, Any]], trajectories: Trajectories | None, *,
               endorsed: Sequence[str] | None = None,
               features: Mapping[str, Callable[[Mapping[str, Any]], float]] | None = None,
-              seed: int = 0) -> HackScanReport:
+              seed: int = 0, table: Graded | None = None) -> HackScanReport:
     """hack_scan, given `read_trajectories(rows)` by a gate that reads them for its other checks too (None:
-    read here). The same report as hack_scan(rows, ...)."""
+    read here), and graded_table(rows) when the gate has it (None: rewards and asks read here). The same
+    report as hack_scan(rows, ...)."""
     endorsed_list = _check_endorsed(endorsed)
     check_user_features(features)
-    kept, numbers, y_all, asks, warnings = _graded(rows)
-    ask_ids: dict[str, int] = {}
-    inv_all = np.fromiter((ask_ids.setdefault(key, len(ask_ids)) for key in asks), dtype=np.int64, count=len(asks))
-    n_asks = len(ask_ids)
+    if table is None:
+        kept, numbers, y_all, asks, warnings = _graded(rows)
+        ask_ids: dict[str, int] = {}
+        inv_all = np.fromiter((ask_ids.setdefault(key, len(ask_ids)) for key in asks), dtype=np.int64,
+                              count=len(asks))
+        n_asks = len(ask_ids)
+    else:
+        kept, numbers, y_all, inv_all, n_asks, warnings = _graded_of(table)
     sizes = np.bincount(inv_all, minlength=n_asks)
     means = np.bincount(inv_all, weights=y_all, minlength=n_asks) / sizes
     centred = y_all - means[inv_all]

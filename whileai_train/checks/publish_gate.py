@@ -171,11 +171,11 @@ def _hygiene_blocks(report: PublishGateReport, rows: Sequence[Mapping[str, Any]]
     report.notes += [f"length: {w}" for w in length.warnings]
 
 
-def _hack_block(report: PublishGateReport, rows: Sequence[Mapping[str, Any]], trajectories: Trajectories,
-                endorsed: Any, strict_hacks: bool, seed: int) -> None:
+def _hack_block(report: PublishGateReport, table: Graded, trajectories: Trajectories, endorsed: Any,
+                strict_hacks: bool, seed: int) -> None:
     from whileai_train.checks.hack_scan import scan_rows
 
-    scan = scan_rows(rows, trajectories, endorsed=endorsed, seed=seed)
+    scan = scan_rows(table.rows, trajectories, endorsed=endorsed, seed=seed, table=table)
     report.hack_scan = scan
     report.warnings += [f"hack_scan: {w}" for w in scan.warnings]
     if scan.reward_hack:
@@ -269,7 +269,7 @@ def publish_gate(rows: Any, *, mode: Literal["rl", "sft"] | None = None, policy:
     _judge_block(report, rows, judge)
     trajectories = read_trajectories(rows)  # one read of every row's steps for the hack scan and the lengths
     if rl_shaped and scan and report.n_mixed:
-        _hack_block(report, rows, trajectories, endorsed, strict_hacks, seed)
+        _hack_block(report, table, trajectories, endorsed, strict_hacks, seed)
     _hygiene_blocks(report, rows, table, trajectories)
     return _finish(report)
 
