@@ -238,20 +238,20 @@ def hack_scan(rows: Sequence[Mapping[str, Any]], *, endorsed: Sequence[str] | No
 def scan_rows(rows: Sequence[Mapping[str, Any]], trajectories: Trajectories | None, *,
               endorsed: Sequence[str] | None = None,
               features: Mapping[str, Callable[[Mapping[str, Any]], float]] | None = None,
-              seed: int = 0, table: Graded | None = None) -> HackScanReport:
+              seed: int = 0, graded: Graded | None = None) -> HackScanReport:
     """hack_scan, given `read_trajectories(rows)` by a gate that reads them for its other checks too (None:
     read here), and graded_table(rows) when the gate has it (None: rewards and asks read here). The same
     report as hack_scan(rows, ...)."""
     endorsed_list = _check_endorsed(endorsed)
     check_user_features(features)
-    if table is None:
+    if graded is None:
         kept, numbers, y_all, asks, warnings = _graded(rows)
         ask_ids: dict[str, int] = {}
         inv_all = np.fromiter((ask_ids.setdefault(key, len(ask_ids)) for key in asks), dtype=np.int64,
                               count=len(asks))
         n_asks = len(ask_ids)
     else:
-        kept, numbers, y_all, inv_all, n_asks, warnings = _graded_of(table)
+        kept, numbers, y_all, inv_all, n_asks, warnings = _graded_of(graded)
     sizes = np.bincount(inv_all, minlength=n_asks)
     means = np.bincount(inv_all, weights=y_all, minlength=n_asks) / sizes
     centred = y_all - means[inv_all]

@@ -175,7 +175,7 @@ def _hack_block(report: PublishGateReport, table: Graded, trajectories: Trajecto
                 strict_hacks: bool, seed: int) -> None:
     from whileai_train.checks.hack_scan import scan_rows
 
-    scan = scan_rows(table.rows, trajectories, endorsed=endorsed, seed=seed, table=table)
+    scan = scan_rows(table.rows, trajectories, endorsed=endorsed, seed=seed, graded=table)
     report.hack_scan = scan
     report.warnings += [f"hack_scan: {w}" for w in scan.warnings]
     if scan.reward_hack:
