@@ -201,9 +201,7 @@ _TEXT_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)  # one encoder
 _C_ENCODER: Any = getattr(json.encoder, "c_make_encoder", None)
 _C_TEXT = (str, json.encoder.encode_basestring, None, _TEXT_ENCODER.key_separator, _TEXT_ENCODER.item_separator,
            False, False, True)  # _TEXT_ENCODER's settings, in c_make_encoder's order after `markers`
-
-
-_FLAT_TEXT = _C_ENCODER(None, *_C_TEXT) if _C_ENCODER is not None else None  # no cycle check: for flat objects
+_FLAT_TEXT: Any = _C_ENCODER(None, *_C_TEXT) if _C_ENCODER is not None else None  # no cycle check: flat objects
 
 
 def _as_text(value: Any) -> str:
