@@ -38,6 +38,7 @@ from whileai_train.checks.decontaminate_defaults import (
     OVERLAP,
     SIMILARITY,
 )
+from whileai_train.checks.features import paused_gc
 from whileai_train.checks.ngrams import NgramTable, mix, ngram_table
 from whileai_train.errors import ConfigError, InputError
 from whileai_train.report import Report
@@ -446,6 +447,7 @@ def _check_settings(n: Any, overlap: Any, similarity: Any, max_eval_df: Any) -> 
         raise ConfigError(f"max_eval_df={max_eval_df!r}. Fix: at least 1 (default {MAX_EVAL_DF})")
 
 
+@paused_gc
 def decontaminate(rows: Sequence[Mapping[str, Any]], eval_source: Any, *, fields: Any = ("prompt",),
                   overlap: float = OVERLAP, n: int = NGRAM_N,
                   embedder: Callable[[list[str]], Any] | None = None, similarity: float = SIMILARITY,
