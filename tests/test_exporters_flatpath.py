@@ -151,3 +151,21 @@ def test_casefold_keeps_whitespace_apart():
             assert folded == char, hex(code)
         else:
             assert not any(part.isspace() for part in folded), hex(code)
+
+
+def test_refund_rollouts_are_the_rows_they_were():
+    """The generator was made cheaper (texts built once per task, randrange for randint): same rows, same order.
+
+    The digests are those of the generator before that change (commit a4e8f3c), on CPython 3.11's random.
+    """
+    import hashlib
+    import json
+
+    def digest(rows: Any) -> str:
+        return hashlib.sha256("".join(json.dumps(row) + "\n" for row in rows).encode()).hexdigest()
+
+    assert digest(refund_rollouts(500)) == "3c15d612ff50d55a9ecb364a2456b32675b2ba38b60974d69fc57da769b85beb"
+    assert digest(refund_rollouts(300, seed=5, tasks=3, rollouts_per_task=7)) == (
+        "61553798495613022b2875cbdf9c19f9e077f4eddaaf7624b883767473e6cbca")
+    first, second = refund_rollouts(2)
+    assert first["steps"] is not second["steps"] and first["privileged"] is not second["privileged"]  # fresh rows

@@ -30,7 +30,7 @@ def refund_rollouts(n: int, *, seed: int = 0, tasks: int = 8, rollouts_per_task:
     should cost little next to what it measures).
     """
     rng = random.Random(seed)
-    draw, randint = rng.random, rng.randint
+    draw, below = rng.random, rng.randrange  # randrange(100) draws what randint(0, 99) draws
     texts: dict[int, tuple[str, int, str, str, str, str]] = {}
     for i in range(n):
         task = (i // rollouts_per_task) % tasks
@@ -52,7 +52,7 @@ def refund_rollouts(n: int, *, seed: int = 0, tasks: int = 8, rollouts_per_task:
             steps.append({"tool": "refund", "arguments": {"order_id": order, "amount": amount}, "result": "ok"})
             final = refunded
         else:
-            steps.append({"tool": "refund", "arguments": {"order_id": f"A{randint(0, 99)}", "amount": amount},
+            steps.append({"tool": "refund", "arguments": {"order_id": f"A{below(100)}", "amount": amount},
                           "result": "error: order not found"})
             final = "Sorry, the refund failed."
         yield {
