@@ -18,16 +18,17 @@ minus the time it waited for a core or the disk).
 
 Usage: python bench/export.py [--sizes 100000 1000000] [--modes assistant final unroll] [--repeat 3]
 
-Measured here on 2026-11-29 (2 shared CPUs, load average ~2; end-to-end rows/s, x the baseline's time;
-the same machine swings ~1.5x with the other load, so read the ratios):
+Measured here on 2026-11-29 (2 shared CPUs, load average ~2; end-to-end rows/s, x the baseline's time in
+the same run). The machine's speed swings ~1.5x with the other load (the baseline alone ran 57k-108k rows/s
+at 100k), so the "after" column gives the range over 2-3 runs (best of 2-3 each); "before" is one run:
 
     rows  mode       before (a4e8f3c)    after
-    100k  assistant  26.0k (2.41x)       70.4k (1.27x)
-    100k  final      20.2k (3.10x)       67.9k (1.31x)
-    100k  unroll     16.7k (3.74x)       43.1k (2.07x)   unroll writes 2.3x the lines (one per agent turn)
-    1M    assistant  20.7k (2.81x)       52.2k (1.43x)
-    1M    final                          51.8k (1.44x)
-    1M    unroll                         46.0k (1.63x)
+    100k  assistant  26.0k (2.41x)       43.7k-70.4k (0.93x-1.31x)
+    100k  final      20.2k (3.10x)       46.3k-67.9k (0.83x-1.31x)
+    100k  unroll     16.7k (3.74x)       32.2k-43.1k (1.78x-2.07x)  unroll writes 2.3x the lines (one per turn)
+    1M    assistant  20.7k (2.81x)       49.5k-52.8k (1.25x-1.43x)
+    1M    final                          47.9k-60.0k (1.03x-1.45x)
+    1M    unroll                         41.5k-46.0k (1.48x-1.63x)
 
 Peak memory 28 MB at both sizes (it was 30 MB).
 """
