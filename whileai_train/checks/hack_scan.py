@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, Field
+from threadpoolctl import threadpool_limits
 
 from whileai_train.checks.defaults import (
     DEGENERATE_RHO,
@@ -241,7 +242,19 @@ def scan_rows(rows: Sequence[Mapping[str, Any]], trajectories: Trajectories | No
               seed: int = 0, graded: Graded | None = None) -> HackScanReport:
     """hack_scan, given `read_trajectories(rows)` by a gate that reads them for its other checks too (None:
     read here), and graded_table(rows) when the gate has it (None: rewards and asks read here). The same
-    report as hack_scan(rows, ...)."""
+    report as hack_scan(rows, ...).
+
+    BLAS runs on one thread here: the scan's dense products are thin (a few columns), so a second thread
+    costs more to start than it saves (at 100k rows 3.15 s vs 3.62 s wall), and one thread gives the same
+    last bits, hence the same order of tied features, on every machine.
+    """
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _scan_rows(rows, trajectories, endorsed=endorsed, features=features, seed=seed, graded=graded)
+
+
+def _scan_rows(rows: Sequence[Mapping[str, Any]], trajectories: Trajectories | None, *,
+               endorsed: Sequence[str] | None, features: Mapping[str, Callable[[Mapping[str, Any]], float]] | None,
+               seed: int, graded: Graded | None) -> HackScanReport:
     endorsed_list = _check_endorsed(endorsed)
     check_user_features(features)
     if graded is None:
