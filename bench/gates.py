@@ -89,7 +89,9 @@ def _cases(rows: list[dict[str, Any]], eval_rows: list[dict[str, Any]], jsonl: l
     decontaminate = _optional("whileai_train.checks.decontaminate", "decontaminate")
     publish_gate = _optional("whileai_train.checks.publish_gate", "publish_gate")
     for name, fn, run in (
-        ("optimize_rl", optimize, lambda: _swallow(optimize, rows, mode="rl", endorsed=ENDORSED)),  # type: ignore[arg-type]
+        ("optimize_rl", optimize, lambda: _swallow(optimize, rows, mode="rl")),  # type: ignore[arg-type]
+        # with endorsed= optimize also runs a hack scan over the rows it keeps (no target of its own)
+        ("optimize_rl_endorsed", optimize, lambda: _swallow(optimize, rows, mode="rl", endorsed=ENDORSED)),  # type: ignore[arg-type]
         ("decontaminate", decontaminate, lambda: _swallow(decontaminate, rows, eval_rows)),  # type: ignore[arg-type]
         ("publish_gate", publish_gate, lambda: _swallow(publish_gate, rows, mode="rl", endorsed=ENDORSED)),  # type: ignore[arg-type]
     ):
