@@ -93,7 +93,7 @@ def bench_log_calls(calls: int, pace_us: float) -> None:
         callback = wai.WhileCallback(name=f"bench-callback-{n}")
         callback.on_train_begin(args, state, control)
 
-        def on_log(step: int, m: dict[str, float]) -> None:
+        def on_log(step: int, m: dict[str, float], callback: Any = callback) -> None:
             state.global_step = step
             callback.on_log(args, state, control, logs=m)
 

@@ -26,7 +26,7 @@ def test_report_mapping_access_reads_fields_and_properties() -> None:
     assert "n" in report and "double" in report and "missing" not in report and 3 not in report
     assert report.get("missing", "fallback") == "fallback"
     with pytest.raises(KeyError):
-        report["missing"]  # noqa: B018
+        report["missing"]
 
 
 def test_check_reports_share_the_base() -> None:

@@ -15,10 +15,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from http.server import ThreadingHTTPServer
+
     from whileai_train.runs.store import LocalStore
     from whileai_train.server.api import RunsAPI, make_handler
     from whileai_train.server.dashboard import DASHBOARD_HTML
-    from http.server import ThreadingHTTPServer
 
     store = LocalStore()
     server = ThreadingHTTPServer((args.host, args.port), make_handler(RunsAPI(store), DASHBOARD_HTML))

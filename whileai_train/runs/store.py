@@ -171,8 +171,8 @@ class LocalStore:
             pid = owner.rpartition(":")[2]
             conn.execute(
                 "UPDATE runs SET status = 'failed', finished = ?, error = ? WHERE id = ? AND status = 'running'",
-                (time.time(), f"the process that wrote this run (pid {pid}) ended without finishing it "
-                 "(killed, or out of memory); its points up to then are kept", run_id),
+                (time.time(), (f"the process that wrote this run (pid {pid}) ended without finishing it "
+                               "(killed, or out of memory); its points up to then are kept"), run_id),
             )
         return len(gone)
 

@@ -4,7 +4,12 @@ Every interval, p-value and kappa in the package comes from here, so each is com
 """
 
 from whileai_train.stats.agreement import cohen_kappa
-from whileai_train.stats.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_DRAWS, bootstrap_mean_ci, bootstrap_means
+from whileai_train.stats.bootstrap import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_DRAWS,
+    bootstrap_mean_ci,
+    bootstrap_means,
+)
 from whileai_train.stats.groups import GroupMeans, group_means
 from whileai_train.stats.intervals import normal_quantile, t_quantile, wilson_interval
 from whileai_train.stats.paired import PairedComparison, paired_comparison, sign_flip_p_value, welch_p_value
