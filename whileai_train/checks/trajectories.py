@@ -110,22 +110,7 @@ def trajectory_parts(row: Mapping[str, Any]) -> tuple[list[str], list[tuple[str,
     turns = errors = 0
     if steps:
         try:
-            for step in steps:
-                tool = step.get("tool")
-                if tool is not None:
-                    arguments = step.get("arguments")
-                    if arguments.__class__ is dict:
-                        arguments = tuple(arguments.items())  # hashable when the values are (else str below)
-                    calls.append((tool if tool.__class__ is str else str(tool), arguments))
-                    result = step.get("result")
-                    if result.__class__ is dict:
-                        if result.get("error") or result.get("ok") is False:
-                            errors += 1
-                    elif result is not None and _is_error(result):
-                        errors += 1
-                text = step.get("text")
-                if text:
-                    texts.append(text if text.__class__ is str else str(text))
+            texts, calls, errors = _walk_flat_steps(steps)
         except AttributeError:  # a step that is not a dict: the general reader skips it
             return _parts_general(row)
         turns = len(steps)
@@ -133,6 +118,32 @@ def trajectory_parts(row: Mapping[str, Any]) -> tuple[list[str], list[tuple[str,
         texts.append(final)
         turns += 1
     return texts, calls, turns, errors
+
+
+def _walk_flat_steps(steps: list[Any]) -> tuple[list[str], list[tuple[str, Any]], int]:
+    """The agent's texts, its tool calls (name, arguments as a tuple of items when a dict) and its failed calls
+    in a flat row's steps. Raises AttributeError at a step that is not a dict (the caller reads the row again
+    with the general reader)."""
+    texts: list[str] = []
+    calls: list[tuple[str, Any]] = []
+    errors = 0
+    for step in steps:
+        tool = step.get("tool")
+        if tool is not None:
+            arguments = step.get("arguments")
+            if arguments.__class__ is dict:
+                arguments = tuple(arguments.items())  # hashable when the values are (else str below)
+            calls.append((tool if tool.__class__ is str else str(tool), arguments))
+            result = step.get("result")
+            if result.__class__ is dict:
+                if result.get("error") or result.get("ok") is False:
+                    errors += 1
+            elif result is not None and _is_error(result):
+                errors += 1
+        text = step.get("text")
+        if text:
+            texts.append(text if text.__class__ is str else str(text))
+    return texts, calls, errors
 
 
 def agent_words_text(row: Mapping[str, Any]) -> str:
@@ -195,29 +206,9 @@ def read_trajectories(rows: Sequence[Mapping[str, Any]]) -> Trajectories:
         truncated.append(get("finish_reason") == "length" or get("truncated") is True)
         steps = get("steps")
         final = get("final_text")
-        row_texts: list[str] | None = None
-        calls: list[tuple[str, Any]] = []
-        errors = 0
         if final.__class__ is str and (steps is None or steps.__class__ is list) and get("messages") is None:
             try:
-                for step in steps or ():
-                    tool = step.get("tool")
-                    if tool is not None:
-                        arguments = step.get("arguments")
-                        if arguments.__class__ is dict:
-                            arguments = tuple(arguments.items())  # hashable when the values are
-                        calls.append((tool if tool.__class__ is str else str(tool), arguments))
-                        result = step.get("result")
-                        if result.__class__ is dict:
-                            if result.get("error") or result.get("ok") is False:
-                                errors += 1
-                        elif result is not None and _is_error(result):
-                            errors += 1
-                    text = step.get("text")
-                    if text:
-                        if row_texts is None:
-                            row_texts = []
-                        row_texts.append(text if text.__class__ is str else str(text))
+                row_texts, calls, errors = _walk_flat_steps(steps) if steps else ([], [], 0)
             except AttributeError:  # a step that is not a dict: the general reader skips it
                 row_texts, calls, turns, errors = _parts_general(row)
                 text = "\n".join(row_texts)
@@ -225,13 +216,13 @@ def read_trajectories(rows: Sequence[Mapping[str, Any]]) -> Trajectories:
                 turns = len(steps) if steps else 0
                 if final:
                     turns += 1
-                    if row_texts is None:
-                        text = final
-                    else:
+                    if row_texts:
                         row_texts.append(final)
                         text = "\n".join(row_texts)
+                    else:
+                        text = final
                 else:
-                    text = "" if row_texts is None else "\n".join(row_texts)
+                    text = "\n".join(row_texts)
         else:
             row_texts, calls, turns, errors = general(row)
             text = row_texts[0] if len(row_texts) == 1 else "\n".join(row_texts)
