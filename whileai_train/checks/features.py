@@ -294,8 +294,9 @@ def extract_features(rows: Sequence[Mapping[str, Any]], row_numbers: Sequence[in
     logprob = np.full(n, np.nan)
     marker_values: dict[str, list[float]] = {}
     user_values = {name: np.full(n, np.nan) for name in user}
-    tool_index: dict[str, int] = {}
-    tool_cols = array("q", [tool_index.setdefault(name, len(tool_index)) for name in parts.tool_names])
+    # tools numbered in order of first appearance; one C-level lookup per call
+    tool_index = {name: j for j, name in enumerate(dict.fromkeys(parts.tool_names))}
+    tool_cols = array("q", map(tool_index.__getitem__, parts.tool_names))
     flag_index: dict[str, int] = {}
     flag_rows, flag_cols = array("q"), array("q")
     nan = math.nan
@@ -305,7 +306,8 @@ def extract_features(rows: Sequence[Mapping[str, Any]], row_numbers: Sequence[in
             logprob[i] = _mean_logprob(row)
         markers = row.get("markers")
         if markers:
-            for name, value in markers.items() if isinstance(markers, Mapping) else ():
+            is_mapping = markers.__class__ is dict or isinstance(markers, Mapping)  # (the ABC check is slow)
+            for name, value in markers.items() if is_mapping else ():
                 if value.__class__ is float or value.__class__ is int or value.__class__ is bool:
                     column_values = marker_values.get(name)
                     if column_values is None:
