@@ -35,7 +35,6 @@ __all__ = ["Sender", "encode_point"]
 
 logger = logging.getLogger("whileai_train.runs")
 
-_NUMBER_TYPES = (int, float)
 # The flush thread gives the GIL back after holding it this long. Each hand-back costs the training thread one
 # thread switch (tens of us when the machine is idle, up to a scheduler time slice when it is busy), so the
 # thread hands back by time, not by count: a few times a second at thousands of points per second, and never
@@ -45,8 +44,7 @@ _CHECK_EVERY = 16  # points encoded between looks at the clock (~50 us at 40 met
 
 
 QueuedPoint = tuple[Any, float, int, dict[str, Any]]  # (step, ts, seq, metrics) as Run.log enqueued it
-_RESERVED = ("step", "ts", "seq")
-_RESERVED_SET = frozenset(_RESERVED)
+_RESERVED = frozenset({"step", "ts", "seq"})  # the run's own keys in a stored point
 _PLAIN_TYPES = frozenset({int, float})
 
 
@@ -79,7 +77,7 @@ def encode_point(queued: QueuedPoint, meter: CostMeter | None = None, started: f
 def _plain_body(point: dict[str, Any]) -> str | None:
     """The point as compact JSON when every value is a plain int or float and no key is reserved; else None.
     orjson writes NaN and infinity as null, as the general path does."""
-    if not set(map(type, point.values())) <= _PLAIN_TYPES or not _RESERVED_SET.isdisjoint(point):
+    if not set(map(type, point.values())) <= _PLAIN_TYPES or not _RESERVED.isdisjoint(point):
         return None
     try:
         return _orjson.dumps(point).decode()  # non-str keys or ints over 64 bits raise: general path
@@ -92,7 +90,7 @@ def _general_body(point: dict[str, Any]) -> str:
     for key, value in point.items():
         if key in _RESERVED:
             continue
-        if type(value) not in _NUMBER_TYPES:
+        if type(value) not in _PLAIN_TYPES:
             if isinstance(value, (bool, str, bytes, dict, list, tuple)) or value is None:
                 continue
             try:
