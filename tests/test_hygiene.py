@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,15 +13,8 @@ import pytest
 from scipy import stats
 
 import whileai_train as wai
-from whileai_train.checks.hygiene import (
-    _candidates,
-    _minhash,
-    _shingles,
-    dedupe_groups,
-    length_report,
-    near_duplicate_prompts,
-    reward_correlations,
-)
+from whileai_train.checks.hygiene import dedupe_groups, length_report, reward_correlations
+from whileai_train.checks.near_duplicates import _candidates, _minhash, _shingles, near_duplicate_prompts
 from whileai_train.errors import ConfigError, InputError, RowError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -192,3 +186,36 @@ def test_length_report_rewards_outside_unit_interval_name_the_rows() -> None:
 def test_length_report_one_outcome() -> None:
     report = length_report([_row("a", "abc", 1.0), _row("a", "abcdef", 1.0)])
     assert report.failed is None and report.ratio_pass_fail is None and not report.flagged
+
+
+def _reference_shingles(texts: list[str], size: int) -> list[set[int]]:
+    """Each text's hashed word `size`-grams as the module defines them, one text at a time with re and ints."""
+    ids: dict[str, int] = {}
+    out = []
+    for text in texts:
+        words = re.findall(r"\w+", text.lower())
+        words += [f"\x00pad{k}" for k in range(size - len(words))]
+        numbers = [ids.setdefault(word, len(ids)) for word in words]
+        grams = set()
+        for i in range(len(numbers) - size + 1):
+            value = 0
+            for number in numbers[i:i + size]:
+                value = (value * 1_000_003 + number) % (1 << 64)
+            grams.add(value % ((1 << 31) - 1))
+        out.append(grams)
+    return out
+
+
+@pytest.mark.parametrize("texts", [
+    ["Cancel order A-12, please!", "cancel_order A12 please", "Where's my REFUND?? It's been 3 days.",
+     "tabs\tand\nnew lines; semi:colons (and) [brackets] {braces} 'quotes' \"double\""],
+    ["Bestellung stornieren bitte, Grüße", "Naïve café order — refund please now", "plain ascii words here"],
+    ["ok", "a much longer ask about the kettle that broke", "two words"],
+    ["an ask with a \x01 control byte inside it", "another ordinary ask about a lamp"],
+])
+def test_shingles_match_a_per_text_reference(texts: list[str]) -> None:
+    # one C pass over all texts when they are ASCII and long enough; otherwise the per-text loop: the same shingles
+    hashed, starts = _shingles(texts, 3)
+    ends = [*starts[1:].tolist(), len(hashed)]
+    got = [set(hashed[a:b].tolist()) for a, b in zip(starts.tolist(), ends)]
+    assert got == _reference_shingles(texts, 3)

@@ -55,7 +55,7 @@ _EXPORTS: dict[str, str] = {
     "hack_scan": "whileai_train.checks.hack_scan",
     "reward_correlations": "whileai_train.checks.hygiene",
     "dedupe_groups": "whileai_train.checks.hygiene",
-    "near_duplicate_prompts": "whileai_train.checks.hygiene",
+    "near_duplicate_prompts": "whileai_train.checks.near_duplicates",
     "length_report": "whileai_train.checks.hygiene",
     "optimize": "whileai_train.checks.optimize",
     "select_for_rl": "whileai_train.checks.optimize",

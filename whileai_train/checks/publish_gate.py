@@ -154,9 +154,10 @@ def _groups(report: PublishGateReport, table: Graded, carried_rate: dict[int, fl
 
 def _hygiene_blocks(report: PublishGateReport, rows: Sequence[Mapping[str, Any]], table: Graded,
                     trajectories: Trajectories) -> None:
-    from whileai_train.checks.hygiene import length_report_from, near_duplicate_prompts
+    from whileai_train.checks.hygiene import length_report_from
+    from whileai_train.checks.near_duplicates import ask_texts, near_duplicates_of
 
-    near = report.near_duplicates = near_duplicate_prompts(rows)
+    near = report.near_duplicates = near_duplicates_of(table.task_of_row, table.tasks, ask_texts(rows))
     # rewards were checked by graded_table
     length = report.length = length_report_from(trajectories.lengths, table.rewards, int(trajectories.truncated.sum()))
     if near.n_groups:
