@@ -75,7 +75,8 @@ HAND = ("length", "words", "tool_calls", "tool_errors", "turns", "digits", "excl
 
 @dataclass
 class FeatureTable:
-    """Features of the graded rows: `dense` (n x h, NaN = missing) and `binary` (n x b sparse 0/1, CSC)."""
+    """Features of the graded rows: `dense` (n x h, NaN = missing) and `binary` (n x b sparse 0/1, CSC; the same
+    matrix row-compressed in `binary_rows`, which products with many vectors want: built once, not converted)."""
 
     dense: np.ndarray
     dense_names: list[str]
@@ -83,6 +84,7 @@ class FeatureTable:
     binary_names: list[str]
     trajectory: np.ndarray  # one hash per row: rows with equal hashes took the same trajectory
     notes: list[str] = field(default_factory=list)
+    binary_rows: sp.csr_matrix | None = None
 
 
 def vector_dot(a: np.ndarray, b: np.ndarray) -> float:
@@ -189,24 +191,33 @@ def _trace_flags(row: Mapping[str, Any]) -> list[str]:
     return names
 
 
-def _indicator(rows_of: array | np.ndarray, cols_of: array, n_rows: int, names: list[str]) -> sp.csc_matrix:
+def _indicator(rows_of: array | np.ndarray, cols_of: array, n_rows: int, names: list[str]) -> sp.csr_matrix:
     data = np.ones(len(rows_of), dtype=np.float64)
     matrix = sp.csr_matrix((data, (np.asarray(rows_of, dtype=np.int64), np.asarray(cols_of, dtype=np.int64))),
                            shape=(n_rows, len(names)))
     matrix.sum_duplicates()
     matrix.data[:] = 1.0
-    return matrix.tocsc()
+    return matrix
 
 
-def _columns(presence: sp.csr_matrix, columns: np.ndarray) -> sp.csc_matrix:
-    """0/1 float columns `columns` (ascending) of a canonical CSR presence matrix, column-compressed."""
-    position = np.full(presence.shape[1], -1, dtype=np.int64)
-    position[columns] = np.arange(len(columns))
+def _columns(presence: sp.csr_matrix, columns: np.ndarray) -> sp.csr_matrix:
+    """0/1 float columns `columns` (ascending) of a canonical CSR presence matrix (still row-compressed)."""
+    position = np.full(presence.shape[1], -1, dtype=np.int32)
+    position[columns] = np.arange(len(columns), dtype=np.int32)
     mapped = position[presence.indices]
     keep = mapped >= 0
-    indptr = np.concatenate([[0], np.cumsum(keep)])[presence.indptr]
-    picked = sp.csr_matrix((np.ones(int(indptr[-1])), mapped[keep], indptr), shape=(presence.shape[0], len(columns)))
-    return picked.tocsc()
+    kept_before = np.zeros(len(keep) + 1, dtype=np.int64)  # kept entries before each position
+    np.cumsum(keep, out=kept_before[1:])
+    indptr = kept_before[presence.indptr]
+    return sp.csr_matrix((np.ones(int(indptr[-1])), mapped[keep], indptr), shape=(presence.shape[0], len(columns)))
+
+
+def _column_form(rows_form: sp.csr_matrix) -> sp.csc_matrix:
+    """The CSC form of a 0/1 CSR matrix: its structure transposed with 1-byte data (every value is 1.0), half the
+    memory traffic of converting the float matrix."""
+    ones = sp.csr_matrix((np.ones(rows_form.nnz, dtype=np.int8), rows_form.indices, rows_form.indptr),
+                         shape=rows_form.shape).tocsc()
+    return sp.csc_matrix((np.ones(ones.nnz), ones.indices, ones.indptr), shape=rows_form.shape)
 
 
 def _top_columns(df: np.ndarray, n_rows: int, top: int) -> np.ndarray:
@@ -220,11 +231,12 @@ def _top_columns(df: np.ndarray, n_rows: int, top: int) -> np.ndarray:
 
 
 def _auto_tier(token_ids: np.ndarray, lengths: np.ndarray, vocabulary: list[str], n_rows: int,
-               top_words: int, top_pairs: int, notes: list[str]) -> tuple[sp.csc_matrix, list[str]]:
-    """Row-presence indicators of the most common words and adjacent pairs (counted by rows, not tokens)."""
+               top_words: int, top_pairs: int, notes: list[str]) -> tuple[list[sp.csr_matrix], list[str]]:
+    """Row-presence indicators of the most common words and adjacent pairs (counted by rows, not tokens), as
+    row-compressed blocks."""
     n_vocab = len(vocabulary)
     if len(token_ids) == 0 or n_vocab == 0:
-        return sp.csc_matrix((n_rows, 0)), []
+        return [], []
     # tokens are already in row order: the CSR is (ones, token ids, row offsets), no COO copy; int8 data and
     # int32 indices keep the intermediates small (only which word is in which row matters)
     # (sum_duplicates sorts the index array in place: it gets its own copy, token_ids keeps the word order)
@@ -247,7 +259,7 @@ def _auto_tier(token_ids: np.ndarray, lengths: np.ndarray, vocabulary: list[str]
     keep = (left >= 0) & (right >= 0)
     keep[indptr[1:-1][indptr[1:-1] > 0] - 1] = False  # a pair never spans two rows
     if not keep.any() or top_pairs <= 0:
-        return words, names
+        return [words], names
     keys = (left[keep].astype(np.int64) * n_cand + right[keep]).astype(np.int32)
     before = np.concatenate([[0], np.cumsum(keep)])  # kept pairs before each token position
     pair_indptr = before[np.minimum(indptr, len(keep))]
@@ -264,7 +276,7 @@ def _auto_tier(token_ids: np.ndarray, lengths: np.ndarray, vocabulary: list[str]
     pairs = _columns(pair_presence, pair_cols)
     del pair_presence
     pair_names = [f"pair:{vocabulary[cand[c // n_cand]]} {vocabulary[cand[c % n_cand]]}" for c in pair_cols]
-    return sp.hstack([words, pairs], format="csc"), names + pair_names
+    return [words, pairs], names + pair_names
 
 
 def check_user_features(features: Any) -> dict[str, Callable[[Mapping[str, Any]], Any]]:
@@ -355,7 +367,7 @@ def extract_features(rows: Sequence[Mapping[str, Any]], row_numbers: Sequence[in
     flag_names = sorted(flag_index, key=flag_index.__getitem__)
     auto, auto_names = _auto_tier(token_ids, lengths, words_list, n,
                                   top_words, top_pairs, notes)
-    blocks = [sp.csc_matrix(truncated[:, None])]
+    blocks = [sp.csr_matrix(truncated[:, None])]
     binary_names = ["truncated"]
     if tool_names:
         blocks.append(_indicator(parts.tool_rows, tool_cols, n, tool_names))
@@ -363,8 +375,8 @@ def extract_features(rows: Sequence[Mapping[str, Any]], row_numbers: Sequence[in
     if flag_names:
         blocks.append(_indicator(flag_rows, flag_cols, n, flag_names))
         binary_names += [f"trace:{name}" for name in flag_names]
-    blocks.append(auto)
+    blocks += auto
     binary_names += auto_names
-    binary = sp.hstack(blocks, format="csc")  # CSC blocks: a concatenation
-    return FeatureTable(dense=dense, dense_names=dense_names, binary=binary, binary_names=binary_names,
-                        trajectory=parts.hashes, notes=notes)
+    rows_form = sp.hstack(blocks, format="csr")
+    return FeatureTable(dense=dense, dense_names=dense_names, binary=_column_form(rows_form), binary_names=binary_names,
+                        trajectory=parts.hashes, notes=notes, binary_rows=rows_form)

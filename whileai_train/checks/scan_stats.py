@@ -80,7 +80,7 @@ class Scan:
         self.dense = center_dense(table.dense, inv, n_groups)
         self.binary = table.binary
         # products with many vectors go row by row (one pass over y); column reads use the CSC above
-        self._by_row = [table.binary.tocsr()]
+        self._by_row = [table.binary.tocsr() if table.binary_rows is None else table.binary_rows]
         self.names = list(table.dense_names) + list(table.binary_names)
         self.n_dense = len(table.dense_names)
         ss = np.concatenate([(self.dense ** 2).sum(axis=0), binary_ss(table.binary, inv, self.sizes)])
