@@ -259,9 +259,9 @@ def _scan_rows(rows: Sequence[Mapping[str, Any]], trajectories: Trajectories | N
     check_user_features(features)
     if graded is None:
         kept, numbers, y_all, asks, warnings = _graded(rows)
-        ask_ids: dict[str, int] = {}
-        inv_all = np.fromiter((ask_ids.setdefault(key, len(ask_ids)) for key in asks), dtype=np.int64,
-                              count=len(asks))
+        # asks numbered in order of first appearance, one C-level lookup per row
+        ask_ids = {key: number for number, key in enumerate(dict.fromkeys(asks))}
+        inv_all = np.fromiter(map(ask_ids.__getitem__, asks), dtype=np.int64, count=len(asks))
         n_asks = len(ask_ids)
     else:
         kept, numbers, y_all, inv_all, n_asks, warnings = _graded_of(graded)

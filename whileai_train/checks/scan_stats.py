@@ -60,9 +60,11 @@ def shuffled(values: np.ndarray, inv: np.ndarray, order: np.ndarray, rng: np.ran
     """`values` permuted within each ask (rows of an ask swap values among themselves only).
 
     Sorting ask + U(0,1) lists the rows ask by ask in random order; `order` lists them ask by ask in their own
-    order; the two blocks of each ask have the same size, so pairing them up permutes within asks.
+    order; the two blocks of each ask have the same size, so pairing them up permutes within asks. The keys are
+    sorted in `order` (already sorted by ask, so a stable sort only has each ask's block to put in order).
     """
-    perm = np.argsort(inv + rng.random(len(inv)))
+    keys = inv + rng.random(len(inv))
+    perm = order[np.argsort(keys[order], kind="stable")]
     out = np.empty_like(values)
     out[order] = values[perm]
     return out
