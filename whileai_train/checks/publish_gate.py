@@ -24,6 +24,7 @@ from whileai_train.checks.calibration import stamp_rows
 from whileai_train.checks.features import paused_gc
 from whileai_train.checks.gate_defaults import BAND, PASS_THRESHOLD, RL_SHAPED_SHARE, SHOW_FIRST
 from whileai_train.checks.graded import Graded, graded_table, name_rows
+from whileai_train.checks.overlap import OVERLAP_MIN_ROWS, start
 from whileai_train.checks.pass_at import PassAtReport, most_common_k, pass_at_from_table
 from whileai_train.checks.trajectories import Trajectories, read_trajectories
 from whileai_train.errors import ConfigError, PublishGateError
@@ -152,12 +153,10 @@ def _groups(report: PublishGateReport, table: Graded, carried_rate: dict[int, fl
     return unanimous, tasks[outside]
 
 
-def _hygiene_blocks(report: PublishGateReport, rows: Sequence[Mapping[str, Any]], table: Graded,
-                    trajectories: Trajectories) -> None:
+def _hygiene_blocks(report: PublishGateReport, near: Any, table: Graded, trajectories: Trajectories) -> None:
     from whileai_train.checks.hygiene import length_report_from
-    from whileai_train.checks.near_duplicates import ask_texts, near_duplicates_of
 
-    near = report.near_duplicates = near_duplicates_of(table.task_of_row, table.tasks, ask_texts(rows))
+    report.near_duplicates = near
     # rewards were checked by graded_table
     length = report.length = length_report_from(trajectories.lengths, table.rewards, int(trajectories.truncated.sum()))
     if near.n_groups:
@@ -172,11 +171,7 @@ def _hygiene_blocks(report: PublishGateReport, rows: Sequence[Mapping[str, Any]]
     report.notes += [f"length: {w}" for w in length.warnings]
 
 
-def _hack_block(report: PublishGateReport, table: Graded, trajectories: Trajectories, endorsed: Any,
-                strict_hacks: bool, seed: int) -> None:
-    from whileai_train.checks.hack_scan import scan_rows
-
-    scan = scan_rows(table.rows, trajectories, endorsed=endorsed, seed=seed, graded=table)
+def _hack_block(report: PublishGateReport, scan: Any, strict_hacks: bool) -> None:
     report.hack_scan = scan
     report.warnings += [f"hack_scan: {w}" for w in scan.warnings]
     if scan.reward_hack:
@@ -263,16 +258,37 @@ def publish_gate(rows: Any, *, mode: Literal["rl", "sft"] | None = None, policy:
             if len(unanimous) or len(outside):
                 report.what_to_do.append(_OPTIMIZE)
     stamp_k = most_common_k(stamped.carried_k) if k is None else None
-    report.pass_at = pass_at_from_table(table, rows, k=k, draws=draws, seed=seed, pass_threshold=pass_threshold,
-                                        stamp_k=stamp_k)
+    # pass_at's bootstrap and the near-duplicate search need nothing from the hack scan: on a large set they run
+    # in a thread while this one reads the trajectories and scans (checks/overlap.py); the report is the same
+    background = table.n_rows >= OVERLAP_MIN_ROWS
+    pass_at_job = start(background, pass_at_from_table, table, rows, k=k, draws=draws, seed=seed,
+                        pass_threshold=pass_threshold, stamp_k=stamp_k)
+    near_job = start(background, _near_duplicates, table)
+    try:
+        trajectories = read_trajectories(rows)  # one read of every row's steps for the hack scan and the lengths
+        hack = None
+        if rl_shaped and scan and report.n_mixed:
+            from whileai_train.checks.hack_scan import scan_rows
+
+            hack = scan_rows(table.rows, trajectories, endorsed=endorsed, seed=seed, graded=table)
+    finally:  # never leave a part running on the rows, whatever this thread raised
+        pass_at_job.wait()
+        near_job.wait()
+    report.pass_at = pass_at_job.result()
+    near = near_job.result()
     report.warnings += [f"pass_at: {w}" for w in report.pass_at.warnings if "ungraded" not in w]
     _carried_k_note(report, table, stamped.carried_n)
     _judge_block(report, rows, judge)
-    trajectories = read_trajectories(rows)  # one read of every row's steps for the hack scan and the lengths
-    if rl_shaped and scan and report.n_mixed:
-        _hack_block(report, table, trajectories, endorsed, strict_hacks, seed)
-    _hygiene_blocks(report, rows, table, trajectories)
+    if hack is not None:
+        _hack_block(report, hack, strict_hacks)
+    _hygiene_blocks(report, near, table, trajectories)
     return _finish(report)
+
+
+def _near_duplicates(table: Graded) -> Any:
+    from whileai_train.checks.near_duplicates import ask_texts, near_duplicates_of
+
+    return near_duplicates_of(table.task_of_row, table.tasks, ask_texts(table.rows))
 
 
 def _carried_k_note(report: PublishGateReport, table: Graded, carried_n: dict[int, int]) -> None:

@@ -1,0 +1,91 @@
+"""The parts a gate runs in a thread: the same reports as in the caller's thread, errors raised in the caller."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from whileai_train.checks import overlap, publish_gate
+from whileai_train.checks.features import extract_features
+from whileai_train.checks.overlap import start
+from whileai_train.errors import PublishGateError, RowError
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.gen_rows import make_rows, plant_near_duplicate_asks
+
+
+def test_a_job_returns_its_value_and_raises_its_error_in_the_caller() -> None:
+    seen = []
+
+    def part(x: int) -> int:
+        seen.append(threading.current_thread().name)
+        return x * 2
+
+    assert start(True, part, 21).result() == 42
+    assert start(False, part, 4).result() == 8
+    assert seen[0].startswith("whileai-") and seen[1] == threading.current_thread().name
+
+    def broken() -> None:
+        raise ValueError("in the thread")
+
+    job = start(True, broken)
+    job.wait()  # waiting keeps the error for result()
+    with pytest.raises(ValueError, match="in the thread"):
+        job.result()
+
+
+def _in_place(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every part in the caller's thread (features reads overlap.OVERLAP_MIN_ROWS, publish_gate its own name)."""
+    monkeypatch.setattr(overlap, "OVERLAP_MIN_ROWS", 10**12)
+    monkeypatch.setattr(publish_gate, "OVERLAP_MIN_ROWS", 10**12)
+
+
+def _threaded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(overlap, "OVERLAP_MIN_ROWS", 0)
+    monkeypatch.setattr(publish_gate, "OVERLAP_MIN_ROWS", 0)
+
+
+def test_features_are_the_same_with_the_auto_tier_in_a_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = make_rows(800, hack="phrase", seed=3)
+    _in_place(monkeypatch)
+    plain = extract_features(rows, list(range(len(rows))))
+    _threaded(monkeypatch)
+    threaded = extract_features(rows, list(range(len(rows))))
+    assert threaded.binary_names == plain.binary_names and threaded.dense_names == plain.dense_names
+    assert (threaded.binary != plain.binary).nnz == 0 and (threaded.binary_rows != plain.binary_rows).nnz == 0
+    np.testing.assert_array_equal(threaded.dense, plain.dense)
+    assert threaded.notes == plain.notes
+
+
+def test_a_user_feature_error_is_raised_with_the_thread_joined(monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = make_rows(200, seed=1)
+    _threaded(monkeypatch)
+    before = threading.active_count()
+
+    def bad(row: dict) -> float:
+        raise KeyError("nope")
+
+    with pytest.raises(RowError, match="features\\['bad'\\]"):
+        extract_features(rows, list(range(len(rows))), {"bad": bad})
+    assert threading.active_count() == before
+
+
+def test_publish_gate_report_is_the_same_with_parts_in_a_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    rows, _ = plant_near_duplicate_asks(make_rows(1600, hack="phrase", seed=4), 6, seed=2)
+
+    def reading() -> str:
+        try:
+            report = publish_gate.publish_gate(rows, mode="rl", endorsed=["marker:resolved"])
+        except PublishGateError as error:
+            report = error.report
+        return report.model_dump_json()
+
+    _in_place(monkeypatch)
+    plain = reading()
+    _threaded(monkeypatch)
+    assert reading() == plain
+    assert '"n_groups":6' in plain  # the near-duplicate block ran (in the thread, the second time)
