@@ -38,6 +38,20 @@ def test_a_job_returns_its_value_and_raises_its_error_in_the_caller() -> None:
         job.result()
 
 
+def test_the_switch_interval_is_short_while_a_part_runs_and_restored_after() -> None:
+    before = sys.getswitchinterval()
+    release = threading.Event()
+    seen = []
+    first = start(True, lambda: (seen.append(sys.getswitchinterval()), release.wait(5)))
+    second = start(True, lambda: seen.append(sys.getswitchinterval()))
+    second.result()
+    assert sys.getswitchinterval() == pytest.approx(0.0005)  # the first part still runs
+    release.set()
+    first.result()
+    assert seen == [pytest.approx(0.0005)] * 2
+    assert sys.getswitchinterval() == before
+
+
 def _in_place(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every part in the caller's thread (features reads overlap.OVERLAP_MIN_ROWS, publish_gate its own name)."""
     monkeypatch.setattr(overlap, "OVERLAP_MIN_ROWS", 10**12)
