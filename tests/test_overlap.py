@@ -6,13 +6,11 @@ import sys
 import threading
 from pathlib import Path
 
-import numpy as np
 import pytest
 
-from whileai_train.checks import overlap, publish_gate
-from whileai_train.checks.features import extract_features
+from whileai_train.checks import publish_gate
 from whileai_train.checks.overlap import start
-from whileai_train.errors import PublishGateError, RowError
+from whileai_train.errors import PublishGateError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.gen_rows import make_rows, plant_near_duplicate_asks
@@ -52,40 +50,8 @@ def test_the_switch_interval_is_short_while_a_part_runs_and_restored_after() -> 
     assert sys.getswitchinterval() == before
 
 
-def _in_place(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every part in the caller's thread (features reads overlap.OVERLAP_MIN_ROWS, publish_gate its own name)."""
-    monkeypatch.setattr(overlap, "OVERLAP_MIN_ROWS", 10**12)
-    monkeypatch.setattr(publish_gate, "OVERLAP_MIN_ROWS", 10**12)
-
-
-def _threaded(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(overlap, "OVERLAP_MIN_ROWS", 0)
-    monkeypatch.setattr(publish_gate, "OVERLAP_MIN_ROWS", 0)
-
-
-def test_features_are_the_same_with_the_auto_tier_in_a_thread(monkeypatch: pytest.MonkeyPatch) -> None:
-    rows = make_rows(800, hack="phrase", seed=3)
-    _in_place(monkeypatch)
-    plain = extract_features(rows, list(range(len(rows))))
-    _threaded(monkeypatch)
-    threaded = extract_features(rows, list(range(len(rows))))
-    assert threaded.binary_names == plain.binary_names and threaded.dense_names == plain.dense_names
-    assert (threaded.binary != plain.binary).nnz == 0 and (threaded.binary_rows != plain.binary_rows).nnz == 0
-    np.testing.assert_array_equal(threaded.dense, plain.dense)
-    assert threaded.notes == plain.notes
-
-
-def test_a_user_feature_error_is_raised_with_the_thread_joined(monkeypatch: pytest.MonkeyPatch) -> None:
-    rows = make_rows(200, seed=1)
-    _threaded(monkeypatch)
-    before = threading.active_count()
-
-    def bad(row: dict) -> float:
-        raise KeyError("nope")
-
-    with pytest.raises(RowError, match="features\\['bad'\\]"):
-        extract_features(rows, list(range(len(rows))), {"bad": bad})
-    assert threading.active_count() == before
+def _with_min_rows(monkeypatch: pytest.MonkeyPatch, rows: int) -> None:
+    monkeypatch.setattr(publish_gate, "OVERLAP_MIN_ROWS", rows)
 
 
 def test_publish_gate_report_is_the_same_with_parts_in_a_thread(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -98,8 +64,8 @@ def test_publish_gate_report_is_the_same_with_parts_in_a_thread(monkeypatch: pyt
             report = error.report
         return report.model_dump_json()
 
-    _in_place(monkeypatch)
+    _with_min_rows(monkeypatch, 10**12)  # every part in the caller's thread
     plain = reading()
-    _threaded(monkeypatch)
+    _with_min_rows(monkeypatch, 0)  # pass_at and the near-duplicate search in a thread
     assert reading() == plain
     assert '"n_groups":6' in plain  # the near-duplicate block ran (in the thread, the second time)

@@ -27,7 +27,6 @@ from typing import Any, ParamSpec, TypeVar
 import numpy as np
 import scipy.sparse as sp
 
-from whileai_train.checks import overlap
 from whileai_train.checks.defaults import AUTO_TOP_PAIRS, AUTO_TOP_WORDS, PAIR_CANDIDATE_WORDS
 from whileai_train.checks.trajectories import (
     Trajectories,
@@ -314,44 +313,36 @@ def extract_features(rows: Sequence[Mapping[str, Any]], row_numbers: Sequence[in
     flag_rows, flag_cols = array("q"), array("q")
     nan = math.nan
 
-    token_ids, lengths, surface, words_list = _scan_texts(parts.texts)
-    # the auto tier is numpy over the token ids: on a large set it runs in a thread while this one reads the
-    # markers, flags and user features row by row (checks/overlap.py; the same matrices either way)
-    auto_notes: list[str] = []
-    auto_job = overlap.start(n >= overlap.OVERLAP_MIN_ROWS, _auto_tier, token_ids, lengths, words_list, n, top_words,
-                             top_pairs, auto_notes)
-    try:
-        for i, row in enumerate(rows):
-            if "logprobs" in row or "mean_logprob" in row:
-                logprob[i] = _mean_logprob(row)
-            markers = row.get("markers")
-            if markers:
-                is_mapping = markers.__class__ is dict or isinstance(markers, Mapping)  # (the ABC check is slow)
-                for name, value in markers.items() if is_mapping else ():
-                    if value.__class__ is float or value.__class__ is int or value.__class__ is bool:
-                        column_values = marker_values.get(name)
-                        if column_values is None:
-                            column_values = marker_values[name] = [nan] * n
-                        column_values[i] = value
-            if "trace_flags" in row:
-                for flag in _trace_flags(row):
-                    flag_rows.append(i)
-                    flag_cols.append(flag_index.setdefault(flag, len(flag_index)))
-            for name, fn in user.items():
+    for i, row in enumerate(rows):
+        if "logprobs" in row or "mean_logprob" in row:
+            logprob[i] = _mean_logprob(row)
+        markers = row.get("markers")
+        if markers:
+            is_mapping = markers.__class__ is dict or isinstance(markers, Mapping)  # (the ABC check is slow)
+            for name, value in markers.items() if is_mapping else ():
+                if value.__class__ is float or value.__class__ is int or value.__class__ is bool:
+                    column_values = marker_values.get(name)
+                    if column_values is None:
+                        column_values = marker_values[name] = [nan] * n
+                    column_values[i] = value
+        if "trace_flags" in row:
+            for flag in _trace_flags(row):
+                flag_rows.append(i)
+                flag_cols.append(flag_index.setdefault(flag, len(flag_index)))
+        for name, fn in user.items():
+            try:
+                value = fn(row)
+            except Exception as exc:  # the user's function: name the row and the feature
+                raise RowError(row_numbers[i], f"features[{name!r}]",
+                               f"the feature function raised {type(exc).__name__}: {exc}",
+                               "make the function return a number for every row (None or NaN = missing)") from exc
+            if value is not None and not isinstance(value, str):
                 try:
-                    value = fn(row)
-                except Exception as exc:  # the user's function: name the row and the feature
-                    raise RowError(row_numbers[i], f"features[{name!r}]",
-                                   f"the feature function raised {type(exc).__name__}: {exc}",
-                                   "make the function return a number for every row (None or NaN = missing)") from exc
-                if value is not None and not isinstance(value, str):
-                    try:
-                        user_values[name][i] = float(value)
-                    except (TypeError, ValueError):
-                        pass
-    finally:  # never leave the thread running, whatever a user's feature raised
-        auto_job.wait()
+                    user_values[name][i] = float(value)
+                except (TypeError, ValueError):
+                    pass
     truncated = parts.truncated.astype(np.float64)
+    token_ids, lengths, surface, words_list = _scan_texts(parts.texts)
     # HAND order: length, words, tool_calls, tool_errors, turns, then the surface counts
     hand_matrix = np.column_stack([parts.lengths, lengths.astype(np.float64), parts.n_calls.astype(np.float64),
                                    parts.errors.astype(np.float64), parts.turns.astype(np.float64), surface])
@@ -374,8 +365,8 @@ def extract_features(rows: Sequence[Mapping[str, Any]], row_numbers: Sequence[in
 
     tool_names = sorted(tool_index, key=tool_index.__getitem__)
     flag_names = sorted(flag_index, key=flag_index.__getitem__)
-    auto, auto_names = auto_job.result()
-    notes += auto_notes
+    auto, auto_names = _auto_tier(token_ids, lengths, words_list, n,
+                                  top_words, top_pairs, notes)
     blocks = [sp.csr_matrix(truncated[:, None])]
     binary_names = ["truncated"]
     if tool_names:

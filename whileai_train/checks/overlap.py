@@ -1,11 +1,13 @@
 """Run a gate's numpy-heavy part on a second core while the caller's thread walks the rows.
 
 A gate over 100k rows is half per-row Python (which holds the GIL) and half numpy (which releases it around its
-loops: resampling, gathers, sorts, sparse products). A part that needs nothing from the rest of the gate (pass_at's
-bootstrap, the near-duplicate search, the auto-tier matrices) can run in a thread: its numpy time overlaps the
-caller's Python time on another core, and its own Python time takes turns with the caller's under the GIL. The
+loops: resampling, gathers, sorts). A part that needs nothing from the rest of the gate (publish_gate's pass_at
+bootstrap and near-duplicate search) can run in a thread: its numpy time overlaps the caller's Python time on
+another core, and its own Python time takes turns with the caller's under the GIL. The
 results are the same objects the plain call returns (each part owns its seeded generator), so the reports are
 identical; only the wall time changes. Small inputs run in the caller's thread: a thread costs more than it saves.
+Inside the hack scan (the auto tier beside the row loop, the two batches of a noise floor) a thread measured no
+gain at 100k rows, so the scan stays in one thread.
 
 While a part runs, the interpreter's switch interval is 0.5 ms instead of 5 ms (restored when the last part
 ends): a part coming back from a numpy call waits for the caller's thread to yield the GIL, and at 5 ms a
