@@ -504,7 +504,7 @@ def _report(rows: Sequence[Mapping[str, Any]], evals: list[dict[str, Any]], name
                           "coverage": float(flags.score[number]) if kind == "near" else None,
                           "similarity": float(flags.score[number]) if kind == "semantic" else None,
                           "text": text[:120]})
-    clean_rows = [dict(r) for i, r in enumerate(rows) if flags.rule[i] < 0]
+    clean_rows = [dict(rows[i]) for i in np.flatnonzero(flags.rule < 0).tolist()]
     k, n_rows = len(contaminated), len(rows)
     todo: list[str] = []
     if k:
@@ -520,9 +520,12 @@ def _report(rows: Sequence[Mapping[str, Any]], evals: list[dict[str, Any]], name
             todo.append("read the semantic flags by hand: alike prompts, not necessarily the same task")
     else:
         verdict = f"CLEAN: none of {n_rows} rows overlaps the {len(evals)} eval rows"
-    return DecontaminateReport(
+    report = DecontaminateReport(
         verdict=verdict, clean=not k, n_rows=n_rows, n_eval=len(evals), n_contaminated=k,
         n_same_task=counts["same_task"], n_exact=counts["exact"], n_near=n_near, n_semantic=counts["semantic"],
         fields=names, hits_per_field=hits_per_field, near_same_template=same_template,
         near_same_template_share=(same_template / n_near) if n_near else None, similarity_floor=floor,
-        contaminated=contaminated, offenders=offenders, notes=notes, what_to_do=todo, clean_rows=clean_rows)
+        contaminated=contaminated, offenders=offenders, notes=notes, what_to_do=todo)
+    # assigned, not validated: validation would copy every row dict a second time (1 s at 400k rows)
+    report.clean_rows = clean_rows
+    return report
