@@ -15,7 +15,7 @@ Everything is arrays after one pass over the rows (checks/graded.py); no pairwis
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from pydantic import Field, PrivateAttr
@@ -30,6 +30,10 @@ from whileai_train.checks.trajectories import Trajectories, read_trajectories
 from whileai_train.errors import ConfigError, PublishGateError
 from whileai_train.report import Report
 from whileai_train.stats import DEFAULT_DRAWS
+
+if TYPE_CHECKING:  # imported where used: the scan and the near-duplicate search load only when a gate runs them
+    from whileai_train.checks.hack_scan import HackScanReport
+    from whileai_train.checks.near_duplicates import NearDuplicateReport
 
 __all__ = ["PublishGateReport", "publish_gate"]
 
@@ -153,7 +157,8 @@ def _groups(report: PublishGateReport, table: Graded, carried_rate: dict[int, fl
     return unanimous, tasks[outside]
 
 
-def _hygiene_blocks(report: PublishGateReport, near: Any, table: Graded, trajectories: Trajectories) -> None:
+def _hygiene_blocks(report: PublishGateReport, near: NearDuplicateReport, table: Graded,
+                    trajectories: Trajectories) -> None:
     from whileai_train.checks.hygiene import length_report_from
 
     report.near_duplicates = near
@@ -171,7 +176,7 @@ def _hygiene_blocks(report: PublishGateReport, near: Any, table: Graded, traject
     report.notes += [f"length: {w}" for w in length.warnings]
 
 
-def _hack_block(report: PublishGateReport, scan: Any, strict_hacks: bool) -> None:
+def _hack_block(report: PublishGateReport, scan: HackScanReport, strict_hacks: bool) -> None:
     report.hack_scan = scan
     report.warnings += [f"hack_scan: {w}" for w in scan.warnings]
     if scan.reward_hack:
@@ -285,7 +290,7 @@ def publish_gate(rows: Any, *, mode: Literal["rl", "sft"] | None = None, policy:
     return _finish(report)
 
 
-def _near_duplicates(table: Graded) -> Any:
+def _near_duplicates(table: Graded) -> NearDuplicateReport:
     from whileai_train.checks.near_duplicates import ask_texts, near_duplicates_of
 
     return near_duplicates_of(table.task_of_row, table.tasks, ask_texts(table.rows))
