@@ -276,11 +276,15 @@ def _cover(rows_tab: NgramTable, index: _EvalIndex, row_df: np.ndarray, pair_row
         pair_of = np.repeat(np.arange(len(rows_)), ms)
         offset = np.arange(total) - seg[pair_of]
         index_ = rows_tab.first[rows_][pair_of] + offset
-        query = (evals[pair_of].astype(np.uint64) << np.uint64(_BITS)) | (rows_tab.hashes[index_] & _MASK)
-        at = np.minimum(np.searchsorted(keys, query), len(keys) - 1)
-        shared = keys[at] == query
+        # only n-grams some eval text holds can be shared: the others (a row's own ids, names) are not looked up
+        held = row_df[index_] > 0
         if only is not None:
-            shared &= only[index_]
+            held &= only[index_]
+        ask = np.flatnonzero(held)
+        query = (evals[pair_of[ask]].astype(np.uint64) << np.uint64(_BITS)) | (rows_tab.hashes[index_[ask]] & _MASK)
+        at = np.minimum(np.searchsorted(keys, query), len(keys) - 1)
+        shared = np.zeros(total, dtype=bool)
+        shared[ask] = keys[at] == query
         specific = np.bincount(pair_of, weights=shared & (row_df[index_] == 1), minlength=len(rows_)) > 0
         lengths = rows_tab.lengths[rows_]
         coverage = _coverage(shared, ms, n) / lengths
