@@ -265,29 +265,34 @@ def _covered_words(table: NgramTable, flags: np.ndarray, n: int) -> np.ndarray:
 def _cover(rows_tab: NgramTable, index: _EvalIndex, row_df: np.ndarray, pair_row: np.ndarray,
            pair_eval: np.ndarray, n: int, only: np.ndarray | None, best: np.ndarray, best_eval: np.ndarray,
            template_only: np.ndarray) -> None:
-    """Exact coverage of each (row, eval text) pair (over the row n-grams in `only`, else all); best per row."""
+    """Exact coverage of each (row, eval text) pair (over the row n-grams in `only`, else all); best per row.
+
+    Only n-grams some eval text holds can be shared, so only those are expanded per pair and looked up (a row's
+    own ids and names never are): the work is per held n-gram, not per n-gram.
+    """
     keys = index.keys
-    m = rows_tab.first[pair_row + 1] - rows_tab.first[pair_row]
+    held = row_df > 0 if only is None else (row_df > 0) & only
+    held_at = np.flatnonzero(held)  # flat n-gram positions, ascending, so grouped by row
+    held_first = np.searchsorted(held_at, rows_tab.first)  # per row: where its held n-grams start in held_at
+    m = held_first[pair_row + 1] - held_first[pair_row]
     step = max(1, _CHUNK // max(1, int(m.max()) if len(m) else 1))
     for lo in range(0, len(pair_row), step):
         rows_, evals, ms = pair_row[lo: lo + step], pair_eval[lo: lo + step], m[lo: lo + step]
         total = int(ms.sum())
-        seg = np.cumsum(ms) - ms
         pair_of = np.repeat(np.arange(len(rows_)), ms)
-        offset = np.arange(total) - seg[pair_of]
-        index_ = rows_tab.first[rows_][pair_of] + offset
-        # only n-grams some eval text holds can be shared: the others (a row's own ids, names) are not looked up
-        held = row_df[index_] > 0
-        if only is not None:
-            held &= only[index_]
-        ask = np.flatnonzero(held)
-        query = (evals[pair_of[ask]].astype(np.uint64) << np.uint64(_BITS)) | (rows_tab.hashes[index_[ask]] & _MASK)
+        flat = held_at[held_first[rows_][pair_of] + np.arange(total) - (np.cumsum(ms) - ms)[pair_of]]
+        query = (evals[pair_of].astype(np.uint64) << np.uint64(_BITS)) | (rows_tab.hashes[flat] & _MASK)
         at = np.minimum(np.searchsorted(keys, query), len(keys) - 1)
-        shared = np.zeros(total, dtype=bool)
-        shared[ask] = keys[at] == query
-        specific = np.bincount(pair_of, weights=shared & (row_df[index_] == 1), minlength=len(rows_)) > 0
-        lengths = rows_tab.lengths[rows_]
-        coverage = _coverage(shared, ms, n) / lengths
+        hits = np.flatnonzero(keys[at] == query)
+        hit_pair, hit_flat = pair_of[hits], flat[hits]
+        # a shared n-gram at i covers words i..i+n-1: each adds the words up to the next one of its pair, at most n
+        added = np.full(len(hits), float(n))
+        if len(hits) > 1:
+            same = hit_pair[1:] == hit_pair[:-1]
+            added[:-1][same] = np.minimum(n, np.diff(hit_flat)[same])
+        covered = np.bincount(hit_pair, weights=added, minlength=len(rows_))
+        specific = np.bincount(hit_pair, weights=row_df[hit_flat] == 1, minlength=len(rows_)) > 0
+        coverage = covered / rows_tab.lengths[rows_]
         order = np.lexsort((evals, -coverage, rows_))  # per row: highest coverage, then the first eval text
         head = np.ones(len(order), dtype=bool)
         head[1:] = rows_[order][1:] != rows_[order][:-1]
