@@ -106,9 +106,9 @@ def _ask_text(row: Mapping[str, Any]) -> str:
 
 
 def _word_ids_joined(texts: list[str]) -> tuple[np.ndarray, np.ndarray] | None:
-    """Word ids of all texts split in one C pass (ASCII texts), numbered as the per-text loop numbers them
-    (in order of first appearance); None when a text is not ASCII, holds the separator byte or has fewer words
-    than needed for a shingle (the per-text loop handles those)."""
+    """Word ids of all texts split in one C pass, numbered as the per-text loop numbers them (in order of first
+    appearance), and each text's word count; None when a text is not ASCII or holds the separator byte (the
+    per-text loop handles those, and the caller also hands it texts too short for a shingle)."""
     joined = _SEPARATOR.join(texts)
     if not joined.isascii() or joined.count("\x01") != len(texts) - 1:
         return None
