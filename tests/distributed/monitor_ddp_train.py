@@ -1,4 +1,5 @@
-"""Two-rank GRPO (torchrun, gloo, CPU) with the reward monitor. Each rank prints what its monitor holds."""
+"""Two-rank GRPO (torchrun, gloo, CPU) with the reward monitor. Each rank writes what its monitor holds to
+OUT/monitor-rank{rank}.json."""
 
 from __future__ import annotations
 
@@ -41,7 +42,11 @@ def main(tiny: str, out: str) -> None:
               "alarms": [[a.name, a.step] for a in summary.alarms], "stopped": summary.stopped,
               "stop_reason": summary.stop_reason, "curve": [[p.step, p.n_asks, p.n_completions] for p in summary.curve],
               "run": run.id if run else None, "status": run.status if run else None}
-    print("MONITOR " + json.dumps(report), flush=True)
+    # one file per rank (written whole, then renamed): two ranks printing to one pipe can interleave mid-line
+    path = os.path.join(out, f"monitor-rank{report['rank']}.json")
+    with open(path + ".tmp", "w", encoding="utf-8") as handle:
+        json.dump(report, handle)
+    os.replace(path + ".tmp", path)
 
 
 if __name__ == "__main__":

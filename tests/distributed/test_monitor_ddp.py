@@ -25,8 +25,8 @@ def test_two_ranks_one_run_same_alarms_same_stop(tmp_path: Path, tiny_dir: Path)
            str(tmp_path / "out")]
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=500, check=False)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    reports = sorted((json.loads(line[len("MONITOR "):]) for line in done.stdout.splitlines()
-                      if line.startswith("MONITOR ")), key=lambda r: r["rank"])
+    # each rank's report from its own file (stdout of two ranks interleaves mid-line)
+    reports = [json.loads((tmp_path / "out" / f"monitor-rank{rank}.json").read_text()) for rank in (0, 1)]
     assert [r["rank"] for r in reports] == [0, 1]
     zero, one = reports
     assert zero["alarms"] and zero["alarms"] == one["alarms"]
