@@ -14,7 +14,13 @@ from scipy import stats
 
 import whileai_train as wai
 from whileai_train.checks.hygiene import dedupe_groups, length_report, reward_correlations
-from whileai_train.checks.near_duplicates import _candidates, _minhash, _shingles, near_duplicate_prompts
+from whileai_train.checks.near_duplicates import (
+    _candidates,
+    _jaccards,
+    _minhash,
+    _shingles,
+    near_duplicate_prompts,
+)
 from whileai_train.errors import ConfigError, InputError, RowError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -219,3 +225,17 @@ def test_shingles_match_a_per_text_reference(texts: list[str]) -> None:
     ends = [*starts[1:].tolist(), len(hashed)]
     got = [set(hashed[a:b].tolist()) for a, b in zip(starts.tolist(), ends)]
     assert got == _reference_shingles(texts, 3)
+
+
+def test_exact_jaccards_of_all_pairs_equal_python_sets() -> None:
+    # texts with repeated 3-grams inside one text (a set counts them once) and pairs in no particular order
+    rng = random.Random(11)
+    words = ["refund", "order", "late", "the", "kettle", "please", "now", "my"]
+    texts = [" ".join(rng.choice(words) for _ in range(rng.randint(3, 14))) for _ in range(60)]
+    hashed, starts = _shingles(texts, 3)
+    ends = [*starts[1:].tolist(), len(hashed)]
+    sets = [set(hashed[a:b].tolist()) for a, b in zip(starts.tolist(), ends)]
+    pairs = np.array([(rng.randrange(60), rng.randrange(60)) for _ in range(500)], dtype=np.int64)
+    got = _jaccards(hashed, starts, pairs)
+    want = [len(sets[a] & sets[b]) / len(sets[a] | sets[b]) for a, b in pairs.tolist()]
+    assert got.tolist() == want  # the same floats, not just close

@@ -204,6 +204,40 @@ def _candidates(signature: np.ndarray, bands: int) -> np.ndarray:
 
 
 
+_PAIRS_PER_CHUNK = 200_000  # exact Jaccards computed at once (bounds the side-by-side shingle arrays)
+
+
+def _jaccards(hashed: np.ndarray, starts: np.ndarray, pairs: np.ndarray) -> np.ndarray:
+    """The exact Jaccard of each pair's shingle sets (texts a, b), every pair at once: each text's distinct
+    shingles, sorted; a pair's two sets side by side under one key per pair; a shingle in both shows up twice."""
+    if len(pairs) == 0:
+        return np.zeros(0)
+    sizes = np.diff(np.append(starts, len(hashed)))
+    needed = np.zeros(len(starts), dtype=bool)  # only the texts in a pair are read
+    needed[pairs.ravel()] = True
+    text_of = np.repeat(np.arange(len(starts), dtype=np.uint64), sizes)
+    keyed = np.sort(((text_of << np.uint64(31)) | hashed)[np.repeat(needed, sizes)])  # by text, then shingle
+    keyed = keyed[np.concatenate([[True], keyed[1:] != keyed[:-1]])]  # each text's distinct shingles
+    by_text, shingles = (keyed >> np.uint64(31)).astype(np.int64), keyed & np.uint64((1 << 31) - 1)
+    first = np.searchsorted(by_text, np.arange(len(starts) + 1))  # text t: shingles[first[t]:first[t + 1]]
+    distinct = np.diff(first)
+
+    def side(texts: np.ndarray) -> np.ndarray:  # (pair << 31) | shingle, for each distinct shingle of each text
+        counts = distinct[texts]
+        pair = np.repeat(np.arange(len(texts), dtype=np.int64), counts)
+        at = first[texts][pair] + np.arange(int(counts.sum())) - (np.cumsum(counts) - counts)[pair]
+        return (pair.astype(np.uint64) << np.uint64(31)) | shingles[at]  # shingles are < 2^31 (mod _PRIME)
+
+    out = np.empty(len(pairs))
+    for lo in range(0, len(pairs), _PAIRS_PER_CHUNK):
+        a, b = pairs[lo:lo + _PAIRS_PER_CHUNK, 0], pairs[lo:lo + _PAIRS_PER_CHUNK, 1]
+        keys = np.sort(np.concatenate([side(a), side(b)]))
+        both = keys[1:][keys[1:] == keys[:-1]]
+        shared = np.bincount((both >> np.uint64(31)).astype(np.int64), minlength=len(a))
+        out[lo:lo + len(a)] = shared / (distinct[a] + distinct[b] - shared)
+    return out
+
+
 def _check_settings(threshold: float, shingle: int) -> None:
     if not 0.0 < threshold <= 1.0:
         raise ConfigError(f"threshold={threshold}; it is a Jaccard similarity. Fix: pass a value in (0, 1], "
@@ -297,24 +331,14 @@ def near_duplicates_of(task_of_row: Sequence[int] | np.ndarray, task_names: list
                                         ).mean(axis=1) for i in range(0, len(pairs), 100_000)]) if len(pairs) \
                 else np.zeros(0)
             pairs = pairs[estimate >= threshold - 0.15]  # the estimate's sd at 64 permutations is ~0.05
-            ends = np.concatenate([starts[1:], [len(hashed)]])
-            cache: dict[int, set[int]] = {}
-
-            def shingle_set(t: int) -> set[int]:
-                found = cache.get(t)
-                if found is None:
-                    found = cache[t] = set(hashed[starts[t]:ends[t]].tolist())
-                return found
-
-            for a, b in pairs.tolist():
-                sa, sb = shingle_set(a), shingle_set(b)
-                jaccard = len(sa & sb) / len(sa | sb)
-                if jaccard >= threshold:
-                    n_pairs += 1
-                    parent[find(a)] = find(b)
-                    touched += (a, b)
-                    examples.append(NearDuplicatePair(task_a=task_names[owner[a]], task_b=task_names[owner[b]],
-                                                      prompt_a=texts[a], prompt_b=texts[b], jaccard=jaccard))
+            jaccard = _jaccards(hashed, starts, pairs)
+            for i in np.flatnonzero(jaccard >= threshold).tolist():
+                a, b = int(pairs[i, 0]), int(pairs[i, 1])
+                n_pairs += 1
+                parent[find(a)] = find(b)
+                touched += (a, b)
+                examples.append(NearDuplicatePair(task_a=task_names[owner[a]], task_b=task_names[owner[b]],
+                                                  prompt_a=texts[a], prompt_b=texts[b], jaccard=float(jaccard[i])))
     # only texts under several tasks or in a found pair can join tasks; every other text is its own task
     members: dict[int, list[int]] = {}
     for t in sorted(set(touched)):
