@@ -249,12 +249,17 @@ def _coverage(shared: np.ndarray, ms: np.ndarray, n: int) -> np.ndarray:
     shared one in its segment, at most n: the union's size, in O(shared) without touching every word.
     """
     hits = np.flatnonzero(shared)
-    segment = np.searchsorted(np.cumsum(ms), hits, side="right")
-    added = np.full(len(hits), float(n))
-    if len(hits) > 1:
+    return _words_covered(np.searchsorted(np.cumsum(ms), hits, side="right"), hits, n, len(ms))
+
+
+def _words_covered(segment: np.ndarray, position: np.ndarray, n: int, n_segments: int) -> np.ndarray:
+    """Words covered per segment by shared n-grams at `position` (ascending within each segment; each covers
+    words position..position+n-1): each adds the words up to the next one of its segment, at most n."""
+    added = np.full(len(position), float(n))
+    if len(position) > 1:
         same = segment[1:] == segment[:-1]
-        added[:-1][same] = np.minimum(n, np.diff(hits)[same])
-    return np.bincount(segment, weights=added, minlength=len(ms))
+        added[:-1][same] = np.minimum(n, np.diff(position)[same])
+    return np.bincount(segment, weights=added, minlength=n_segments)
 
 
 def _covered_words(table: NgramTable, flags: np.ndarray, n: int) -> np.ndarray:
@@ -285,12 +290,7 @@ def _cover(rows_tab: NgramTable, index: _EvalIndex, row_df: np.ndarray, pair_row
         at = np.minimum(np.searchsorted(keys, query), len(keys) - 1)
         hits = np.flatnonzero(keys[at] == query)
         hit_pair, hit_flat = pair_of[hits], flat[hits]
-        # a shared n-gram at i covers words i..i+n-1: each adds the words up to the next one of its pair, at most n
-        added = np.full(len(hits), float(n))
-        if len(hits) > 1:
-            same = hit_pair[1:] == hit_pair[:-1]
-            added[:-1][same] = np.minimum(n, np.diff(hit_flat)[same])
-        covered = np.bincount(hit_pair, weights=added, minlength=len(rows_))
+        covered = _words_covered(hit_pair, hit_flat, n, len(rows_))  # a row's n-grams are consecutive in `flat`
         specific = np.bincount(hit_pair, weights=row_df[hit_flat] == 1, minlength=len(rows_)) > 0
         coverage = covered / rows_tab.lengths[rows_]
         order = np.lexsort((evals, -coverage, rows_))  # per row: highest coverage, then the first eval text
