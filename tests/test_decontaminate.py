@@ -121,8 +121,9 @@ def _brute_coverage(row: str, evals: list[str], n: int) -> float:
     return best
 
 
-@pytest.mark.parametrize(("n", "max_eval_df"), [(1, 10**6), (3, 10**6), (8, 10**6), (3, 1), (3, 4), (8, 2)])
-def test_near_rule_matches_a_brute_force_reading(n: int, max_eval_df: int) -> None:
+@pytest.mark.parametrize(("n", "max_eval_df", "overlap"), [
+    (1, 10**6, 0.6), (3, 10**6, 0.6), (8, 10**6, 0.6), (3, 1, 0.6), (3, 4, 0.6), (8, 2, 0.6), (3, 1, 0.8), (2, 2, 0.9)])
+def test_near_rule_matches_a_brute_force_reading(n: int, max_eval_df: int, overlap: float) -> None:
     rng = random.Random(n)
     small = VOCAB[:6]
     evals = [" ".join(rng.choice(small) for _ in range(rng.randint(2, 20))) for _ in range(30)]
@@ -132,13 +133,13 @@ def test_near_rule_matches_a_brute_force_reading(n: int, max_eval_df: int) -> No
         cut = rng.randint(0, len(base))
         rows.append(" ".join(base[:cut] + [rng.choice(small) for _ in range(rng.randint(0, 6))] + base[cut:]))
     exact = {" ".join(e.split()) for e in evals}
-    report = wai.decontaminate([{"prompt": r} for r in rows], [{"prompt": e} for e in evals], n=n, overlap=0.6,
+    report = wai.decontaminate([{"prompt": r} for r in rows], [{"prompt": e} for e in evals], n=n, overlap=overlap,
                                max_eval_df=max_eval_df)
     expected = set()
     for i, row in enumerate(rows):
         if " ".join(row.split()) in exact:
             continue
-        if _brute_coverage(row, evals, n) >= 0.6:
+        if _brute_coverage(row, evals, n) >= overlap:
             expected.add(i)
     near = {o["row"] for o in report.offenders if o["rule"] == "near"}
     flagged_near = set(report.contaminated) - {i for i, r in enumerate(rows) if " ".join(r.split()) in exact}
@@ -243,3 +244,36 @@ def test_rows_read_in_chunks_give_the_same_answer(monkeypatch: pytest.MonkeyPatc
     chunked = wai.decontaminate(rows, evals)
     assert set(chunked.contaminated) == planted
     assert chunked.model_dump() == whole.model_dump()
+
+
+def _hand_cover(positions: list[int], n: int) -> int:
+    return len({w for p in positions for w in range(p, p + n)})
+
+
+@pytest.mark.parametrize(("n", "overlap"), [(2, 0.5), (3, 0.8), (8, 0.8), (1, 1.0)])
+def test_rare_prefix_keeps_the_longest_most_common_run_under_the_rule(n: int, overlap: float) -> None:
+    """Per row, the run of most common template n-grams is the longest whose words stay under `overlap`, and the
+    rest are the rare flags: checked against a per-row loop that adds n-grams one at a time."""
+    from whileai_train.checks.decontaminate import _rare_prefix
+    from whileai_train.checks.ngrams import ngram_table
+
+    rng = random.Random(n)
+    texts = [" ".join(rng.choice(VOCAB) for _ in range(rng.randint(0, 40))) for _ in range(300)]
+    table = ngram_table(texts, n)
+    row_df = np.array([rng.choice([0, 3, 50, 51, 400]) for _ in range(len(table.hashes))])
+    common = row_df > 10
+    reps = np.array(sorted(rng.sample(range(len(texts)), 200)))
+    rare, rest_cover = _rare_prefix(table, common, row_df, reps, overlap, n)
+    in_reps = set(reps.tolist())
+    for t in range(len(texts)):
+        lo, hi = table.first[t], table.first[t + 1]
+        mine = [i for i in range(lo, hi) if common[i]] if t in in_reps else []
+        # most common first; among equal df the earlier position first (the order the code sorts in)
+        mine.sort(key=lambda i: (-row_df[i], i))
+        run: list[int] = []
+        for i in mine:
+            if _hand_cover([j - lo for j in run + [i]], n) / max(table.lengths[t], 1) >= overlap:
+                break
+            run.append(i)
+        assert rest_cover[t] == _hand_cover([j - lo for j in run], n)
+        assert set(np.flatnonzero(rare[lo:hi]) + lo) == set(mine) - set(run)

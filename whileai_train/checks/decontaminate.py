@@ -187,7 +187,9 @@ def _near(rows_tab: NgramTable, index: _EvalIndex, active: np.ndarray, overlap: 
     texts) are candidates, and their coverage is read over all the row's n-grams. (2) An eval text sharing only
     template n-grams (in more than `max_df` eval texts) with a row covers at most what those cover; rows whose
     template n-grams alone could reach `overlap` are grouped by their template skeleton (which template n-gram
-    sits where), and each skeleton is read once against every eval text holding its template n-grams.
+    sits where), and each skeleton is read once against the eval texts holding one of its rarer template n-grams
+    (`_rare_prefix`: the rest cannot reach `overlap` alone). Exact for every row that reaches `overlap`; below it,
+    the best found may be under the true best, and no row under it is flagged.
     """
     n_rows = len(rows_tab.lengths)
     best = np.zeros(n_rows)
@@ -225,14 +227,13 @@ def _near(rows_tab: NgramTable, index: _EvalIndex, active: np.ndarray, overlap: 
         rep_best = np.zeros(n_rows)
         rep_eval = np.full(n_rows, -1, dtype=np.int64)
         ignored = np.zeros(n_rows, dtype=bool)
-        common_df = np.bincount(rows_tab.owner, weights=common * row_df.astype(float), minlength=n_rows)
-        for rows in _chunks(rows_tab.first, np.sort(reps), common_df):
+        rare, rest_cover = _rare_prefix(rows_tab, common, row_df, reps, overlap, n)
+        rare_df = np.bincount(rows_tab.owner, weights=rare * row_df.astype(float), minlength=n_rows)
+        for rows in _chunks(rows_tab.first, np.sort(reps), rare_df):
             lo, hi = rows_tab.first[rows[0]], rows_tab.first[rows[-1] + 1]
-            member = np.zeros(n_rows, dtype=bool)
-            member[rows] = True
-            pick = np.flatnonzero(common[lo:hi] & member[rows_tab.owner[lo:hi]]) + lo
+            pick = np.flatnonzero(rare[lo:hi]) + lo
             pair_row, pair_eval, shared = index.pairs(rows_tab.owner, where, row_df, pick)
-            keep = shared * n >= overlap * rows_tab.lengths[pair_row]
+            keep = (rest_cover[pair_row] + shared * n) / rows_tab.lengths[pair_row] >= overlap
             _cover(rows_tab, index, row_df, pair_row[keep], pair_eval[keep], n, common, rep_best, rep_eval, ignored)
         group_best, group_eval = rep_best[reps][group], rep_eval[reps][group]
         better = group_best > best[needy_rows]
@@ -240,6 +241,43 @@ def _near(rows_tab: NgramTable, index: _EvalIndex, active: np.ndarray, overlap: 
         best[targets], best_eval[targets] = group_best[better], group_eval[better]
         template_only[targets] = True
     return best, best_eval, template_only
+
+
+def _rare_prefix(rows_tab: NgramTable, common: np.ndarray, row_df: np.ndarray, reps: np.ndarray, overlap: float,
+                 n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The prefix filter of set-similarity joins (Chaudhuri et al. 2006), on each rep's template n-grams.
+
+    Per rep, its common n-grams most common first: the longest run of them that covers under `overlap` of its
+    words cannot reach the rule alone, so an eval text that reaches it holds one of the rest, the rarer ones, and
+    only their postings need reading. Returns flags over the flat n-grams (the rarer ones) and, per row, the
+    words the run covers (what an eval text holding all of it adds at most). The run's length is found by a
+    binary search per rep, all reps at once (cover grows with the run).
+    """
+    n_rows = len(rows_tab.lengths)
+    member = np.zeros(n_rows, dtype=bool)
+    member[reps] = True
+    at = np.flatnonzero(common & member[rows_tab.owner])  # ascending: grouped by row, positions ascending
+    row = rows_tab.owner[at]
+    position = at - rows_tab.first[row]
+    by_df = np.lexsort((-row_df[at], row))  # rows stay in their segments, most common first within each
+    rank = np.empty(len(at), dtype=np.int64)
+    rank[by_df] = np.arange(len(at)) - np.searchsorted(row, row[by_df])
+    lengths = np.maximum(rows_tab.lengths, 1)
+    low = np.zeros(n_rows, dtype=np.int64)  # a run of `low` stays under overlap (the empty run always does)
+    high = np.bincount(row, minlength=n_rows) + 1  # a run of `high` reaches it (or is past the end)
+    while True:
+        open_ = high - low > 1
+        if not open_.any():
+            break
+        middle = (low + high) // 2
+        taken = rank < middle[row]
+        below = _words_covered(row[taken], position[taken], n, n_rows) / lengths < overlap
+        low = np.where(open_ & below, middle, low)
+        high = np.where(open_ & ~below, middle, high)
+    in_run = rank < low[row]
+    rare = np.zeros(len(rows_tab.hashes), dtype=bool)
+    rare[at[~in_run]] = True
+    return rare, _words_covered(row[in_run], position[in_run], n, n_rows)
 
 
 def _coverage(shared: np.ndarray, ms: np.ndarray, n: int) -> np.ndarray:
