@@ -166,7 +166,8 @@ def _minhash(shingles: np.ndarray, starts: np.ndarray, permutations: int, seed: 
     b = rng.integers(0, int(_PRIME), size=permutations, dtype=np.uint64)
     # one permutation at a time over the contiguous shingle vector (memory: one copy of it), then texts x perms;
     # 2.7x faster than 8 permutations at a time down the columns of a shingles x 8 block
-    signature = np.empty((permutations, len(starts)), dtype=np.uint64)
+    # minima are < _PRIME < 2^31: 4 bytes each halves what the banding and the estimate read per pair
+    signature = np.empty((permutations, len(starts)), dtype=np.uint32)
     for k in range(permutations):
         signature[k] = np.minimum.reduceat((shingles * a[k] + b[k]) % _PRIME, starts)
     return np.ascontiguousarray(signature.T)
