@@ -1,7 +1,7 @@
 """Wall time and peak memory of the pre-train gates at 1k, 10k, 100k (and 1M) rows, as ratios.
 
     python bench/gates.py                      # 1k, 10k, 100k rows
-    python bench/gates.py --million            # and 1M rows (minutes; memory is not traced at 1M)
+    python bench/gates.py --million            # and 1M rows (minutes; memory at 1M is read from the RSS)
     python bench/gates.py --sizes 2000 --gates hack_scan near_duplicate_prompts
 
 Rows come from bench/gen_rows.py: tool-using rollouts, 8 per task, two phrasings per task, a planted phrase
@@ -9,7 +9,10 @@ hack; decontaminate gets eval rows with planted copies, near copies and same-tas
 as wall seconds (best of --repeats), as a ratio to two baselines measured in the same run on the same rows
 (``group``: one Python pass reading each row's task key and reward, the floor of any gate that reads rows;
 ``json``: json.loads of the same rows as JSONL, the cost of merely reading them from disk), and per 1k rows.
-Peak memory is traced in a separate pass (tracemalloc slows the code, so its times are not used). Then, per
+Peak memory is traced in a separate pass (tracemalloc slows the code, so its times are not used); above
+--memory-up-to rows (tracing 1M rows would take hours) it is the growth of the resident set of a forked child
+that runs the gate once (peak RSS minus RSS at the fork, marked "rss": it also counts memory freed but not yet
+returned to the system, so it reads a little higher than the traced figure). Then, per
 gate, the growth of cost between sizes (x10 rows should cost about x10: linear) and, at 100k rows, the ratio to
 the issue's target (hack_scan 3.5 s, decontaminate 4 s, publish_gate 5 s, optimize 2 s on the dev machine).
 
@@ -118,6 +121,38 @@ def _best_of(fn: Callable[[], None], repeats: int) -> tuple[float, float]:
     return best, best_cpu
 
 
+def _status_kb(field: str) -> int:
+    """A field of /proc/self/status in kB (VmRSS: resident now, VmHWM: the most resident so far)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise RuntimeError(f"no {field} in /proc/self/status")
+
+
+def _peak_rss_mb(fn: Callable[[], None]) -> float | None:
+    """Peak resident-set growth of a forked child running `fn` once (None where fork or /proc is missing)."""
+    if not hasattr(os, "fork") or not Path("/proc/self/status").exists():
+        return None
+    gc.collect()
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: the rows are already in memory (shared until written), only fn's growth is new
+        code = 1
+        try:
+            os.close(read_end)
+            start = _status_kb("VmRSS")
+            fn()
+            os.write(write_end, str(_status_kb("VmHWM") - start).encode())
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    with os.fdopen(read_end) as pipe:
+        text = pipe.read()
+    _, status = os.waitpid(pid, 0)
+    return int(text) / 1e3 if status == 0 and text else None
+
+
 def _peak_mb(fn: Callable[[], None]) -> float:
     gc.collect()
     tracemalloc.start()
@@ -136,7 +171,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2, help="best of this many runs per figure (1 at 1M)")
     parser.add_argument("--gates", nargs="+", default=None, help="time only these gates")
     parser.add_argument("--no-memory", action="store_true", help="skip the traced pass for peak memory")
-    parser.add_argument("--memory-up-to", type=int, default=100_000, help="trace memory up to this many rows")
+    parser.add_argument("--memory-up-to", type=int, default=100_000,
+                        help="trace memory up to this many rows (above: the RSS growth of a forked child)")
     args = parser.parse_args()
     sizes = sorted(set(args.sizes + ([1_000_000] if args.million else [])))
     only = set(args.gates) if args.gates else None
@@ -171,8 +207,11 @@ def main() -> None:
                 wall_base[name] = max(seconds, 1e-6)
             table.setdefault(name, {})[size] = seconds
             cpu_table.setdefault(name, {})[size] = cpu
-            trace = not args.no_memory and size <= args.memory_up_to
-            peak = f"{_peak_mb(fn):8.0f}" if trace else f"{'':8}"
+            peak = f"{'':8}"
+            if not args.no_memory and size <= args.memory_up_to:
+                peak = f"{_peak_mb(fn):8.0f}"
+            elif not args.no_memory and (rss := _peak_rss_mb(fn)) is not None:
+                peak = f"{rss:4.0f} rss"
             x_json = f"{cpu / base['baseline: json']:7.2f}" if "baseline: json" in base else f"{'':7}"
             wall_x_json = (f"{seconds / wall_base['baseline: json']:11.2f}" if "baseline: json" in wall_base
                            else f"{'':11}")
