@@ -277,3 +277,14 @@ def test_rare_prefix_keeps_the_longest_most_common_run_under_the_rule(n: int, ov
             run.append(i)
         assert rest_cover[t] == _hand_cover([j - lo for j in run], n)
         assert set(np.flatnonzero(rare[lo:hi]) + lo) == set(mine) - set(run)
+
+
+@pytest.mark.parametrize("copies", [1, 12])  # 12 eval texts hold the shared 14-gram: it counts as template text
+def test_a_row_exactly_at_the_overlap_is_flagged(copies: int) -> None:
+    """14 of 25 words covered meets overlap=0.56 (14 / 25 == 0.56), though 0.56 * 25 rounds to just over 14: the
+    search's bounds compare as the rule does, so the row is not pruned before its coverage is read."""
+    words = [f"w{i}" for i in range(25)]
+    evals = [{"prompt": " ".join([*words[:14], f"tail{i}"])} for i in range(copies)]
+    report = wai.decontaminate([{"prompt": " ".join(words)}], evals, n=14, overlap=0.56)
+    assert 14 / 25 >= 0.56 and 0.56 * 25 > 14
+    assert report.n_near == 1 and report.offenders[0]["coverage"] == 14 / 25

@@ -209,11 +209,13 @@ def _near(rows_tab: NgramTable, index: _EvalIndex, active: np.ndarray, overlap: 
         lo, hi = rows_tab.first[rows[0]], rows_tab.first[rows[-1] + 1]
         pick = np.flatnonzero(informative[lo:hi]) + lo
         pair_row, pair_eval, shared = index.pairs(rows_tab.owner, where, row_df, pick)
-        keep = common_cover[pair_row] + shared * n >= overlap * rows_tab.lengths[pair_row]
+        keep = (common_cover[pair_row] + shared * n) / rows_tab.lengths[pair_row] >= overlap
         _cover(rows_tab, index, row_df, pair_row[keep], pair_eval[keep], n, None, best, best_eval, template_only)
 
     # (2) template-only matches, one reading per skeleton
-    needy = active & (common_cover >= overlap * rows_tab.lengths) & (rows_tab.lengths >= n)
+    # bounds compare as the rule does (words / length >= overlap): `words >= overlap * length` rounds the other
+    # way for some lengths (14 / 25 >= 0.56, yet 0.56 * 25 > 14) and would drop a row exactly at the rule
+    needy = active & (common_cover / np.maximum(rows_tab.lengths, 1) >= overlap) & (rows_tab.lengths >= n)
     if needy.any():
         position = np.arange(len(rows_tab.hashes), dtype=np.int64) - rows_tab.first[rows_tab.owner]
         terms = np.where(common, mix((rows_tab.hashes & _MASK) + (position.astype(np.uint64) + np.uint64(1)) * _ODD),
