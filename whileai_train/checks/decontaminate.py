@@ -189,7 +189,9 @@ def _near(rows_tab: NgramTable, index: _EvalIndex, active: np.ndarray, overlap: 
     template n-grams alone could reach `overlap` are grouped by their template skeleton (which template n-gram
     sits where), and each skeleton is read once against the eval texts holding one of its rarer template n-grams
     (`_rare_prefix`: the rest cannot reach `overlap` alone). Exact for every row that reaches `overlap`; below it,
-    the best found may be under the true best, and no row under it is flagged.
+    the best found may be under the true best, and no row under it is flagged. Every bound compares as the rule
+    does (words / length >= overlap): `words >= overlap * length` rounds the other way for some lengths
+    (14 / 25 >= 0.56, yet 0.56 * 25 > 14) and would drop a row exactly at the rule.
     """
     n_rows = len(rows_tab.lengths)
     best = np.zeros(n_rows)
@@ -213,8 +215,6 @@ def _near(rows_tab: NgramTable, index: _EvalIndex, active: np.ndarray, overlap: 
         _cover(rows_tab, index, row_df, pair_row[keep], pair_eval[keep], n, None, best, best_eval, template_only)
 
     # (2) template-only matches, one reading per skeleton
-    # bounds compare as the rule does (words / length >= overlap): `words >= overlap * length` rounds the other
-    # way for some lengths (14 / 25 >= 0.56, yet 0.56 * 25 > 14) and would drop a row exactly at the rule
     needy = active & (common_cover / np.maximum(rows_tab.lengths, 1) >= overlap) & (rows_tab.lengths >= n)
     if needy.any():
         position = np.arange(len(rows_tab.hashes), dtype=np.int64) - rows_tab.first[rows_tab.owner]
