@@ -72,8 +72,8 @@ def _swallow(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
 
 def _cases(rows: list[dict[str, Any]], eval_rows: list[dict[str, Any]], jsonl: list[str] | None,
            only: set[str] | None) -> tuple[list[tuple[str, Callable[[], None]]], list[str]]:
-    from whileai_train.checks.hack_scan import hack_scan
-    from whileai_train.checks.hygiene import (
+    from whileai_train.gates.hack_scan import hack_scan
+    from whileai_train.gates.hygiene import (
         dedupe_groups,
         length_report,
         near_duplicate_prompts,
@@ -88,9 +88,9 @@ def _cases(rows: list[dict[str, Any]], eval_rows: list[dict[str, Any]], jsonl: l
         ("length_report", lambda: _swallow(length_report, rows)),
     ]
     missing = []
-    optimize = _optional("whileai_train.checks.optimize", "optimize")
-    decontaminate = _optional("whileai_train.checks.decontaminate", "decontaminate")
-    publish_gate = _optional("whileai_train.checks.publish_gate", "publish_gate")
+    optimize = _optional("whileai_train.select.optimize", "optimize")
+    decontaminate = _optional("whileai_train.gates.decontaminate", "decontaminate")
+    publish_gate = _optional("whileai_train.gates.publish_gate", "publish_gate")
     for name, fn, run in (
         ("optimize_rl", optimize, lambda: _swallow(optimize, rows, mode="rl")),  # type: ignore[arg-type]
         # with endorsed= optimize also runs a hack scan over the rows it keeps (no target of its own)

@@ -24,10 +24,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.gen_rows import make_rows
-from whileai_train.checks.compare_runs import compare_runs
-from whileai_train.checks.pass_at import pass_at
-from whileai_train.checks.publish_gate import publish_gate
 from whileai_train.errors import PublishGateError
+from whileai_train.gates.publish_gate import publish_gate
+from whileai_train.measure.compare_runs import compare_runs
+from whileai_train.measure.pass_at import pass_at
 from whileai_train.rows import task_key
 
 

@@ -8,8 +8,8 @@ import pytest
 from scipy import stats as sps
 
 import whileai_train as wai
-from whileai_train.checks.compare_runs import compare_runs
 from whileai_train.errors import ConfigError, InputError, RowError
+from whileai_train.measure.compare_runs import compare_runs
 from whileai_train.stats import paired_comparison, welch_p_value
 from whileai_train.stats.welch import welch_interval
 

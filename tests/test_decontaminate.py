@@ -102,7 +102,7 @@ def test_template_twins_above_the_rule_are_flagged_and_reported() -> None:
 
 
 def _brute_coverage(row: str, evals: list[str], n: int) -> float:
-    from whileai_train.checks.ngrams import _split
+    from whileai_train.gates.ngrams import _split
 
     words = [w.decode() for w in _split([row])[0]]
     if len(words) < n:
@@ -236,7 +236,7 @@ def test_messages_rows_and_no_mutation() -> None:
 
 
 def test_rows_read_in_chunks_give_the_same_answer(monkeypatch: pytest.MonkeyPatch) -> None:
-    import whileai_train.checks.decontaminate as module
+    import whileai_train.gates.decontaminate as module
 
     rows, evals, planted = _sets()
     whole = wai.decontaminate(rows, evals)
@@ -254,8 +254,8 @@ def _hand_cover(positions: list[int], n: int) -> int:
 def test_rare_prefix_keeps_the_longest_most_common_run_under_the_rule(n: int, overlap: float) -> None:
     """Per row, the run of most common template n-grams is the longest whose words stay under `overlap`, and the
     rest are the rare flags: checked against a per-row loop that adds n-grams one at a time."""
-    from whileai_train.checks.decontaminate import _rare_prefix
-    from whileai_train.checks.ngrams import ngram_table
+    from whileai_train.gates.decontaminate import _rare_prefix
+    from whileai_train.gates.ngrams import ngram_table
 
     rng = random.Random(n)
     texts = [" ".join(rng.choice(VOCAB) for _ in range(rng.randint(0, 40))) for _ in range(300)]

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 import whileai_train as wai
-from whileai_train.checks.hack_scan import hack_scan
-from whileai_train.checks.scan_stats import shuffled
 from whileai_train.errors import ConfigError, InputError, RowError
+from whileai_train.gates.hack_scan import hack_scan
+from whileai_train.gates.scan_stats import shuffled
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.gen_rows import HACK_PHRASE, make_rows
@@ -375,7 +375,7 @@ def test_two_trajectories_per_ask_with_near_ties_is_degenerate() -> None:
 
 
 def test_hand_tier_counts_match_a_hand_count() -> None:
-    from whileai_train.checks.features import extract_features
+    from whileai_train.gates.features import extract_features
 
     texts = ["Done! Order 12 ships?\n- one\n- two\n```py\nx\n```", "", "no marks here", "1. first\n2) second!!"]
     rows = [{"prompt": "p", "final_text": text, "reward": 1.0,

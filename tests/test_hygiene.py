@@ -13,15 +13,15 @@ import pytest
 from scipy import stats
 
 import whileai_train as wai
-from whileai_train.checks.hygiene import dedupe_groups, length_report, reward_correlations
-from whileai_train.checks.near_duplicates import (
+from whileai_train.errors import ConfigError, InputError, RowError
+from whileai_train.gates.hygiene import dedupe_groups, length_report, reward_correlations
+from whileai_train.gates.near_duplicates import (
     _candidates,
     _jaccards,
     _minhash,
     _shingles,
     near_duplicate_prompts,
 )
-from whileai_train.errors import ConfigError, InputError, RowError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.gen_rows import make_rows, plant_near_duplicate_asks

@@ -7,9 +7,9 @@ import zlib
 import pytest
 
 import whileai_train as wai
-from whileai_train.checks.judge_defaults import FILLER_TEXT, PROBE_MIN_N
-from whileai_train.checks.judge_probes import probe_row, resolvable_rate
 from whileai_train.errors import ConfigError, InputError
+from whileai_train.judge.defaults import FILLER_TEXT, PROBE_MIN_N
+from whileai_train.judge.judge_probes import probe_row, resolvable_rate
 from whileai_train.stats import wilson_interval
 
 

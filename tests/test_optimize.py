@@ -13,8 +13,8 @@ import pytest
 from scipy import stats as sps
 
 import whileai_train as wai
-from whileai_train.checks.select_rl import fault_kind
 from whileai_train.errors import ConfigError, InputError, RowError
+from whileai_train.select.select_rl import fault_kind
 
 
 def rollout(task: str, index: int, reward: float | None, **extra: Any) -> dict[str, Any]:

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import whileai_train as wai
-from whileai_train.checks.pass_at import pass_at, pass_at_k_estimate, pass_pow_k_estimate
 from whileai_train.errors import ConfigError, InputError, RowError
+from whileai_train.measure.pass_at import pass_at, pass_at_k_estimate, pass_pow_k_estimate
 from whileai_train.stats import bootstrap_mean_ci
 from whileai_train.stats.shared_draws import bootstrap_mean_cis
 

@@ -10,8 +10,8 @@ import random
 import pytest
 
 import whileai_train as wai
-from whileai_train.checks.publish_gate import publish_gate
 from whileai_train.errors import ConfigError, InputError, PublishGateError, RowError
+from whileai_train.gates.publish_gate import publish_gate
 from whileai_train.stats import wilson_interval
 
 
@@ -224,7 +224,7 @@ def test_public_name() -> None:
 
 def test_stamps_equal_the_ones_optimize_writes() -> None:
     """One stamp definition: optimize(mode="rl") stamps from the rows it was given, so must the gate."""
-    from whileai_train.checks.optimize import optimize
+    from whileai_train.select.optimize import optimize
 
     rows = _hacked_rows(n_asks=20)
     for row in rows:

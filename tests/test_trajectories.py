@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from whileai_train.checks.features import _BULLET_BYTES, _bullet_starts
-from whileai_train.checks.scan_stats import binary_ss
-from whileai_train.checks.trajectories import read_sizes, read_trajectories, trajectory_parts
+from whileai_train.gates.features import _BULLET_BYTES, _bullet_starts
+from whileai_train.gates.scan_stats import binary_ss
+from whileai_train.tables.trajectories import read_sizes, read_trajectories, trajectory_parts
 
 
 def _rows() -> list[dict[str, Any]]:

@@ -442,7 +442,7 @@ class RewardMonitor(WhileCallback):
         if len(rows) < D.MIN_SCAN_ROWS:
             return check_feature({"n_rows": len(rows)})
         try:
-            from whileai_train.checks.hack_scan import hack_scan
+            from whileai_train.gates.hack_scan import hack_scan
 
             report = hack_scan(rows, endorsed=self.endorsed, features=self.features, seed=0)
         except Exception as exc:  # noqa: BLE001  (a scan failure is a warning; the other alarms go on)

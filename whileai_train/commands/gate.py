@@ -53,8 +53,8 @@ def _dump(report: Any) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from whileai_train.checks.publish_gate import publish_gate
     from whileai_train.errors import PublishGateError, WhileAIError
+    from whileai_train.gates.publish_gate import publish_gate
     from whileai_train.rows import read_rows
 
     out: dict[str, Any] = {"rows": str(args.rows), "mode": args.mode}
@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
         if args.mode == "rl" and code == EXIT_OK:
             out["optimize"] = _optimize_preview(rows, args.seed, texts)
         if args.eval:
-            from whileai_train.checks.decontaminate import decontaminate
+            from whileai_train.gates.decontaminate import decontaminate
 
             eval_rows = [row for path in args.eval for row in read_rows(path)]
             report = decontaminate(rows, eval_rows)
@@ -104,7 +104,7 @@ def _optimize_preview(rows: list[dict[str, Any]], seed: int, texts: list[str]) -
     from whileai_train.errors import WhileAIError
 
     try:
-        from whileai_train.checks.optimize import optimize
+        from whileai_train.select.optimize import optimize
 
         result = optimize(rows, mode="rl", seed=seed)
     except (WhileAIError, ImportError) as error:

@@ -6,7 +6,6 @@ __all__ = [
     "ENCODINGS",
     "FORMATS",
     "MASK_MODES",
-    "PASS_THRESHOLD",
     "PRIVILEGED_MIN_CHARS",
     "RESERVED_REWARD_COLUMNS",
     "TOOL_OUTPUT_MARKER",
@@ -19,9 +18,6 @@ TOOL_OUTPUT_MARKER = "[... {n} chars of tool output truncated]"
 # SFTConfig.max_length and DPOConfig.max_length default in trl 1.16 (measured, ../shared/FACTS.md): rows with more
 # tokens are truncated, and those left with no trained token are dropped without a word, so the report counts them.
 TRL_MAX_LENGTH = 1024
-
-# Pass vs fail split for preference pairs: partial credit splits at 0.5 (product text, "Prune before training").
-PASS_THRESHOLD = 0.5
 
 # A privileged value shorter than this is not searched for in replies: short strings ("A1", "yes", "3") occur
 # by chance. Our choice, not a measured figure; raise it if common words in `privileged` cause false refusals.

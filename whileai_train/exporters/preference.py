@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from whileai_train.errors import ExportRefusedError, PrivilegedLeakError, RowError
-from whileai_train.exporters.defaults import PASS_THRESHOLD, TRL_MAX_LENGTH
+from whileai_train.exporters.defaults import TRL_MAX_LENGTH
 from whileai_train.exporters.jsonl import atomic_jsonl, dumps
 from whileai_train.exporters.leaks import quotes_privileged
 from whileai_train.exporters.options import check_common, default_path
@@ -31,6 +31,7 @@ from whileai_train.exporters.shape import (
 )
 from whileai_train.exporters.template import TemplateCheck
 from whileai_train.rows import conversation, reward_of, task_key
+from whileai_train.tables.defaults import PASS_THRESHOLD
 
 __all__ = ["export_preference", "preference_rows"]
 

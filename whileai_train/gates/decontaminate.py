@@ -28,7 +28,8 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
-from whileai_train.checks.decontaminate_defaults import (
+from whileai_train.errors import ConfigError, InputError
+from whileai_train.gates.decontaminate_defaults import (
     EVAL_TEXT_KEYS,
     FLOOR_PERCENTILE,
     FLOOR_SAMPLE,
@@ -38,9 +39,8 @@ from whileai_train.checks.decontaminate_defaults import (
     OVERLAP,
     SIMILARITY,
 )
-from whileai_train.checks.features import paused_gc
-from whileai_train.checks.ngrams import NgramTable, mix, ngram_table
-from whileai_train.errors import ConfigError, InputError
+from whileai_train.gates.features import paused_gc
+from whileai_train.gates.ngrams import NgramTable, mix, ngram_table
 from whileai_train.report import Report
 from whileai_train.rows import agent_text, prompt_text, read_rows
 

@@ -13,11 +13,11 @@ from typing import Any, NamedTuple
 import numpy as np
 from pydantic import Field
 
-from whileai_train.checks.graded import graded_table, name_rows
-from whileai_train.checks.optimize_defaults import PASS_THRESHOLD
-from whileai_train.checks.select_rows import SelectionReport, eval_warning
 from whileai_train.errors import ConfigError
 from whileai_train.rows import prompt_text
+from whileai_train.select.select_rows import SelectionReport, eval_warning
+from whileai_train.tables.defaults import PASS_THRESHOLD
+from whileai_train.tables.graded import graded_table, name_rows
 
 __all__ = ["PreferencePairs", "PreferencePairsReport", "build_preference_pairs"]
 

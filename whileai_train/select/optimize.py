@@ -14,10 +14,10 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from whileai_train.checks.select_rl import RLSelectionReport, select_for_rl
-from whileai_train.checks.select_rows import OptimizeResult
-from whileai_train.checks.select_sft import SFTSelectionReport, select_for_sft
 from whileai_train.errors import ConfigError
+from whileai_train.select.select_rl import RLSelectionReport, select_for_rl
+from whileai_train.select.select_rows import OptimizeResult
+from whileai_train.select.select_sft import SFTSelectionReport, select_for_sft
 
 __all__ = ["OptimizeResult", "RLSelectionReport", "SFTSelectionReport", "optimize", "select_for_rl",
            "select_for_sft"]

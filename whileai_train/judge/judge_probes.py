@@ -33,8 +33,8 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel
 
-from whileai_train.checks.gate_defaults import PASS_THRESHOLD
-from whileai_train.checks.judge_defaults import (
+from whileai_train.errors import ConfigError, InputError
+from whileai_train.judge.defaults import (
     FILLER_TEXT,
     PROBE_FLAG_RATE,
     PROBE_MIN_N,
@@ -43,10 +43,10 @@ from whileai_train.checks.judge_defaults import (
     PROBE_SAMPLE,
     SEED,
 )
-from whileai_train.errors import ConfigError, InputError
 from whileai_train.report import Report
 from whileai_train.rows import agent_text, prompt_text, tool_names
 from whileai_train.stats import normal_quantile, wilson_interval
+from whileai_train.tables.defaults import PASS_THRESHOLD
 
 __all__ = ["JudgeCalls", "JudgeProbesReport", "ProbeResult", "judge_probes", "probe_row", "resolvable_rate",
            "with_filler"]

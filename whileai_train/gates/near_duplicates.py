@@ -18,15 +18,15 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
-from whileai_train.checks.defaults import (
+from whileai_train.errors import ConfigError, InputError, RowError
+from whileai_train.gates.defaults import (
     NEAR_DUP_BANDS,
     NEAR_DUP_JACCARD,
     NEAR_DUP_PERMUTATIONS,
     NEAR_DUP_SHINGLE,
     SHOW,
 )
-from whileai_train.checks.features import paused_gc
-from whileai_train.errors import ConfigError, InputError, RowError
+from whileai_train.gates.features import paused_gc
 from whileai_train.report import Report
 from whileai_train.rows import task_key
 

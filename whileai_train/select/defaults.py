@@ -1,28 +1,19 @@
-"""Defaults of optimize, the selectors, preference pairs and curriculum: one place, each with its source."""
+"""Defaults of optimize, the selectors, preference pairs and curriculum: one place, each with its source.
+
+The pass threshold and the difficulty band every stage shares are in tables/defaults.py."""
 
 from __future__ import annotations
 
 __all__ = [
-    "BAND",
     "CURRICULUM_TIERS",
-    "EVAL_SOURCE",
     "LOW_K",
     "ORDERS",
-    "PASS_THRESHOLD",
     "SELECT_RULES",
     "SFT_COMPLETIONS_PER_PROMPT",
     "SFT_MIN_REWARD",
     "TRUNCATED",
     "TRUNCATED_MODES",
 ]
-
-# The offline difficulty band: keep asks the policy solves 20-80% of the time. Product text, "Prune before
-# training" (from the reasoning-model recipes; a heuristic, so a parameter). curriculum's floor/solved defaults
-# are the same two edges, so the two agree on which tasks are trainable.
-BAND = (0.2, 0.8)
-
-# Pass vs fail: a reward at or above this passes. Product text: "partial credit splits at 0.5" (n0/n1).
-PASS_THRESHOLD = 0.5
 
 # Fewer graded rollouts per task than this and the band is a guess: at k=8 a 50% task's Wilson 95% interval is
 # about +-0.3 wide (product text, "Each kept row's calibration stamp carries pass_rate_ci95 ...").
@@ -42,9 +33,6 @@ ORDERS = ("round_robin", "middle")
 SFT_COMPLETIONS_PER_PROMPT = 4
 SFT_MIN_REWARD = 1.0
 SELECT_RULES = ("top_per_prompt", "top_k_overall", "random_per_prompt", "random_k_overall")
-
-# Rows whose reward came from evaluate() carry lineage.source == "eval" (product text, "Every selector report").
-EVAL_SOURCE = "eval"
 
 # A staged schedule of three: easy, middle, hard. Our choice (issue 4's brief); tiers= moves it.
 CURRICULUM_TIERS = 3

@@ -1,7 +1,7 @@
 """What every selector shares: the report base, the eval_sourced warning, the result pair.
 
-Rows are read by `checks.graded.graded_table` (order="first_seen") and stamped by
-`checks.calibration.task_stamps`, the same reader and stamp the gates use.
+Rows are read by `tables.graded.graded_table` (order="first_seen") and stamped by
+`tables.calibration.task_stamps`, the same reader and stamp the gates use.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import Any, NamedTuple
 
 from pydantic import ConfigDict, Field
 
-from whileai_train.checks.graded import name_rows
 from whileai_train.report import Report
+from whileai_train.tables.graded import name_rows
 
 __all__ = ["OptimizeResult", "SelectionReport", "eval_warning"]
 

@@ -15,11 +15,10 @@ from typing import Any, Literal
 
 import numpy as np
 
-from whileai_train.checks.calibration import carried_stamp
-from whileai_train.checks.gate_defaults import PASS_THRESHOLD, SHOW_FIRST
-from whileai_train.checks.optimize_defaults import EVAL_SOURCE
 from whileai_train.errors import InputError, RowError
 from whileai_train.rows import read_rows, reward_of, task_key
+from whileai_train.tables.calibration import carried_stamp
+from whileai_train.tables.defaults import EVAL_SOURCE, PASS_THRESHOLD, SHOW_FIRST
 
 __all__ = ["Graded", "graded_table", "name_rows"]
 

@@ -21,7 +21,7 @@ import numpy as np
 from whileai_train.stats import wilson_interval
 
 if TYPE_CHECKING:  # graded.py reads carried stamps with `carried_stamp`
-    from whileai_train.checks.graded import Graded
+    from whileai_train.tables.graded import Graded
 
 __all__ = ["Stamped", "carried_stamp", "policy_of", "stamp_rows", "task_stamps"]
 

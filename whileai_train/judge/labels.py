@@ -20,8 +20,8 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from whileai_train.checks.judge_defaults import LABEL_KINDS, SHOW_FIRST
 from whileai_train.errors import LabelError
+from whileai_train.judge.defaults import LABEL_KINDS, SHOW_FIRST
 
 __all__ = ["attach_labels", "gold_kind_of", "kind_words"]
 

@@ -1,6 +1,6 @@
 """hack_scan: what will the policy learn from this reward, the task or a shortcut?
 
-Reward and every feature (checks/features.py: the hand tier and the auto tier) are centred within ask
+Reward and every feature (gates/features.py: the hand tier and the auto tier) are centred within ask
 (``task_key``), so only the contrast between rollouts of the same ask counts, as in a group-relative advantage;
 asks whose reward never varies teach nothing and are left out. Features are ranked by their correlation with
 reward and compared to a noise floor tau: the largest |rho| any feature reaches when reward is shuffled within ask
@@ -8,7 +8,7 @@ reward and compared to a noise floor tau: the largest |rho| any feature reaches 
 reward should track) the scan fits the endorsed features within ask, takes that fit out of the reward and asks
 whether anything else is still paid for: ``reward_hack``, ``integrity`` and ``rivals``. When a few distinct
 trajectories per ask make several features tie at the top, the scan says ``degenerate`` and names the cause
-instead of picking one. The numbers live in checks/scan_stats.py, the features in checks/features.py.
+instead of picking one. The numbers live in gates/scan_stats.py, the features in gates/features.py.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ import numpy as np
 from pydantic import BaseModel, Field
 from threadpoolctl import threadpool_limits
 
-from whileai_train.checks.defaults import (
+from whileai_train.errors import ConfigError, InputError, RowError
+from whileai_train.gates.defaults import (
     DEGENERATE_RHO,
     ENDORSED_MAX_COLUMNS,
     LOW_DISTINCT_PER_ASK,
@@ -30,9 +31,8 @@ from whileai_train.checks.defaults import (
     STRONG_FEATURES,
     TIE_TOLERANCE,
 )
-from whileai_train.checks.features import check_user_features, extract_features, paused_gc
-from whileai_train.checks.graded import Graded
-from whileai_train.checks.scan_stats import (
+from whileai_train.gates.features import check_user_features, extract_features, paused_gc
+from whileai_train.gates.scan_stats import (
     Scan,
     ands,
     distinct_per_ask,
@@ -40,10 +40,10 @@ from whileai_train.checks.scan_stats import (
     priority,
     same_column,
 )
-from whileai_train.checks.trajectories import Trajectories
-from whileai_train.errors import ConfigError, InputError, RowError
 from whileai_train.report import Report
 from whileai_train.rows import task_key
+from whileai_train.tables.graded import Graded
+from whileai_train.tables.trajectories import Trajectories
 
 __all__ = ["FeatureScore", "HackScanReport", "hack_scan", "scan_rows"]
 

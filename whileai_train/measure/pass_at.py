@@ -17,13 +17,14 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
-from whileai_train.checks.calibration import carried_stamp
-from whileai_train.checks.gate_defaults import CONFIG_KEYS, CONFIG_SAMPLE_ROWS, PASS_THRESHOLD
-from whileai_train.checks.graded import Graded, graded_table, name_rows
 from whileai_train.errors import ConfigError, InputError
+from whileai_train.measure.defaults import CONFIG_KEYS, CONFIG_SAMPLE_ROWS
 from whileai_train.report import Report
 from whileai_train.stats import DEFAULT_DRAWS
 from whileai_train.stats.shared_draws import bootstrap_mean_cis
+from whileai_train.tables.calibration import carried_stamp
+from whileai_train.tables.defaults import PASS_THRESHOLD
+from whileai_train.tables.graded import Graded, graded_table, name_rows
 
 __all__ = ["PassAtReport", "most_common_k", "pass_at", "pass_at_k_estimate", "pass_pow_k_estimate", "run_config"]
 

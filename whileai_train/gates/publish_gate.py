@@ -1,7 +1,7 @@
 """publish_gate: is this row set fit to publish for training? Stamps, refusals, warnings, and the blocks.
 
 * Every graded row gets a calibration stamp (its task's pass rate over k repeats, k, the policy); a stamp a
-  row carries is kept, not re-measured (checks/calibration.py).
+  row carries is kept, not re-measured (tables/calibration.py).
 * An RL-shaped set (repeats of one ask) is refused with PublishGateError when it is ungraded or has no
   mixed group: a grouped update (GRPO's group-relative advantage) learns nothing from it.
 * Warnings when unanimous asks or asks outside the 0.2-0.8 band remain: optimize(mode="rl") prunes those.
@@ -9,7 +9,7 @@
   rows carry gold labels, hack_scan on RL-shaped rows (strict_hacks=True refuses a reward_hack),
   near-duplicate asks and length spread.
 
-Everything is arrays after one pass over the rows (checks/graded.py); no pairwise loop, no per-row pydantic.
+Everything is arrays after one pass over the rows (tables/graded.py); no pairwise loop, no per-row pydantic.
 """
 
 from __future__ import annotations
@@ -20,20 +20,21 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 from pydantic import Field, PrivateAttr
 
-from whileai_train.checks.calibration import stamp_rows
-from whileai_train.checks.features import paused_gc
-from whileai_train.checks.gate_defaults import BAND, PASS_THRESHOLD, RL_SHAPED_SHARE, SHOW_FIRST
-from whileai_train.checks.graded import Graded, graded_table, name_rows
-from whileai_train.checks.overlap import OVERLAP_MIN_ROWS, start
-from whileai_train.checks.pass_at import PassAtReport, most_common_k, pass_at_from_table
-from whileai_train.checks.trajectories import Trajectories, read_trajectories
 from whileai_train.errors import ConfigError, PublishGateError
+from whileai_train.gates.defaults import RL_SHAPED_SHARE
+from whileai_train.gates.features import paused_gc
+from whileai_train.gates.overlap import OVERLAP_MIN_ROWS, start
+from whileai_train.measure.pass_at import PassAtReport, most_common_k, pass_at_from_table
 from whileai_train.report import Report
 from whileai_train.stats import DEFAULT_DRAWS
+from whileai_train.tables.calibration import stamp_rows
+from whileai_train.tables.defaults import BAND, PASS_THRESHOLD, SHOW_FIRST
+from whileai_train.tables.graded import Graded, graded_table, name_rows
+from whileai_train.tables.trajectories import Trajectories, read_trajectories
 
 if TYPE_CHECKING:  # imported where used: the scan and the near-duplicate search load only when a gate runs them
-    from whileai_train.checks.hack_scan import HackScanReport
-    from whileai_train.checks.near_duplicates import NearDuplicateReport
+    from whileai_train.gates.hack_scan import HackScanReport
+    from whileai_train.gates.near_duplicates import NearDuplicateReport
 
 __all__ = ["PublishGateReport", "publish_gate"]
 
@@ -159,7 +160,7 @@ def _groups(report: PublishGateReport, table: Graded, carried_rate: dict[int, fl
 
 def _hygiene_blocks(report: PublishGateReport, near: NearDuplicateReport, table: Graded,
                     trajectories: Trajectories) -> None:
-    from whileai_train.checks.hygiene import length_report_from
+    from whileai_train.gates.hygiene import length_report_from
 
     report.near_duplicates = near
     # rewards were checked by graded_table
@@ -199,7 +200,7 @@ def _judge_block(report: PublishGateReport, rows: Sequence[Mapping[str, Any]], j
         report.notes.append("judge_trust: NOT MEASURED (no row carries gold_reward; attach_labels(rows, labels, "
                             "kind='human') measures the judge)")
         return
-    from whileai_train.checks.judge_trust import judge_trust
+    from whileai_train.judge.judge_trust import judge_trust
 
     trust = judge_trust(rows, judge=judge)
     report.judge_trust = {**trust.summary(), "verdict": trust.verdict, "reading": trust.reading}
@@ -264,7 +265,7 @@ def publish_gate(rows: Any, *, mode: Literal["rl", "sft"] | None = None, policy:
                 report.what_to_do.append(_OPTIMIZE)
     stamp_k = most_common_k(stamped.carried_k) if k is None else None
     # pass_at's bootstrap and the near-duplicate search need nothing from the hack scan: on a large set they run
-    # in a thread while this one reads the trajectories and scans (checks/overlap.py); the report is the same
+    # in a thread while this one reads the trajectories and scans (gates/overlap.py); the report is the same
     background = table.n_rows >= OVERLAP_MIN_ROWS
     pass_at_job = start(background, pass_at_from_table, table, rows, k=k, draws=draws, seed=seed,
                         pass_threshold=pass_threshold, stamp_k=stamp_k)
@@ -273,7 +274,7 @@ def publish_gate(rows: Any, *, mode: Literal["rl", "sft"] | None = None, policy:
         trajectories = read_trajectories(rows)  # one read of every row's steps for the hack scan and the lengths
         hack = None
         if rl_shaped and scan and report.n_mixed:
-            from whileai_train.checks.hack_scan import scan_rows
+            from whileai_train.gates.hack_scan import scan_rows
 
             hack = scan_rows(table.rows, trajectories, endorsed=endorsed, seed=seed, graded=table)
     finally:  # never leave a part running on the rows, whatever this thread raised
@@ -291,7 +292,7 @@ def publish_gate(rows: Any, *, mode: Literal["rl", "sft"] | None = None, policy:
 
 
 def _near_duplicates(table: Graded) -> NearDuplicateReport:
-    from whileai_train.checks.near_duplicates import ask_texts, near_duplicates_of
+    from whileai_train.gates.near_duplicates import ask_texts, near_duplicates_of
 
     return near_duplicates_of(table.task_of_row, table.tasks, ask_texts(table.rows))
 

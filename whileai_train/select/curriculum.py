@@ -16,12 +16,13 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, Field
 
-from whileai_train.checks.calibration import task_stamps
-from whileai_train.checks.graded import graded_table
-from whileai_train.checks.optimize_defaults import BAND, CURRICULUM_TIERS, LOW_K
 from whileai_train.errors import ConfigError
 from whileai_train.report import Report
 from whileai_train.rows import calibration_of
+from whileai_train.select.defaults import CURRICULUM_TIERS, LOW_K
+from whileai_train.tables.calibration import task_stamps
+from whileai_train.tables.defaults import BAND
+from whileai_train.tables.graded import graded_table
 
 __all__ = ["CurriculumReport", "TaskDifficulty", "curriculum"]
 

@@ -26,21 +26,20 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field
 
-from whileai_train.checks.calibration import task_stamps
-from whileai_train.checks.features import paused_gc
-from whileai_train.checks.graded import Graded, graded_table, name_rows
-from whileai_train.checks.optimize_defaults import (
-    BAND,
+from whileai_train.errors import ConfigError
+from whileai_train.gates.features import paused_gc
+from whileai_train.select.defaults import (
     LOW_K,
     ORDERS,
-    PASS_THRESHOLD,
     TRUNCATED,
     TRUNCATED_MODES,
 )
-from whileai_train.checks.select_rows import OptimizeResult, SelectionReport, eval_warning
-from whileai_train.checks.trajectories import read_sizes, read_trajectories, trajectory_parts
-from whileai_train.errors import ConfigError
+from whileai_train.select.select_rows import OptimizeResult, SelectionReport, eval_warning
 from whileai_train.stats import wilson_interval
+from whileai_train.tables.calibration import task_stamps
+from whileai_train.tables.defaults import BAND, PASS_THRESHOLD
+from whileai_train.tables.graded import Graded, graded_table, name_rows
+from whileai_train.tables.trajectories import read_sizes, read_trajectories, trajectory_parts
 
 __all__ = ["RLSelectionReport", "fault_kind", "select_for_rl"]
 
@@ -422,7 +421,7 @@ def _hygiene(out: list[dict[str, Any]], rewards: np.ndarray, report: RLSelection
     """The pooled reward correlations, and hack_scan when `endorsed=` names what the reward should track.
 
     `rewards` are the kept rows' rewards (after a penalty); the rows' steps are read once for both."""
-    from whileai_train.checks.hygiene import correlations_from
+    from whileai_train.gates.hygiene import correlations_from
 
     scan = endorsed is not None or features is not None
     trajectories = read_trajectories(out) if scan else None
@@ -433,7 +432,7 @@ def _hygiene(out: list[dict[str, Any]], rewards: np.ndarray, report: RLSelection
         report.hygiene_warnings.append(f"correlations: {warning}")
     if not scan:
         return
-    from whileai_train.checks.hack_scan import scan_rows
+    from whileai_train.gates.hack_scan import scan_rows
 
     report.hack_scan = scan_rows(out, trajectories, endorsed=endorsed, features=features, seed=seed)
     for warning in getattr(report.hack_scan, "warnings", None) or ():

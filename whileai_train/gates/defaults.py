@@ -21,7 +21,7 @@ __all__ = [
     "NEAR_DUP_PERMUTATIONS",
     "NEAR_DUP_SHINGLE",
     "PAIR_CANDIDATE_WORDS",
-    "PASS_THRESHOLD",
+    "RL_SHAPED_SHARE",
     "SHOW",
     "SHUFFLES",
     "STRONG_FEATURES",
@@ -89,8 +89,9 @@ SHOW = 10
 # is explained, a failed one is short); hack_scan's within-ask rank is the real test.
 LENGTH_BIAS_RATIO = 1.5
 
-# Pass vs fail for length_report: a reward at or above this passes. Product text: "partial credit splits at 0.5".
-PASS_THRESHOLD = 0.5
+# publish_gate reads a set as RL-shaped (repeats of one ask) when at least this share of its rows sit in tasks
+# with two or more rows. Our choice: a stray repeat in an SFT set does not make it RL-shaped; mode= overrides.
+RL_SHAPED_SHARE = 0.5
 
 # Near-duplicate asks: word 3-gram shingles, Jaccard >= 0.8 estimated by MinHash with LSH banding. The 0.8 MinHash
 # threshold is the one of Lee et al. 2022 ("Deduplicating Training Data Makes Language Models Better"); 3-grams

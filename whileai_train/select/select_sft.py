@@ -18,12 +18,12 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field
 
-from whileai_train.checks.calibration import task_stamps
-from whileai_train.checks.graded import graded_table, name_rows
-from whileai_train.checks.optimize_defaults import SELECT_RULES, SFT_COMPLETIONS_PER_PROMPT, SFT_MIN_REWARD
-from whileai_train.checks.select_rows import OptimizeResult, SelectionReport, eval_warning
 from whileai_train.errors import ConfigError
 from whileai_train.rows import prompt_text
+from whileai_train.select.defaults import SELECT_RULES, SFT_COMPLETIONS_PER_PROMPT, SFT_MIN_REWARD
+from whileai_train.select.select_rows import OptimizeResult, SelectionReport, eval_warning
+from whileai_train.tables.calibration import task_stamps
+from whileai_train.tables.graded import graded_table, name_rows
 
 __all__ = ["SFTSelectionReport", "select_for_sft"]
 

@@ -5,7 +5,7 @@
   within-ask answer is hack_scan's.
 * :func:`dedupe_groups`: rollouts that repeat a trajectory within their ask (the same trajectory twice adds
   nothing to a group-relative advantage).
-* :func:`near_duplicate_prompts`: asks of different tasks that read almost the same (checks/near_duplicates.py,
+* :func:`near_duplicate_prompts`: asks of different tasks that read almost the same (gates/near_duplicates.py,
   re-exported here).
 * :func:`length_report`: how reply length spreads, overall and by pass/fail.
 """
@@ -19,23 +19,23 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
-from whileai_train.checks.defaults import (
+from whileai_train.errors import InputError, RowError
+from whileai_train.gates.defaults import (
     HACK_THRESHOLD,
     LENGTH_BIAS_RATIO,
-    PASS_THRESHOLD,
     SHOW,
 )
-from whileai_train.checks.features import paused_gc, vector_dot
-from whileai_train.checks.near_duplicates import (
+from whileai_train.gates.features import paused_gc, vector_dot
+from whileai_train.gates.near_duplicates import (
     NearDuplicateGroup,
     NearDuplicatePair,
     NearDuplicateReport,
     near_duplicate_prompts,
 )
-from whileai_train.checks.trajectories import read_sizes, trajectory_parts
-from whileai_train.errors import InputError, RowError
 from whileai_train.report import Report
 from whileai_train.rows import reward_of, task_key
+from whileai_train.tables.defaults import PASS_THRESHOLD
+from whileai_train.tables.trajectories import read_sizes, trajectory_parts
 
 __all__ = [
     "CorrelationsReport",

@@ -13,13 +13,14 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import Field
 
-from whileai_train.checks.gate_defaults import LOW_PAIRED_SHARE, MIN_PAIRED_TASKS, PASS_THRESHOLD
-from whileai_train.checks.graded import Graded, graded_table, name_rows
-from whileai_train.checks.pass_at import run_config
 from whileai_train.errors import ConfigError, InputError
+from whileai_train.measure.defaults import LOW_PAIRED_SHARE, MIN_PAIRED_TASKS
+from whileai_train.measure.pass_at import run_config
 from whileai_train.report import Report
 from whileai_train.stats import DEFAULT_DRAWS, paired_comparison, welch_p_value
 from whileai_train.stats.welch import welch_interval
+from whileai_train.tables.defaults import PASS_THRESHOLD
+from whileai_train.tables.graded import Graded, graded_table, name_rows
 
 __all__ = ["CompareRunsReport", "compare_runs"]
 

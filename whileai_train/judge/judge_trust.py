@@ -8,7 +8,7 @@ The reading, first line of ``str(report)`` (and of :func:`format_judge_trust`):
 * PASS: the Wilson lower bound of agreement >= 0.80, Cohen's kappa >= 0.60, and no probe found a hole;
 * FAIL: otherwise, with the number, the floor and what to do.
 
-The judge contract is the one in :mod:`whileai_train.checks.judge_probes`: ``judge(row) -> reward`` or
+The judge contract is the one in :mod:`whileai_train.judge.judge_probes`: ``judge(row) -> reward`` or
 ``{"reward": ..., "markers": ...}``. Without ``judge=`` the rows' own ``reward`` is the judge's verdict; with
 it, a gold row with no reward is judged, and a sample is re-judged as-is (consistency) and with neutral filler
 appended (a flip means the judge reads length).
@@ -25,7 +25,8 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel
 
-from whileai_train.checks.judge_defaults import (
+from whileai_train.errors import ConfigError, LabelError
+from whileai_train.judge.defaults import (
     AGREEMENT_FLOOR,
     CONSISTENCY_SAMPLE,
     KAPPA_FLOOR,
@@ -35,9 +36,8 @@ from whileai_train.checks.judge_defaults import (
     REVIEW_QUEUE_MAX,
     SEED,
 )
-from whileai_train.checks.judge_probes import JudgeCalls, JudgeProbesReport, judge_probes, with_filler
-from whileai_train.checks.labels import gold_kind_of, kind_words
-from whileai_train.errors import ConfigError, LabelError
+from whileai_train.judge.judge_probes import JudgeCalls, JudgeProbesReport, judge_probes, with_filler
+from whileai_train.judge.labels import gold_kind_of, kind_words
 from whileai_train.report import Report
 from whileai_train.rows import agent_text, task_key
 from whileai_train.stats import cohen_kappa, wilson_interval

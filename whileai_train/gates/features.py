@@ -27,14 +27,14 @@ from typing import Any, ParamSpec, TypeVar
 import numpy as np
 import scipy.sparse as sp
 
-from whileai_train.checks.defaults import AUTO_TOP_PAIRS, AUTO_TOP_WORDS, PAIR_CANDIDATE_WORDS
-from whileai_train.checks.trajectories import (
+from whileai_train.errors import ConfigError, RowError
+from whileai_train.gates.defaults import AUTO_TOP_PAIRS, AUTO_TOP_WORDS, PAIR_CANDIDATE_WORDS
+from whileai_train.tables.trajectories import (
     Trajectories,
     agent_words_text,
     read_trajectories,
     trajectory_parts,
 )
-from whileai_train.errors import ConfigError, RowError
 
 __all__ = ["FeatureTable", "agent_words_text", "check_user_features", "extract_features", "paused_gc", "trajectory_parts",
            "vector_dot"]

@@ -1,0 +1,1 @@
+"""Can the judge be trusted: attach_labels, judge_trust, judge_probes."""

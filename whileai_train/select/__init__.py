@@ -1,0 +1,1 @@
+"""Before a run, picks rows: optimize (rl, sft), preference pairs, curriculum."""

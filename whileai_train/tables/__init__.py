@@ -1,0 +1,1 @@
+"""Shared row tables every stage reads: the graded table, calibration stamps, trajectories, shared constants."""
