@@ -9,6 +9,7 @@ exactly as a real server must) and, per request, applies the current fault:
     redirect  answer 302 to another URL (a proxy or a moved API; never to be followed)
     html      answer 200 with an HTML page (a captive portal, a login page, a misrouted URL)
     wrongjson answer 200 with a JSON object that is not the API's answer
+    finished  answer 409 {"error", "code": "run_finished"} (the platform holds the run as finished)
     (down)    `FaultyServer.down()` closes the listening socket; `.up()` listens again on the same port
 
 `fail_for(n, mode)` applies `mode` to the next n requests only, then goes back to ok; `script(modes)` applies
@@ -158,6 +159,8 @@ def _faulty_handler(owner: FaultyServer) -> type:
                 self._raw(200, b"<!doctype html><html><body>Sign in to the network</body></html>", "text/html")
             elif mode == "wrongjson":
                 self._respond(200, {"ok": True})
+            elif mode == "finished":
+                self._respond(409, {"error": "the run is already finished", "code": "run_finished"})
             else:
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 status, payload = _handle(owner, method, self.path, headers, body)

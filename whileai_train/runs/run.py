@@ -191,9 +191,9 @@ class Run:
             except Exception as exc:  # noqa: BLE001  (the finish of a log must not end a training script)
                 logger.warning("whileai: finishing run %s failed (%s)", self.id, redact(repr(exc), self._credential))
                 return
-            if not landed:
+            if self._sender.outcome is not None:  # not everything landed, or the sink refused some: say so
                 print(f"whileai: run {self.id} finished {status}; {self._sender.outcome}", flush=True)
-            elif self._memory_only is not None:
+            elif landed and self._memory_only is not None:
                 print(f"whileai: run {self.id} finished {status}; its {self.logged} points were held in memory "
                       f"only ({self._memory_only}) and are gone when this process exits", flush=True)
 
@@ -287,9 +287,8 @@ def run(
                 run_id = sink.open_run(meta, client_id, timeout=config.open_timeout_s)
                 if spool is not None:
                     _spool_write(spool, {"t": "remote", "run_id": run_id})
-            except SendError as exc:
-                logger.warning("whileai: could not open the run at %s (%s); training goes on, the run is opened "
-                               "when the platform answers", base, redact(str(exc), credential))
+            except SendError as exc:  # the sender retries the open, and its one warning says what came back
+                logger.info("whileai: could not open the run at %s yet (%s)", base, redact(str(exc), credential))
     elif sink is None:
         try:
             sink = LocalSink(LocalStore(busy_timeout_s=min(STORE_BUSY_TIMEOUT_S, config.finish_wait_s)))

@@ -187,7 +187,9 @@ class Sender:
         self._last_failure: str | None = None
         self._spool_failure: str | None = no_spool_reason
         self.delivered = 0  # points the sink acknowledged
-        self.refused_final = 0  # points and notes the sink refused because the run was already finished
+        self.refused_points = 0  # points the sink refused because the run was already finished
+        self.refused_notes = 0
+        self._finished_elsewhere: str | None = None  # the sink's word that the run is finished, once it said so
         self.flushed_points = 0
         self.outcome: str | None = None  # the one line `finish` says when not everything landed
         if owed is not None:  # a resumed run or a restarted process: what the spool still owes goes first
@@ -358,17 +360,23 @@ class Sender:
 
     def _already_finished(self, exc: RunAlreadyFinished) -> None:
         """The sink says the run is finished: final. What is still owed is not stored there, ever; say how much."""
+        points, notes = self._drop_owed()
+        self._finished_elsewhere = str(exc)
+        self._spool_record({"t": "finished"})
+        self._done.set()
+        if self._finish is None:
+            self._warn_once("finished", f"whileai: {self.sink.where} says run {self.run_id} is already finished "
+                                        f"({exc}); a finished run is final: the {points} points and {notes} notes "
+                                        "owed now, and any logged later, are not stored there")
+
+    def _drop_owed(self) -> tuple[int, int]:
         with self._pending_lock:
             points, notes = len(self._pending), len(self._pending_notes)
             self._pending.clear()
             self._pending_notes.clear()
-        self.refused_final += points + notes
-        self._spool_record({"t": "finished"})
-        self._done.set()
-        lost = f"{points} points and {notes} notes sent after that were not stored" if points or notes else \
-            "nothing sent after that was lost"
-        self._warn_once("finished", f"whileai: {self.sink.where} says run {self.run_id} is already finished ({exc}); "
-                                    f"a finished run is final: {lost}, and this finish is not recorded")
+        self.refused_points += points
+        self.refused_notes += notes
+        return points, notes
 
     def _failed(self, exc: SendError) -> float | None:
         where = self.sink.where
@@ -457,6 +465,12 @@ class Sender:
         if done:
             if self.spool is not None:
                 self.spool.remove()
+            if self._finished_elsewhere is not None:
+                self._drop_owed()  # logged after the sink said the run was finished
+                self.outcome = (f"{self.sink.where} already held the run as finished ({self._finished_elsewhere}), "
+                                f"so a finished run being final, {self.refused_points} points and "
+                                f"{self.refused_notes} notes sent after that were not stored, and this finish "
+                                "was not recorded")
             return True
         self.outcome = self._spill() if self.sink.durable else self._left_in_spool()
         return False
@@ -468,13 +482,17 @@ class Sender:
         why = f" ({self._last_failure})" if self._last_failure else ""
         if self.spool is not None:
             unwritten = self.spool.unwritten
+            lost_seqs, finish_lost = self.spool.unwritten_records()
             self.spool.close()
             if unwritten == 0:
                 return (f"{owed} not yet at {self.sink.where}{why} are kept in {self.spool.path}; "
                         "run `whileai-train sync` to send them")
-            return (f"{owed} not yet at {self.sink.where}{why}; the spool {self.spool.path} could not be "
-                    f"written ({self._spool_failure}): {unwritten} of its records (points, notes or the finish) "
-                    "are lost when this process exits; run `whileai-train sync` for what it holds")
+            with self._pending_lock:
+                lost = sum(1 for e in self._pending if e[0] in lost_seqs)
+            end = " and the finish record" if finish_lost else ""
+            return (f"{owed} not yet at {self.sink.where}{why}; the spool {self.spool.path} could not be written "
+                    f"({self._spool_failure}): {lost} of the {points} points{end} are lost when this process "
+                    f"exits, the other {points - lost} are kept there; run `whileai-train sync` to send them")
         return (f"{owed} not yet at {self.sink.where}{why} are lost when this process exits: there is no spool "
                 f"({self._spool_failure or 'none was opened'})")
 

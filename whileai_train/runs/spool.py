@@ -106,22 +106,44 @@ class Spool:
         with self._lock:
             return len(self._backlog)
 
+    def unwritten_records(self) -> tuple[set[int], bool]:
+        """The seqs of the points among the unwritten records, and whether the finish record is among them."""
+        with self._lock:
+            backlog = list(self._backlog)
+        seqs: set[int] = set()
+        finish = False
+        for line in backlog:
+            record = json.loads(line)
+            if record.get("t") == "p":
+                seqs.add(int(record["p"]["seq"]))
+            finish = finish or record.get("t") == "finish"
+        return seqs, finish
+
     def write_lines(self, lines: list[str]) -> None:
-        """Append pre-encoded JSON lines and hand them to the OS (survives a killed process)."""
+        """Append pre-encoded JSON lines and hand them to the OS (survives a killed process). On a failure the
+        lines not wholly on disk are kept for the next write, and `OSError` is raised."""
         with self._lock:
             if self._fd is None:
                 return
             pending = self._backlog + lines
             if not pending:
                 return
-            data = (("\n" if self._torn else "") + "\n".join(pending) + "\n").encode("utf-8")
+            prefix = b"\n" if self._torn else b""
+            encoded = [(line + "\n").encode("utf-8") for line in pending]
+            data = prefix + b"".join(encoded)
             written = 0
             try:
                 while written < len(data):
                     written += os.write(self._fd, data[written:])
             except OSError:
-                self._backlog = pending
-                self._torn = self._torn or written > 0
+                end, whole = len(prefix), 0
+                for chunk in encoded:
+                    if end + len(chunk) > written:
+                        break
+                    end += len(chunk)
+                    whole += 1
+                self._backlog = pending[whole:]
+                self._torn = written > end or (self._torn and written == 0)
                 raise
             self._backlog = []
             self._torn = False
