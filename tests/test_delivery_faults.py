@@ -9,6 +9,7 @@ and why.
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -440,3 +441,30 @@ def test_non_ascii_key_in_the_credentials_file_goes_local_with_a_warning(isolate
     assert "zq81" not in caplog.text  # the key is never echoed
     with pytest.raises(RunError, match="non-ASCII"):  # a key passed in code is a mistake in code: it raises
         wai.run(name="bad-key", api_key="sk-caf\u00e9")
+
+
+def test_store_locked_at_open_is_opened_by_the_sender_later(caplog: pytest.LogCaptureFixture) -> None:
+    LocalStore().close()  # the database exists; another process now holds its write lock
+    holder = sqlite3.connect(LocalStore().path, timeout=0.1, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        with caplog.at_level(logging.WARNING):
+            run = wai.run(name="locked-at-open", config=SHORT_FINISH)  # must not raise
+            log_points(run, 4)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    log_points(run, 2, start=4)
+    run.finish()
+    assert "could not open the run" in caplog.text and "database is locked" in caplog.text
+    (record,) = LocalStore().list_runs()
+    assert record["name"] == "locked-at-open" and record["status"] == "done"
+    assert [p["seq"] for p in LocalStore().points(record["id"])] == list(range(6))
+
+
+@pytest.mark.parametrize("code, words", [(errno.ENOSPC, "the disk is full"), (errno.EROFS, "read-only"),
+                                         (errno.EFBIG, "file size limit"), (errno.EDQUOT, "quota")])
+def test_os_errors_are_said_as_their_cause(code: int, words: str) -> None:
+    from whileai_train.runs.sender import os_cause
+
+    assert words in os_cause(OSError(code, os.strerror(code)))

@@ -306,7 +306,7 @@ def _answers(data: dict[str, Any], expect: str) -> bool:
     if value is None or not isinstance(value, _EXPECTED[expect]):
         return False
     if expect == "accepted":
-        return not isinstance(value, bool) and value >= 0
+        return isinstance(value, int) and not isinstance(value, bool) and value >= 0
     return value != ""
 
 
