@@ -10,6 +10,12 @@ thread persists at least once per flush interval (<= 1 s), so a killed process l
 interval. A failed send is retried by the send thread on its own schedule, never per log call, and a
 failure is a logged warning, never an exception in training. Each point is JSON-encoded once, on its own,
 so no single call holds the GIL long enough to stall the training thread.
+
+Nothing is dropped by a failure of the place meant to keep it: a batch is held in memory before the spool
+write (a full disk costs durability across an exit, said once with its cause, not the points); a batch leaves
+memory only on the sink's success answer; what the local store cannot take at finish goes to a spool file
+for `whileai-train sync`. A sink's "run already finished" is final, and its count is said at finish. The
+message at finish says where every record not delivered is, or how many are lost and why.
 """
 
 from __future__ import annotations

@@ -9,6 +9,11 @@ A sink is called only from the sender's background threads (and at open/finish),
 `durable` sinks keep what they accept (the local store); the others are fronted by the on-disk spool.
 Points arrive pre-encoded as (seq, step, ts, json) so a batch is never re-serialised in one long call
 that would hold the GIL against the training thread.
+
+HttpSink counts a call as delivered only on the API's success answer: a 2xx JSON object holding the route's
+key (POST /runs "runId", /log an integer "accepted", /notes "new", /finish "status"). A 3xx is never
+followed (it names the URL to fix); a 2xx page or JSON of another shape is a failure that keeps the points;
+a 409 with code "run_finished" is `RunAlreadyFinished`, final.
 """
 
 from __future__ import annotations
