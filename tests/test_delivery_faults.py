@@ -58,6 +58,14 @@ def log_points(run: Any, n: int, start: int = 0, pause_every: int = 3) -> None:
             time.sleep(0.06)  # a flush interval: points leave in several batches
 
 
+def wait_until(condition: Callable[[], bool], what: str, limit_s: float = 20.0) -> None:
+    """Poll `condition` (the background threads deliver on their own schedule); fail naming `what`."""
+    deadline = time.monotonic() + limit_s
+    while not condition():
+        assert time.monotonic() < deadline, f"never happened: {what}"
+        time.sleep(0.02)
+
+
 def strict_json(text: str) -> Any:
     """json.loads that refuses NaN and Infinity, as a browser's JSON.parse does."""
     def refuse(name: str) -> Any:
@@ -241,10 +249,10 @@ def test_local_store_summary_has_no_bare_nan() -> None:
     run = wai.run(name="local-nan", config=FAST)
     run.log(1, loss=float("nan"))
     run.finish(summary={"train_loss": float("inf")})
-    store = LocalStore()
-    raw = store._connect().execute("SELECT summary FROM runs WHERE id = ?", (run.id,)).fetchone()[0]
-    assert strict_json(raw)["train_loss"] is None
-    assert strict_json(store._connect().execute("SELECT data FROM points").fetchone()[0])["loss"] is None
+    with sqlite3.connect(LocalStore().path) as db:  # the stored text itself, as any reader sees it
+        summary = db.execute("SELECT summary FROM runs WHERE id = ?", (run.id,)).fetchone()[0]
+        point = db.execute("SELECT data FROM points WHERE run_id = ?", (run.id,)).fetchone()[0]
+    assert strict_json(summary)["train_loss"] is None and strict_json(point)["loss"] is None
 
 
 # -- 4. the spool reader skips and names what it cannot read ---------------------------------------------
@@ -293,21 +301,27 @@ def test_sync_skips_bad_lines_names_them_and_sends_every_file(server: FaultyServ
 
 def test_resume_over_a_damaged_spool_never_raises(server: FaultyServer, isolated_home: Path,
                                                   caplog: pytest.LogCaptureFixture) -> None:
-    first = wai.run(name="resumed", config=FAST)
-    state = first.state()
-    first._sender._halt.set()  # the process "dies": nothing more is sent, the spool stays
-    first.status = "failed"
-    (spool,) = spool_files(isolated_home)
-    with spool.open("ab") as f:
-        f.write(b"\xc3\x28 not utf-8\n" + json.dumps({"t": "p", "p": {"seq": 7, "step": 7, "loss": 0.1}}).encode()
-                + b"\n\x00\x00\x00")
+    sink = HttpSink(server.url, Credential("test", server.api_key))
+    run_id = sink.open_run({"name": "resumed"}, "c-resumed")  # the first attempt opened the run, then died
+    sink.close()
+    spool = isolated_home / ".whileai" / "spool" / "c-resumed.jsonl"
+    spool.parent.mkdir(parents=True)
+    spool.write_bytes(b"\n".join([
+        json.dumps({"t": "open", "client_id": "c-resumed", "url": server.url, "meta": {"name": "resumed"},
+                    "pid": 999999, "host": "elsewhere"}).encode(),
+        json.dumps({"t": "remote", "run_id": run_id}).encode(),
+        b"\xc3\x28 not utf-8",
+        json.dumps({"t": "p", "p": {"seq": 7, "step": 7, "loss": 0.1}}).encode(),
+        b"\x00\x00\x00",  # torn: the kill came mid-write
+    ]))
+    state = {"run_id": run_id, "client_id": "c-resumed", "name": "resumed", "started": time.time()}
     with caplog.at_level(logging.WARNING):
-        second = wai.run(config=FAST, resume=state)
+        second = wai.run(config=FAST, resume=state)  # must not raise
         second.log(8, loss=0.05)
         second.finish()
     assert "2 unreadable line(s) skipped" in caplog.text and str(spool) in caplog.text
-    assert [p["step"] for p in server.points(second.id)] == [7, 8]
-    assert server.run(second.id)["status"] == "done"
+    assert second.id == run_id and [p["step"] for p in server.points(run_id)] == [7, 8]
+    assert server.run(run_id)["status"] == "done" and not spool.exists()
 
 
 # -- 2 (local half). a store locked past the finish wait: the points go to the spool, then to the store ------
@@ -315,7 +329,7 @@ def test_locked_store_at_finish_spools_and_sync_writes_it(capsys: pytest.Capture
                                                           isolated_home: Path) -> None:
     run = wai.run(name="locked", config=SHORT_FINISH, total_steps=10)
     log_points(run, 3)
-    time.sleep(0.2)
+    wait_until(lambda: len(LocalStore().points(run.id)) == 3, "the first 3 points in the store")
     holder = sqlite3.connect(LocalStore().path, timeout=0.1, isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")  # another process holds the write lock, past the finish wait
     try:
@@ -360,7 +374,7 @@ def test_run_finished_answer_is_final_and_says_what_was_not_stored(server: Fault
     with caplog.at_level(logging.WARNING):
         run = wai.run(name="finished-elsewhere", config=FAST)
         log_points(run, 3)
-        time.sleep(0.3)
+        wait_until(lambda: len(server.points(run.id)) == 3, "the first 3 points on the server")
         server.set("finished")  # the platform now holds the run as finished (e.g. stopped from the page)
         log_points(run, 4, start=3)
         run.finish()
