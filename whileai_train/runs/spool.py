@@ -236,29 +236,28 @@ def read_spool(path: Path) -> SpoolState:
     shape) is skipped and named in `bad_lines`; an unreadable file raises `OSError`."""
     state = SpoolState(path=path)
     acks: dict[str, Any] = {"through": -1, "notes": set()}
-    data = path.read_bytes()
-    lines = data.split(b"\n")
-    for number, raw in enumerate(lines, start=1):
-        if not raw.strip():
-            continue
-        last = number == len(lines)  # no newline after it: the writer was cut off mid-line
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            state.bad_lines.append((number, "a line torn by a killed writer" if last else "not UTF-8 text"))
-            continue
-        try:
-            rec = json.loads(text, parse_constant=_no_constant)
-        except ValueError:
-            state.bad_lines.append((number, "a line torn by a killed writer" if last else "not JSON"))
-            continue
-        if not isinstance(rec, dict):
-            state.bad_lines.append((number, f"a JSON {type(rec).__name__}, not a record"))
-            continue
-        try:
-            _apply(state, rec, acks)
-        except (KeyError, TypeError, ValueError, OverflowError) as exc:
-            state.bad_lines.append((number, f"a record of the wrong shape ({type(exc).__name__}: {exc})"))
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            torn = not raw.endswith(b"\n")  # only the last line can lack one: the writer was cut off mid-line
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                state.bad_lines.append((number, "a line torn by a killed writer" if torn else "not UTF-8 text"))
+                continue
+            try:
+                rec = json.loads(text, parse_constant=_no_constant)
+            except ValueError:
+                state.bad_lines.append((number, "a line torn by a killed writer" if torn else "not JSON"))
+                continue
+            if not isinstance(rec, dict):
+                state.bad_lines.append((number, f"a JSON {type(rec).__name__}, not a record"))
+                continue
+            try:
+                _apply(state, rec, acks)
+            except (KeyError, TypeError, ValueError, OverflowError) as exc:
+                state.bad_lines.append((number, f"a record of the wrong shape ({type(exc).__name__}: {exc})"))
     state.points = {s: e for s, e in state.points.items() if s > acks["through"]}
     state.notes = {s: n for s, n in state.notes.items() if s not in acks["notes"]}
     return state
