@@ -6,13 +6,22 @@ exactly as a real server must) and, per request, applies the current fault:
     ok        serve normally                   error500  answer 500 Internal Server Error
     r429      answer 429 with Retry-After      hang      hold the request `hang_s` seconds, then close it
     drop      close the connection without a response
+    redirect  answer 302 to another URL (a proxy or a moved API; never to be followed)
+    html      answer 200 with an HTML page (a captive portal, a login page, a misrouted URL)
+    wrongjson answer 200 with a JSON object that is not the API's answer
+    finished  answer 409 {"error", "code": "run_finished"} (the platform holds the run as finished)
     (down)    `FaultyServer.down()` closes the listening socket; `.up()` listens again on the same port
 
-`fail_for(n, mode)` applies `mode` to the next n requests only, then goes back to ok.
+`fail_for(n, mode)` applies `mode` to the next n requests only, then goes back to ok; `script(modes)` applies
+the given modes to the next len(modes) requests, one each, then ok.
+
+A finished run is final, as the platform's API promises: a second finish is answered 409 with
+{"error", "code": "run_finished"}; POST /runs with {"client_run_id", "resume": true} reopens that run.
 """
 
 from __future__ import annotations
 
+import json
 import socket
 import threading
 import time
@@ -20,6 +29,7 @@ from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from whileai_train.errors import RunFinishedError
 from whileai_train.runs.store import LocalStore
 from whileai_train.server.api import RunsAPI, make_handler
 
@@ -35,6 +45,7 @@ class FaultyServer:
         self.retry_after = "1"
         self.hang_s = 2.0
         self._remaining: int | None = None
+        self._script: list[str] = []
         self._lock = threading.Lock()
         self.requests: list[tuple[str, str, str, float]] = []  # (method, path, outcome, time)
         self.bodies: list[bytes] = []
@@ -56,8 +67,14 @@ class FaultyServer:
         with self._lock:
             self.mode, self._remaining = mode, n
 
+    def script(self, modes: list[str]) -> None:
+        with self._lock:
+            self.mode, self._remaining, self._script = "ok", None, list(modes)
+
     def _take_mode(self) -> str:
         with self._lock:
+            if self._script:
+                return self._script.pop(0)
             mode = self.mode
             if self._remaining is not None:
                 self._remaining -= 1
@@ -136,9 +153,44 @@ def _faulty_handler(owner: FaultyServer) -> type:
                     self.connection.shutdown(socket.SHUT_RDWR)
                 except OSError:
                     pass
+            elif mode == "redirect":
+                self._raw(302, b"", "text/plain", {"Location": f"https://moved.invalid{self.path}"})
+            elif mode == "html":
+                self._raw(200, b"<!doctype html><html><body>Sign in to the network</body></html>", "text/html")
+            elif mode == "wrongjson":
+                self._respond(200, {"ok": True})
+            elif mode == "finished":
+                self._respond(409, {"error": "the run is already finished", "code": "run_finished"})
             else:
                 headers = {k.lower(): v for k, v in self.headers.items()}
-                status, payload = owner.api.handle(method, self.path, headers, body)
+                status, payload = _handle(owner, method, self.path, headers, body)
                 self._respond(status, payload)
 
+        def _raw(self, status: int, payload: bytes, content_type: str, extra: dict[str, str] | None = None) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(payload)))
+            for name, value in (extra or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(payload)
+
     return Handler
+
+
+def _handle(owner: FaultyServer, method: str, path: str, headers: dict[str, str], body: bytes) -> tuple[int, Any]:
+    """The API's answer, with a finished run final (409 run_finished) and a resume reopening it."""
+    if method == "POST" and path == "/runs" and headers.get("x-api-key") == owner.api_key:
+        try:
+            data = json.loads(body)
+        except ValueError:
+            data = None
+        if isinstance(data, dict) and data.get("resume") is True and data.get("client_run_id"):
+            status, payload = owner.api.handle(method, path, headers, body)
+            if status == 200:
+                owner.store.reopen(payload["runId"])
+            return status, payload
+    try:
+        return owner.api.handle(method, path, headers, body)
+    except RunFinishedError as exc:
+        return 409, {"error": str(exc), "code": "run_finished"}

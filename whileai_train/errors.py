@@ -11,6 +11,7 @@
     ├── LabelError (ValueError)       attach_labels: keys name no row, or one key names two rows
     ├── PublishGateError              publish_gate refuses the set (ungraded, no mixed group, ...)
     └── RunError                      a run cannot be opened as asked (bad url, bad key format, ...)
+        └── RunFinishedError          the run is already finished: a second finish or later points are refused
 
 Logging failures are never raised into a training loop: the sender warns and spools instead.
 """
@@ -29,6 +30,7 @@ __all__ = [
     "PublishGateError",
     "RowError",
     "RunError",
+    "RunFinishedError",
     "ToolArgumentsError",
     "WhileAIError",
 ]
@@ -97,3 +99,14 @@ class PublishGateError(WhileAIError):
 
 class RunError(WhileAIError):
     """A run cannot be opened as asked. Never raised from inside a training step."""
+
+
+class RunFinishedError(RunError):
+    """The run is already finished (done, failed or stopped): a finished run is final, so a second finish or
+    points and notes sent after the finish are refused. `run_id` names the run, `status` its final status."""
+
+    def __init__(self, run_id: str, status: str) -> None:
+        self.run_id = run_id
+        self.status = status
+        super().__init__(f"run {run_id} is already finished ({status}); a finished run takes no more points, notes "
+                         "or finish. Fix: resume it explicitly (wai.run(resume=state)) or log to a new run")

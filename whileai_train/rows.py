@@ -363,8 +363,22 @@ def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
     if not file.exists():
         raise InputError(f"{file}: no such file. Fix: check the path of the rows file")
     seen = 0
-    with file.open("r", encoding="utf-8") as handle:
-        for line_number, line in enumerate(handle):
+    try:
+        handle = file.open("rb")
+    except OSError as exc:
+        raise InputError(f"{file}: cannot be read ({type(exc).__name__}: {exc.strerror}). Fix: check the path "
+                         "and its permissions") from None
+    with handle:
+        for line_number, raw in enumerate(handle):
+            if b"\0" in raw:
+                raise RowError(seen, None, f"{file}: line {line_number + 1} holds NUL bytes (a binary file, not "
+                                           "JSONL)", "point at a JSONL file with one JSON object per line") from None
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise RowError(seen, None, f"{file}: line {line_number + 1} is not UTF-8 text (byte "
+                                           f"{exc.start + 1} of the line)",
+                               "re-save the file as UTF-8, or remove the broken line") from None
             if not line.strip():
                 continue
             try:
@@ -392,7 +406,11 @@ def _read_parquet(path: Path, reward_columns: Iterable[str] | None) -> list[dict
         raise InputError(f"{path}: no .parquet files. Fix: point at TRL's <output_dir>/completions folder")
     rows: list[dict[str, Any]] = []
     for file in files:
-        table = pq.read_table(file).to_pylist()
+        try:
+            table = pq.read_table(file).to_pylist()
+        except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError, ArrowIOError an OSError
+            raise InputError(f"{file}: not a readable parquet file ({type(exc).__name__}: {exc}). Fix: point at "
+                             "the parquet files TRL wrote (<output_dir>/completions), or re-run to rewrite it") from None
         for record in table:
             fixed = {"step", "prompt", "completion", "advantage"}
             names = list(reward_columns) if reward_columns is not None else [

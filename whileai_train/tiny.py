@@ -17,13 +17,7 @@ __all__ = ["SPECIAL_TOKENS", "build_tiny_model", "build_tiny_tokenizer", "qwen2_
 
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 
-_WORDS = (
-    "order refund cancel reservation customer account balance ticket status shipping address "
-    "the a an is was will please thanks sorry yes no can cannot your my our of to for with on in "
-    "tool call result error found not ok done answer number total price item items day days "
-    "hello hi help check lookup update delete create send email phone date time today tomorrow "
-    "one two three four five six seven eight nine ten zero plus minus equals what how why when"
-).split()
+_WORDS = ["order", "refund", "cancel", "reservation", "customer", "account", "balance", "ticket", "status", "shipping", "address", "the", "a", "an", "is", "was", "will", "please", "thanks", "sorry", "yes", "no", "can", "cannot", "your", "my", "our", "of", "to", "for", "with", "on", "in", "tool", "call", "result", "error", "found", "not", "ok", "done", "answer", "number", "total", "price", "item", "items", "day", "days", "hello", "hi", "help", "check", "lookup", "update", "delete", "create", "send", "email", "phone", "date", "time", "today", "tomorrow", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "zero", "plus", "minus", "equals", "what", "how", "why", "when"]
 
 _TEMPLATE_TEXT = (
     "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\n{u}<|im_end|>\n"
@@ -42,7 +36,7 @@ def _corpus(n: int, seed: int) -> list[str]:
     rng = random.Random(seed)
     lines = []
     for _ in range(n):
-        words = lambda k: " ".join(rng.choice(_WORDS) for _ in range(k))  # noqa: E731
+        words = lambda k: " ".join(rng.choice(_WORDS) for _ in range(k))
         lines.append(_TEMPLATE_TEXT.format(u=words(8), tool=rng.choice(["lookup", "refund", "cancel"]),
                                            oid=f"A{rng.randint(0, 99)}", r=words(6), a=words(10)))
         lines.append("0123456789 {}[]\":,._-+=*/ " + words(12))

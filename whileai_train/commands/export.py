@@ -1,14 +1,18 @@
 """`whileai-train export ROWS.jsonl OUT.jsonl [--kind sft|preference|prompts] [--format trl] ...`.
 
 Writes training rows TRL trains as meant (or the OpenAI wire rows) and prints the export report.
-Exit codes: 0 written, 1 refused (a privileged leak, nothing to train), 2 unusable input or arguments.
+Exit codes: 0 written, 1 refused (a privileged leak, nothing to train), 2 unusable input or arguments
+(binary, non-UTF-8 or broken input, or an output path that is one of the inputs). The written file's mode
+follows the umask, as any new file's does.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+from pathlib import Path
 from typing import Any
 
 __all__ = ["HELP", "add_arguments", "run"]
@@ -45,15 +49,61 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _tools(path: str | None) -> list[Any] | None:
+    from whileai_train.errors import InputError
+
     if path is None:
         return None
-    with open(path, encoding="utf-8") as handle:
-        return json.load(handle)
+    try:
+        with open(path, "rb") as handle:
+            return json.loads(handle.read().decode("utf-8"))
+    except OSError as exc:
+        raise InputError(f"{path}: cannot be read ({type(exc).__name__}: {exc.strerror}). Fix: check the path") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text (byte {exc.start + 1}). Fix: save the tool schemas as UTF-8 JSON") \
+            from None
+    except ValueError as exc:
+        raise InputError(f"{path}: not JSON ({exc}). Fix: write the tool schemas as one JSON list") from None
+
+
+def _same_file(a: str, b: str) -> bool:
+    """True when the two paths name one file (the same path, a link to it, or a hard link)."""
+    first, second = Path(a), Path(b)
+    try:
+        if first.exists() and second.exists():
+            return first.samefile(second)
+    except OSError:
+        pass
+    return first.resolve() == second.resolve()
+
+
+def _umask() -> int:
+    """The process's umask, read without changing it where the OS says it (Linux), else set and restored."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _follow_umask(path: str) -> None:
+    """The exported file gets the mode any new file gets here (0666 less the umask), not the temp file's 0600."""
+    target = Path(path)
+    if target.is_file():
+        os.chmod(target, 0o666 & ~_umask())
 
 
 def run(args: argparse.Namespace) -> int:
     from whileai_train.errors import ConfigError, ExportRefusedError, InputError, WhileAIError
 
+    for given, what in ((args.rows, "the rows"), (args.tools, "the tool schemas")):
+        if given is not None and _same_file(given, args.out):
+            print(f"export failed: the output {args.out} is {what} file it reads; writing it would destroy the "
+                  "input. Fix: pass another output path", file=sys.stderr)
+            return EXIT_INPUT
     try:
         tools = _tools(args.tools)
         tokenizer = None
@@ -85,5 +135,6 @@ def run(args: argparse.Namespace) -> int:
     except (InputError, ConfigError, WhileAIError, OSError, json.JSONDecodeError) as exc:
         print(f"export failed: {exc}", file=sys.stderr)
         return EXIT_INPUT
+    _follow_umask(args.out)
     print(json.dumps(report.model_dump(), indent=2) if args.json else report)
     return EXIT_OK

@@ -48,6 +48,11 @@ def _validated(key: str, source: str) -> str:
             f"the key from {source} is empty or holds whitespace or control characters. "
             "Fix: set it again without surrounding quotes or newlines."
         )
+    if not key.isascii():
+        raise RunError(
+            f"the key from {source} holds non-ASCII characters (an HTTP header cannot carry them; a key pasted "
+            "with typographic quotes or dashes looks like this). Fix: copy the key again as plain ASCII."
+        )
     return key
 
 
@@ -62,7 +67,7 @@ def resolve_credential(api_key: str | None = None) -> Credential | None:
     path = credentials_path()
     if path.is_file():
         try:
-            saved = json.loads(path.read_text(encoding="utf-8")).get("api_key")
+            saved = json.loads(path.read_bytes().decode("utf-8")).get("api_key")
         except (OSError, ValueError, AttributeError) as exc:
             raise RunError(
                 f"{path} is not readable JSON ({type(exc).__name__}). Fix: delete it and save the key again."

@@ -16,6 +16,7 @@ __all__ = [
     "OPEN_TIMEOUT_S",
     "READ_TIMEOUT_S",
     "RETRY_AFTER_MAX_S",
+    "STORE_BUSY_TIMEOUT_S",
 ]
 
 # Product text, "Plain HTTP": "points ... up to 500 a call".
@@ -26,6 +27,11 @@ FLUSH_INTERVAL_S = 1.0
 
 # Issue 3: `finish` flushes with a bounded wait of 10 s, then leaves the rest in the spool.
 FINISH_WAIT_S = 10.0
+
+# How long a write to the local store waits for a lock another process holds (SQLite's busy timeout). The
+# store's writes are short transactions; 10 s is the finish wait above, and the run's own store waits at most
+# min(this, the finish wait) so a lock never stretches a finish past its bound.
+STORE_BUSY_TIMEOUT_S = 10.0
 
 # Short timeouts (issue 3). A log POST of 500 points is ~100 kB; 5 s covers a slow link, and a hanging
 # server costs the background thread at most this long per try, never the training thread.

@@ -27,12 +27,13 @@ from collections.abc import Mapping
 from types import TracebackType
 from typing import Any
 
-from whileai_train.errors import ConfigError
+from whileai_train.errors import ConfigError, RunError
 from whileai_train.runs.config import SenderConfig, api_url
 from whileai_train.runs.cost import CostMeter
 from whileai_train.runs.credentials import Credential, redact, resolve_credential
-from whileai_train.runs.sender import Sender
-from whileai_train.runs.sinks import HttpSink, LocalSink, SendError, Sink
+from whileai_train.runs.defaults import STORE_BUSY_TIMEOUT_S
+from whileai_train.runs.sender import Sender, os_cause
+from whileai_train.runs.sinks import HttpSink, LocalSink, MemorySink, SendError, Sink
 from whileai_train.runs.spool import Spool, SpoolState, read_spool, spool_dir
 from whileai_train.runs.store import LocalStore, this_process
 
@@ -48,7 +49,8 @@ class Run:
     """One run. `log`, `progress` and `note` only enqueue; `finish` flushes with a bounded wait."""
 
     def __init__(self, *, name: str, sender: Sender | None, meter: CostMeter, seq_start: int = 0,
-                 credential: Credential | None = None, started: float | None = None) -> None:
+                 credential: Credential | None = None, started: float | None = None,
+                 memory_only: str | None = None) -> None:
         self.name = name
         self.status = "running" if sender is not None else "disabled"
         self.summary: dict[str, Any] | None = None
@@ -64,6 +66,7 @@ class Run:
         self._warned_closed = False
         self._warned_bad_values = False
         self._finish_lock = threading.Lock()
+        self._memory_only = memory_only  # why the run is held in memory only (no usable store), or None
         if sender is not None:
             _OPEN_RUNS.add(self)
 
@@ -188,11 +191,11 @@ class Run:
             except Exception as exc:  # noqa: BLE001  (the finish of a log must not end a training script)
                 logger.warning("whileai: finishing run %s failed (%s)", self.id, redact(repr(exc), self._credential))
                 return
-            if not landed:
-                owed = self._sender.owed
-                spool = self._sender.spool.path if self._sender.spool is not None else "memory"
-                print(f"whileai: run {self.id} finished {status}; {owed} records not yet at {self.where} are "
-                      f"kept in {spool}; run `whileai-train sync` to send them", flush=True)
+            if self._sender.outcome is not None:  # not everything landed, or the sink refused some: say so
+                print(f"whileai: run {self.id} finished {status}; {self._sender.outcome}", flush=True)
+            elif landed and self._memory_only is not None:
+                print(f"whileai: run {self.id} finished {status}; its {self.logged} points were held in memory "
+                      f"only ({self._memory_only}) and are gone when this process exits", flush=True)
 
     def __enter__(self) -> Run:
         return self
@@ -259,7 +262,7 @@ def run(
         return Run(name=run_name, sender=None, meter=meter)
     meta = {"name": run_name, "dataset_id": dataset_id, "base_model": base_model,
             "total_steps": int(total_steps) if total_steps is not None else None}
-    credential = resolve_credential(api_key) if sink is None else None
+    credential = _credential_or_none(api_key) if sink is None else None
     started = float((resume or {}).get("started") or time.time())
     client_id = (resume or {}).get("client_id") or "c-" + uuid.uuid4().hex[:16]
     run_id: str | None = (resume or {}).get("run_id")
@@ -267,35 +270,48 @@ def run(
     seq_start = int(time.time() * 1e6) if resume else 0
     spool: Spool | None = None
     owed: SpoolState | None = None
+    no_spool: str | None = None
+    memory_only: str | None = None
+    reopen = False
     if sink is None and credential is not None:
         base = api_url(url)
         sink = HttpSink(base, credential, connect_timeout_s=config.connect_timeout_s,
                         read_timeout_s=config.read_timeout_s)
-        path = spool_dir() / f"{client_id}.jsonl"
-        if path.exists():
-            owed = read_spool(path)
-            run_id = run_id or owed.remote_id
-        spool = Spool(path)
-        if owed is None:
-            spool.write(Spool.open_record(client_id, base, meta))
+        spool, owed, no_spool = _open_spool(client_id, base, meta)
+        run_id = run_id or (owed.remote_id if owed is not None else None)
+        reopen = bool(resume) and run_id is not None  # a resumed run may have been finished: reopen it first
+        if reopen and spool is not None:
+            _spool_write(spool, {"t": "reopen"})
         if run_id is None:
             try:
                 run_id = sink.open_run(meta, client_id, timeout=config.open_timeout_s)
-                spool.write({"t": "remote", "run_id": run_id})
-            except SendError as exc:
-                logger.warning("whileai: could not open the run at %s (%s); training goes on, the run is opened "
-                               "when the platform answers", base, redact(str(exc), credential))
+                if spool is not None:
+                    _spool_write(spool, {"t": "remote", "run_id": run_id})
+            except SendError as exc:  # the sender retries the open, and its one warning says what came back
+                logger.info("whileai: could not open the run at %s yet (%s)", base, redact(str(exc), credential))
     elif sink is None:
-        sink = LocalSink(LocalStore())
+        try:
+            sink = LocalSink(LocalStore(busy_timeout_s=min(STORE_BUSY_TIMEOUT_S, config.finish_wait_s)))
+        except RunError as exc:  # a corrupt runs.db, a read-only home: keep the run in memory, say so once
+            memory_only = str(exc)
+            logger.warning("whileai: the local store cannot be used: %s. This run is held in memory only and is "
+                           "gone when the process exits", exc)
+            sink = MemorySink(durable=True)
     if sink.durable:
-        if run_id is not None and isinstance(sink, LocalSink) and sink.store.has_run(run_id):
-            sink.store.reopen(run_id, owner=this_process())
-        else:
-            run_id = sink.open_run(meta, client_id)
+        try:
+            if run_id is not None and isinstance(sink, LocalSink) and sink.store.has_run(run_id):
+                sink.store.reopen(run_id, owner=this_process())
+            else:
+                run_id = sink.open_run(meta, client_id)
+        except Exception as exc:  # noqa: BLE001  (a locked or failing store: the sender opens it when it can)
+            reopen = run_id is not None
+            logger.warning("whileai: could not open the run in %s (%s: %s); training goes on, the run is opened "
+                           "when the store answers", sink.where, type(exc).__name__, exc)
     sender = Sender(sink, client_id=client_id, run_id=run_id, meta=meta, config=config, meter=meter,
-                    started=started, spool=spool, owed=owed, credential=credential)
+                    started=started, spool=spool, owed=owed, credential=credential, reopen=reopen,
+                    no_spool_reason=no_spool)
     handle = Run(name=run_name, sender=sender, meter=meter, seq_start=seq_start, credential=credential,
-                 started=started)
+                 started=started, memory_only=memory_only)
     if total_steps is not None:
         handle.progress(0, int(total_steps))
     sender.start()
@@ -310,6 +326,53 @@ def run(
         print(f"whileai: run {run_name!r} ({handle.id}) {verb} {sink.where}", flush=True)
     _install_exit_hooks()
     return handle
+
+
+def _credential_or_none(api_key: str | None) -> Credential | None:
+    """The platform key. A bad `api_key=` argument raises (a mistake in code); a bad key from the environment
+    or credentials.json is one warning, and the run goes to the local store."""
+    if api_key is not None:
+        return resolve_credential(api_key)
+    try:
+        return resolve_credential(None)
+    except RunError as exc:
+        logger.warning("whileai: %s This run goes to the local store instead", exc)
+        return None
+
+
+def _spool_write(spool: Spool, record: dict[str, Any]) -> None:
+    try:
+        spool.write(record)
+    except OSError:
+        pass  # kept in the spool's backlog and written with its next write; the sender says why if it persists
+
+
+def _open_spool(client_id: str, base: str, meta: dict[str, Any]) -> tuple[Spool | None, SpoolState | None, str | None]:
+    """This run's spool, what an earlier process left in it, and why there is no spool (or None).
+
+    Never raises: a spool that cannot be read or written costs durability across an exit, not the run."""
+    path = spool_dir() / f"{client_id}.jsonl"
+    owed: SpoolState | None = None
+    try:
+        if path.exists():
+            owed = read_spool(path)
+            if owed.bad_lines:
+                logger.warning("whileai: the spool %s has %s; the rest of it is sent", path, owed.bad_lines_text())
+    except OSError as exc:
+        logger.warning("whileai: cannot read the spool %s (%s); what it holds stays there for `whileai-train sync`",
+                       path, os_cause(exc))
+        owed = None
+    try:
+        spool = Spool(path)
+    except OSError as exc:
+        reason = f"{path} cannot be created: {os_cause(exc)}"
+        logger.warning("whileai: %s. The run still goes to %s; points not yet sent are held in memory only, lost "
+                       "if the process exits first. Fix: make %s writable or set WHILEAI_HOME to a writable folder",
+                       reason, base, path.parent)
+        return None, owed, reason
+    if owed is None or not owed.client_id:
+        _spool_write(spool, Spool.open_record(client_id, base, meta))
+    return spool, owed, None
 
 
 # -- a run left open when the interpreter exits is finished "failed" with the error that ended it --------

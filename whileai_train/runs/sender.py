@@ -10,10 +10,18 @@ thread persists at least once per flush interval (<= 1 s), so a killed process l
 interval. A failed send is retried by the send thread on its own schedule, never per log call, and a
 failure is a logged warning, never an exception in training. Each point is JSON-encoded once, on its own,
 so no single call holds the GIL long enough to stall the training thread.
+
+Nothing is dropped by a failure of the place meant to keep it: a batch is held in memory before the spool
+write (a full disk costs durability across an exit, said once with its cause, not the points); a batch leaves
+memory only on the sink's success answer; what the local store cannot take at finish goes to a spool file
+for `whileai-train sync`. A sink's "run already finished" is final, and its count is said at finish. The
+message at finish says where every record not delivered is, or how many are lost and why.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import logging
 import math
@@ -28,10 +36,10 @@ import orjson as _orjson
 from whileai_train.runs.config import SenderConfig
 from whileai_train.runs.cost import CostMeter
 from whileai_train.runs.credentials import Credential, redact
-from whileai_train.runs.sinks import EncodedPoint, SendError, Sink
-from whileai_train.runs.spool import Spool, SpoolState
+from whileai_train.runs.sinks import EncodedPoint, RunAlreadyFinished, SendError, Sink, nulled_nonfinite
+from whileai_train.runs.spool import Spool, SpoolState, spool_dir
 
-__all__ = ["Sender", "encode_point"]
+__all__ = ["Sender", "encode_point", "os_cause"]
 
 logger = logging.getLogger("whileai_train.runs")
 
@@ -48,13 +56,39 @@ _RESERVED = frozenset({"step", "ts", "seq"})  # the run's own keys in a stored p
 _PLAIN_TYPES = frozenset({int, float})
 
 
-def encode_point(queued: QueuedPoint, meter: CostMeter | None = None, started: float | None = None) -> EncodedPoint:
+def os_cause(exc: BaseException) -> str:
+    """An OS error in words a user acts on: the disk is full, the file system is read-only, ..."""
+    words = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is used up",
+             errno.EFBIG: "the file size limit is reached", errno.EROFS: "the file system is read-only",
+             errno.EACCES: "permission denied", errno.EPERM: "permission denied"}
+    if isinstance(exc, OSError) and exc.errno in words:
+        return f"{words[exc.errno]} ({type(exc).__name__}: {exc.strerror})"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _nonfinite_keys(point: dict[str, Any]) -> list[str]:
+    """The keys of a point whose value is a NaN or an infinity (numpy and torch scalars included)."""
+    keys = []
+    for key, value in point.items():
+        if key in _RESERVED or isinstance(value, (bool, str, bytes)) or value is None:
+            continue
+        try:
+            if not math.isfinite(float(value)):
+                keys.append(str(key))
+        except (TypeError, ValueError, OverflowError):
+            continue
+    return keys
+
+
+def encode_point(queued: QueuedPoint, meter: CostMeter | None = None, started: float | None = None,
+                 nonfinite: set[str] | None = None) -> EncodedPoint:
     """Keep the numeric values of a point (numpy/torch scalars become floats; NaN/inf become null).
 
     The training thread enqueues (step, ts, seq, metrics) untouched: building the point here, on the
     background thread, keeps the log call to one tuple and one append (no dict growth on the hot path).
     A point of plain str -> int/float entries (the common case) is written by orjson in one C call; any
-    other point takes the general path. Both give the same values.
+    other point takes the general path. Both give the same values. Keys whose value was nulled are added to
+    `nonfinite` when given (the sender names them once in a warning).
     """
     step, ts, seq, point = queued
     if type(step) is not int:
@@ -67,6 +101,8 @@ def encode_point(queued: QueuedPoint, meter: CostMeter | None = None, started: f
     body = _plain_body(point)
     if body is None:
         body = _general_body(point)
+    if nonfinite is not None and ":null" in body:  # only a NaN or an infinity becomes null in a body
+        nonfinite.update(_nonfinite_keys(point))
     tail = f'"step":{"null" if step is None else step},"ts":{ts!r},"seq":{seq}'
     if cost is not None:
         tail += f',"cost_usd":{cost!r}'
@@ -119,6 +155,8 @@ class Sender:
         spool: Spool | None = None,
         owed: SpoolState | None = None,
         credential: Credential | None = None,
+        reopen: bool = False,
+        no_spool_reason: str | None = None,
     ) -> None:
         self.sink = sink
         self.client_id = client_id
@@ -150,8 +188,16 @@ class Sender:
         self._failing_since: float | None = None
         self._gave_up: str | None = None
         self._warned: set[str] = set()
-        self.delivered = 0
+        self._nulled_keys: set[str] = set()
+        self._reopen = reopen  # a resumed run: ask the sink to reopen it before anything else is sent
+        self._last_failure: str | None = None
+        self._spool_failure: str | None = no_spool_reason
+        self.delivered = 0  # points the sink acknowledged
+        self.refused_points = 0  # points the sink refused because the run was already finished
+        self.refused_notes = 0
+        self._finished_elsewhere: str | None = None  # the sink's word that the run is finished, once it said so
         self.flushed_points = 0
+        self.outcome: str | None = None  # the one line `finish` says when not everything landed
         if owed is not None:  # a resumed run or a restarted process: what the spool still owes goes first
             self._pending.extend((s, None, None, e) for s, e in sorted(owed.points.items()))
             self._pending_notes.extend((s, md, ts) for s, (md, ts) in sorted(owed.notes.items()))
@@ -200,12 +246,22 @@ class Sender:
         encoded: list[EncodedPoint] = []
         clock = time.perf_counter
         held_since = clock()
+        nulled: set[str] = set()
         for i in range(0, len(drained), _CHECK_EVERY):
             if clock() - held_since > _HOLD_S:
                 time.sleep(0)  # hand the GIL back: the training thread never waits behind a long flush
                 held_since = clock()
-            encoded.extend(encode_point(p, self.meter, self.started) for p in drained[i:i + _CHECK_EVERY])
+            encoded.extend(encode_point(p, self.meter, self.started, nulled) for p in drained[i:i + _CHECK_EVERY])
+        if nulled - self._nulled_keys:
+            fresh = sorted(nulled - self._nulled_keys)
+            self._nulled_keys |= nulled
+            logger.warning("whileai: %s was NaN or infinite at least once; stored as null (JSON has no NaN). "
+                           "Each key is named once", ", ".join(repr(k) for k in fresh))
         self.flushed_points += len(encoded)
+        # the points are kept (in memory) before anything is written: a failed write never drops them
+        with self._pending_lock:
+            self._pending.extend(encoded)
+            self._pending_notes.extend(notes)
         progress = self.progress
         if self.spool is not None:
             lines = [Spool.point_line(e[3]) for e in encoded]
@@ -213,25 +269,44 @@ class Sender:
             if progress is not None and progress != self._spooled_progress:
                 lines.append(json.dumps({"t": "progress", "step": progress[0], "total": progress[1]}))
                 self._spooled_progress = progress
-            self.spool.write_lines(lines)
-        with self._pending_lock:
-            self._pending.extend(encoded)
-            self._pending_notes.extend(notes)
+            self._spool_lines(lines)
         if self.sink.durable:
             self._deliver()
         elif encoded or notes:
             self._wake.set()
 
+    def _spool_lines(self, lines: list[str]) -> None:
+        """Write to the spool; a failure is one warning with its real cause, and the lines are retried."""
+        if self.spool is None:
+            return
+        try:
+            self.spool.write_lines(lines)
+        except OSError as exc:
+            self._spool_failure = os_cause(exc)
+            self._warn_once("spool", f"whileai: cannot write the spool {self.spool.path}: {self._spool_failure}. "
+                                     "Training goes on; the points are kept in memory and still sent to "
+                                     f"{self.sink.where}, but until the spool can be written again they do "
+                                     "not survive this process exiting")
+            return
+        if self._spool_failure is not None and "spool" in self._warned:
+            logger.warning("whileai: the spool %s can be written again; it holds every point not yet sent",
+                           self.spool.path)
+            self._warned.discard("spool")
+        self._spool_failure = None
+
+    def _spool_record(self, record: dict[str, Any]) -> None:
+        self._spool_lines([json.dumps(record, default=str)])
+
     # -- delivery (flush thread for durable sinks, send thread otherwise) -------------------------------
     def _deliver(self) -> float | None:
         """Send what is owed, oldest first. Returns the seconds to wait before the next try (None: idle)."""
-        if self._gave_up:
+        if self._gave_up or self._done.is_set():
             return None
         try:
-            if self.run_id is None:
-                self.run_id = self.sink.open_run(self.meta, self.client_id)
-                if self.spool is not None:
-                    self.spool.write({"t": "remote", "run_id": self.run_id})
+            if self.run_id is None or self._reopen:
+                self.run_id = self.sink.open_run(self.meta, self.client_id, resume=self._reopen)
+                self._reopen = False
+                self._spool_record({"t": "remote", "run_id": self.run_id})
             while True:  # until nothing is owed (a flush may land while this runs)
                 while True:
                     with self._pending_lock:
@@ -244,22 +319,20 @@ class Sender:
                     with self._pending_lock:
                         del self._pending[: len(batch)]
                     self.delivered += len(batch)
-                    if self.spool is not None:
-                        self.spool.write({"t": "acked", "through": batch[-1][0]})
+                    self._spool_record({"t": "acked", "through": batch[-1][0]})
                 while self._pending_notes:
                     seq, md, ts = self._pending_notes[0]
                     try:
                         self.sink.send_note(self.run_id, seq, md, ts)
                     except SendError as exc:
-                        if exc.retryable:
+                        if exc.retryable or isinstance(exc, RunAlreadyFinished):
                             raise
                         # a server without the notes route must not stop the points: drop notes, say so once
                         self._warn_once("notes", f"whileai: {self.sink.where} does not take run notes ({exc}); "
                                                  "notes are dropped, points and finish still go")
                     with self._pending_lock:
                         self._pending_notes.pop(0)
-                    if self.spool is not None:
-                        self.spool.write({"t": "note_acked", "seq": seq})
+                    self._spool_record({"t": "note_acked", "seq": seq})
                 progress = self.progress
                 if progress is not None and progress != self._sent_progress:
                     self.sink.set_progress(self.run_id, *progress)
@@ -269,25 +342,51 @@ class Sender:
                         owed = bool(self._pending or self._pending_notes)
                     if owed:
                         continue  # a flush landed after the points were sent: send it before the finish
-                    self.sink.finish(self.run_id, **self._finish)
-                    if self.spool is not None:
-                        self.spool.write({"t": "finished"})
+                    summary = self._finish["summary"]
+                    if isinstance(summary, dict) and "points" in summary:
+                        summary = {**summary, "points": self.delivered}  # what landed, not what was logged
+                    self.sink.finish(self.run_id, self._finish["status"], summary, self._finish["error"])
+                    self._spool_record({"t": "finished"})
                     self._done.set()
                 break
+        except RunAlreadyFinished as exc:
+            self._already_finished(exc)
+            return None
         except SendError as exc:
             return self._failed(exc)
         except Exception as exc:  # noqa: BLE001  (a sink bug or a disk error: warn, keep the points, try again later)
             return self._failed(SendError(f"{type(exc).__name__}: {exc}"))
         if self._failing_since is not None:
-            logger.warning("whileai: %s is reachable again after %.0f s; the points kept meanwhile are sent",
+            logger.warning("whileai: %s answers again after %.0f s; the points kept meanwhile are sent",
                            self.sink.where, time.time() - self._failing_since)
             self._failing_since = None
-            self._warned.discard("unreachable")
+            self._warned -= {"unreachable", "redirect", "not-api"}
         self._failures = 0
         return None
 
+    def _already_finished(self, exc: RunAlreadyFinished) -> None:
+        """The sink says the run is finished: final. What is still owed is not stored there, ever; say how much."""
+        points, notes = self._drop_owed()
+        self._finished_elsewhere = str(exc)
+        self._spool_record({"t": "finished"})
+        self._done.set()
+        if self._finish is None:
+            self._warn_once("finished", f"whileai: {self.sink.where} says run {self.run_id} is already finished "
+                                        f"({exc}); a finished run is final: the {points} points and {notes} notes "
+                                        "owed now, and any logged later, are not stored there")
+
+    def _drop_owed(self) -> tuple[int, int]:
+        with self._pending_lock:
+            points, notes = len(self._pending), len(self._pending_notes)
+            self._pending.clear()
+            self._pending_notes.clear()
+        self.refused_points += points
+        self.refused_notes += notes
+        return points, notes
+
     def _failed(self, exc: SendError) -> float | None:
         where = self.sink.where
+        self._last_failure = str(exc)
         if not exc.retryable:
             self._gave_up = str(exc)
             self._warn_once("gave-up", f"whileai: {where} refused the run ({exc}); training goes on, points stay in "
@@ -297,8 +396,13 @@ class Sender:
         if self._failing_since is None:
             self._failing_since = time.time()
         kept = self._kept_where()
-        self._warn_once("unreachable", f"whileai: could not send to {where} ({exc}); training goes on, points are "
-                                       f"kept in {kept} and re-sent when it is back")
+        if exc.kind == "redirect":
+            self._warn_once("redirect", f"whileai: {exc}. Training goes on; points are kept in {kept} and re-sent")
+        elif exc.kind == "not-api":
+            self._warn_once("not-api", f"whileai: {exc}. Training goes on; points are kept in {kept} and re-sent")
+        else:
+            self._warn_once("unreachable", f"whileai: could not send to {where} ({exc}); training goes on, points "
+                                           f"are kept in {kept} and re-sent when it is back")
         if exc.retry_after is not None:
             wait = min(exc.retry_after, self.config.retry_after_max_s)
             self._retry_after_until = time.monotonic() + wait
@@ -307,7 +411,11 @@ class Sender:
         return delay * random.uniform(0.5, 1.5)
 
     def _kept_where(self) -> str:
-        return str(self.spool.path) if self.spool is not None else "memory"
+        if self.sink.durable:
+            return "memory (written to the store when it can be)"
+        if self.spool is not None and self._spool_failure is None:
+            return str(self.spool.path)
+        return "memory only (lost if this process exits first)"
 
     # -- send thread ------------------------------------------------------------------------------------
     def _send_loop(self) -> None:
@@ -329,17 +437,29 @@ class Sender:
         with self._pending_lock:
             return len(self._pending) + len(self._pending_notes)
 
+    def _owed_counts(self) -> tuple[int, int]:
+        with self._pending_lock:
+            return len(self._pending), len(self._pending_notes)
+
     def finish(self, status: str, summary: dict[str, Any] | None, error: str | None,
                wait_s: float | None = None) -> bool:
-        """Flush, send the finish record, wait at most `wait_s`; True when everything landed."""
+        """Flush, send the finish record, wait at most `wait_s`; True when everything landed (or the sink
+        said the run was already finished). Otherwise `outcome` says where the rest is, or how much is lost."""
         wait = self.config.finish_wait_s if wait_s is None else wait_s
         self.flush()
+        if summary is not None:
+            summary, nulled = nulled_nonfinite(summary)
+            if nulled:
+                logger.warning("whileai: the summary's %s was NaN or infinite; sent as null (JSON has no NaN)",
+                               ", ".join(repr(k) for k in nulled))
         self._finish = {"status": status, "summary": summary, "error": error}
-        if self.spool is not None:
-            self.spool.write({"t": "finish", **self._finish})
+        self._spool_record({"t": "finish", **self._finish})
         if self.sink.durable:
-            with self._flush_lock:
-                self._deliver()
+            if self._flush_lock.acquire(timeout=wait):
+                try:
+                    self._deliver()
+                finally:
+                    self._flush_lock.release()
         else:
             self._failures = 0  # the end of the run deserves a prompt try (but a 429 is still honoured)
             self._not_before = self._retry_after_until
@@ -348,9 +468,66 @@ class Sender:
         self._halt.set()
         self._wake.set()
         done = self._done.is_set()
-        if self.spool is not None:
-            if done:
+        if done:
+            if self.spool is not None:
                 self.spool.remove()
-            else:
-                self.spool.close()
-        return done
+            if self._finished_elsewhere is not None:
+                self._drop_owed()  # logged after the sink said the run was finished
+                self.outcome = (f"{self.sink.where} already held the run as finished ({self._finished_elsewhere}), "
+                                f"so a finished run being final, {self.refused_points} points and "
+                                f"{self.refused_notes} notes sent after that were not stored, and this finish "
+                                "was not recorded")
+            return True
+        self.outcome = self._spill() if self.sink.durable else self._left_in_spool()
+        return False
+
+    def _left_in_spool(self) -> str:
+        """What a platform run leaves behind at finish, said as it is."""
+        points, notes = self._owed_counts()
+        owed = f"{points} points and {notes} notes" if notes else f"{points} points"
+        why = f" ({self._last_failure})" if self._last_failure else ""
+        if self.spool is not None:
+            unwritten = self.spool.unwritten
+            lost_seqs, finish_lost = self.spool.unwritten_records()
+            self.spool.close()
+            if unwritten == 0:
+                return (f"{owed} not yet at {self.sink.where}{why} are kept in {self.spool.path}; "
+                        "run `whileai-train sync` to send them")
+            with self._pending_lock:
+                lost = sum(1 for e in self._pending if e[0] in lost_seqs)
+            end = " and the finish record" if finish_lost else ""
+            return (f"{owed} not yet at {self.sink.where}{why}; the spool {self.spool.path} could not be written "
+                    f"({self._spool_failure}): {lost} of the {points} points{end} are lost when this process "
+                    f"exits, the other {points - lost} are kept there; run `whileai-train sync` to send them")
+        return (f"{owed} not yet at {self.sink.where}{why} are lost when this process exits: there is no spool "
+                f"({self._spool_failure or 'none was opened'})")
+
+    def _spill(self) -> str:
+        """A durable sink (the local store) could not take the last records: write them to a spool file that
+        `whileai-train sync` writes to the store later; if that fails too, say plainly what is lost."""
+        with self._pending_lock:
+            points, notes = list(self._pending), list(self._pending_notes)
+        owed = f"{len(points)} points and {len(notes)} notes" if notes else f"{len(points)} points"
+        why = self._last_failure or "it did not answer within the finish wait"
+        path = spool_dir() / f"{self.client_id}.jsonl"
+        lines = [json.dumps(Spool.open_record(self.client_id, "", self.meta, store=self.sink.where))]
+        if self.run_id is not None:
+            lines.append(json.dumps({"t": "remote", "run_id": self.run_id}))
+        lines += [Spool.point_line(e[3]) for e in points]
+        lines += [json.dumps({"t": "note", "seq": s, "markdown": md, "ts": ts}) for s, md, ts in notes]
+        if self.progress is not None:
+            lines.append(json.dumps({"t": "progress", "step": self.progress[0], "total": self.progress[1]}))
+        lines.append(json.dumps({"t": "finish", **(self._finish or {})}, default=str))
+        try:
+            spool = Spool(path)
+            try:
+                spool.write_lines(lines)
+            finally:
+                spool.close()
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                path.unlink(missing_ok=True)  # a half-written spill would be read as the whole truth
+            return (f"{self.sink.where} could not take the last records ({why}) and neither could the spool "
+                    f"{path} ({os_cause(exc)}): {owed} and the finish are lost")
+        return (f"{self.sink.where} could not take the last records ({why}); {owed} and the finish are kept "
+                f"in {path}; run `whileai-train sync` to write them to the store")

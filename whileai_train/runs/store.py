@@ -20,7 +20,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from whileai_train.errors import RunError, RunFinishedError
 from whileai_train.runs.config import whileai_home
+from whileai_train.runs.defaults import STORE_BUSY_TIMEOUT_S
 
 __all__ = ["LocalStore", "default_store_path"]
 
@@ -68,6 +70,18 @@ def _insert_points_sql(n: int) -> str:
     return f"INSERT OR IGNORE INTO points (run_id, seq, step, ts, data) VALUES {values}"
 
 
+def _open_problem(path: Path, exc: BaseException) -> str:
+    """What went wrong opening the store at `path`, with the fix, in one sentence."""
+    text = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError):
+        return (f"{path} is not a usable SQLite database ({text}). Fix: move it aside (mv {path} {path}.bad); "
+                "a new one is created on the next run")
+    if isinstance(exc, PermissionError) or "readonly" in str(exc) or "read-only" in str(exc).lower():
+        return (f"{path} cannot be written ({text}). Fix: make {path.parent} writable, or set WHILEAI_HOME to a "
+                "writable folder")
+    return f"{path} cannot be opened ({text}). Fix: check the folder {path.parent} and the disk"
+
+
 def default_store_path() -> Path:
     return whileai_home() / "runs.db"
 
@@ -100,11 +114,18 @@ def _process_is_gone(owner: str | None) -> bool:
 class LocalStore:
     """Runs, points and notes in one SQLite file. Every write is its own short transaction."""
 
-    def __init__(self, path: str | Path | None = None) -> None:
+    def __init__(self, path: str | Path | None = None, *, busy_timeout_s: float = STORE_BUSY_TIMEOUT_S) -> None:
+        """Open (or create) the store. A folder that cannot be written or a file that is not a usable SQLite
+        database raises `RunError` naming the path and the fix (never a raw sqlite3 or OS error)."""
         self.path = Path(path) if path is not None else default_store_path()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._busy_timeout_s = busy_timeout_s
         self._local = threading.local()
-        self._connect()  # create the schema now: errors belong at open, not mid-training
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._connect()  # create the schema now: errors belong at open, not mid-training
+        except (OSError, sqlite3.Error) as exc:
+            self.close()
+            raise RunError(_open_problem(self.path, exc)) from None
 
     def __repr__(self) -> str:
         return f"LocalStore({str(self.path)!r})"
@@ -112,10 +133,15 @@ class LocalStore:
     def _connect(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(self.path, timeout=10.0, isolation_level=None, check_same_thread=False)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable against a killed process
-            conn.executescript(_SCHEMA)
+            conn = sqlite3.connect(self.path, timeout=self._busy_timeout_s, isolation_level=None,
+                                   check_same_thread=False)
+            try:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable against a killed process
+                conn.executescript(_SCHEMA)
+            except BaseException:
+                conn.close()
+                raise
             self._local.conn = conn
         return conn
 
@@ -217,12 +243,20 @@ class LocalStore:
         )
 
     def finish(self, run_id: str, status: str, summary: dict[str, Any] | None = None, error: str | None = None) -> None:
+        """Finish a running run. A finished run is final: finishing it again raises `RunFinishedError` and
+        leaves its status, summary and error as they were (`reopen` first to continue it)."""
         if status not in RUN_STATUSES[1:]:
             raise ValueError(f"status {status!r}: expected one of done, failed, stopped")
-        self._connect().execute(
-            "UPDATE runs SET status = ?, summary = ?, error = ?, finished = ? WHERE id = ?",
-            (status, json.dumps(summary) if summary is not None else None, error, time.time(), run_id),
+        conn = self._connect()
+        cur = conn.execute(
+            "UPDATE runs SET status = ?, summary = ?, error = ?, finished = ? WHERE id = ? AND status = 'running'",
+            (status, json.dumps(summary, allow_nan=False) if summary is not None else None, error, time.time(),
+             run_id),
         )
+        if cur.rowcount == 0:
+            row = conn.execute("SELECT status FROM runs WHERE id = ?", (run_id,)).fetchone()
+            if row is not None:
+                raise RunFinishedError(run_id, str(row[0]))
 
     # -- reads ----------------------------------------------------------------------------------------
     def get_run(self, run_id: str, last_points: int | None = None) -> dict[str, Any] | None:
