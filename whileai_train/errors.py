@@ -29,6 +29,7 @@ __all__ = [
     "PublishGateError",
     "RowError",
     "RunError",
+    "RunFinishedError",
     "ToolArgumentsError",
     "WhileAIError",
 ]
@@ -97,3 +98,7 @@ class PublishGateError(WhileAIError):
 
 class RunError(WhileAIError):
     """A run cannot be opened as asked. Never raised from inside a training step."""
+
+
+class RunFinishedError(RunError):
+    """A finished run is final: a second finish, or points after finish, are refused."""
