@@ -51,7 +51,7 @@ class ServeProcess:
             out, err = self.process.communicate()
         return out, err
 
-    def __enter__(self) -> ServeProcess:
+    def __enter__(self) -> ServeProcess:  # noqa: PYI034
         return self
 
     def __exit__(self, *exc: object) -> None:
