@@ -48,6 +48,7 @@ function costOf(run, lastPoint) {
 }
 const costText = c => c.usd != null ? 'about $' + c.usd.toFixed(2) : (c.basis ? 'no cost estimate' : '—');
 const num = v => typeof v === 'number' ? (Math.abs(v) >= 1e4 || (v !== 0 && Math.abs(v) < 1e-3) ? v.toExponential(3) : +v.toPrecision(4)) : '—';
+const axisNum = v => v == null ? '' : (v !== 0 && (Math.abs(v) < 1e-2 || Math.abs(v) >= 1e5) ? v.toExponential(1) : String(+v.toPrecision(3)));
 const firstLine = t => String(t || '').split('\n').find(x => x.trim()) || '';
 function reasonOf(run) {
   if (run.status === 'stopped') return run.stop_reason || 'stopped (no reason given)';
@@ -184,7 +185,7 @@ function makeChart(holder, spec) {
     legend: {live: true},
     series: [{label: 'step'}, ...spec.series.map(s => ({label: s.label, stroke: s.color, width: 1.6,
                                                          dash: s.dash, spanGaps: true, points: {size: 4}}))],
-    axes: [{label: 'step'}, {size: 64, values: (u, vals) => vals.map(v => v == null ? '' : String(num(v)))}],
+    axes: [{label: 'step'}, {size: 64, values: (u, vals) => vals.map(axisNum)}],
     hooks: {
       setSelect: [u => { if (u.select.width > 0) state.zoom[spec.id] = true; }],
       draw: [u => placeMarkers(u, spec)],
@@ -264,7 +265,7 @@ function renderStatus(run, d) {
     el('span', {class: 'badge ' + run.status, id: 'run-status', text: run.status}),
     el('span', {id: 'last-step', text: `step ${run.step ?? 0} of ${run.total_steps ?? '?'}`}),
     el('span', {id: 'duration', text: duration(run)}),
-    el('span', {id: 'cost', text: costText(cost) + (cost.basis ? ` (${cost.basis})` : '')}),
+    el('span', {id: 'cost', text: cost.usd != null ? costText(cost) + (cost.basis ? ` (${cost.basis})` : '') : (cost.basis || 'no cost estimate')}),
     el('span', {id: 'points-count', text: `${run.points_count} points`}),
     el('span', {id: 'alarm-count', text: `${run.alarms.length} alarm${run.alarms.length === 1 ? '' : 's'}`}),
   ];
