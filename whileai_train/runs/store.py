@@ -227,20 +227,21 @@ class LocalStore:
                 )
         return len(gone)
 
-    def add_points(self, run_id: str, points: Sequence[dict[str, Any]] | Iterable[tuple[int, Any, Any, str]],
+    def add_points(self, run_id: str, points: Sequence[dict[str, Any]] | Iterable[tuple[int | None, Any, Any, str]],
                    progress: tuple[int, int | None] | None = None) -> int:
         """Insert points (dicts with step, ts and optionally seq, or pre-encoded (seq, step, ts, json) tuples).
 
         Returns how many were new; a point whose (run id, seq) is already stored is ignored. A dict without
-        a seq is numbered after the run's highest seq, in the order given. `progress` (step, total) is set
+        a seq, or a tuple whose seq is None (its JSON object then has no "seq" key), is numbered after the
+        run's highest seq, in the order given. `progress` (step, total) is set
         in the same transaction. Raises RunFinishedError (nothing written) when the run is finished.
         """
         encoded: list[tuple[Any, Any, Any, str] | None] = []
-        unnumbered: list[dict[str, Any]] = []
+        unnumbered: list[dict[str, Any] | tuple[Any, Any, Any, str]] = []
         for p in points:
-            if isinstance(p, tuple):
+            if isinstance(p, tuple) and p[0] is not None:
                 encoded.append(p)
-            elif p.get("seq") is None:
+            elif isinstance(p, tuple) or p.get("seq") is None:
                 unnumbered.append(p)
                 encoded.append(None)
             else:
@@ -254,9 +255,15 @@ class LocalStore:
                 filled = iter(unnumbered)
                 for i, row in enumerate(encoded):
                     if row is None:
-                        point = dict(next(filled), seq=next_seq)
-                        encoded[i] = (next_seq, point.get("step"), point.get("ts"),
-                                      json.dumps(_finite(point), separators=(",", ":")))
+                        item = next(filled)
+                        if isinstance(item, tuple):  # pre-encoded JSON object without "seq": add it
+                            text = item[3].rstrip()
+                            text = f'{text[:-1]}{"," if text[:-1].strip() != "{" else ""}"seq":{next_seq}}}'
+                            encoded[i] = (next_seq, item[1], item[2], text)
+                        else:
+                            point = dict(item, seq=next_seq)
+                            encoded[i] = (next_seq, point.get("step"), point.get("ts"),
+                                          json.dumps(_finite(point), separators=(",", ":")))
                         next_seq += 1
             rows = [(run_id, *r) for r in encoded if r is not None]
             per_statement = max(1, min(_ROWS_PER_INSERT, conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // 5))

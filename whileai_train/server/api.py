@@ -41,9 +41,9 @@ from whileai_train.server.defaults import (
     MAX_SUMMARY_BYTES,
     POINTS_PER_PAGE,
 )
-from whileai_train.server.models import FinishBody, LogBody, NoteBody, OpenRun, PatchBody
+from whileai_train.server.models import FinishBody, LogBody, NoteBody, OpenRun, PatchBody, Point
 
-__all__ = ["RunsAPI", "dump_json", "make_handler", "serve_in_thread"]
+__all__ = ["RunsAPI", "dump_json", "make_handler", "serve_in_thread", "validate"]
 
 Response = tuple[int, dict[str, Any]]
 M = TypeVar("M", bound=BaseModel)
@@ -67,6 +67,14 @@ def _plain(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
     return value
+
+
+def _encoded(point: Point) -> tuple[int | None, int | None, float | None, str]:
+    """(seq, step, ts, JSON) as the store takes it; the values are already checked finite and bounded."""
+    data = point.model_dump(exclude_none=False)
+    if data["seq"] is None:
+        del data["seq"]
+    return point.seq, point.step, point.ts, orjson.dumps(data).decode()
 
 
 def validate(model: type[M], data: Any) -> M:
@@ -105,7 +113,7 @@ class RunsAPI:
 
     def log(self, run_id: str, body: LogBody) -> dict[str, Any]:
         self._known(run_id)
-        points = [p.model_dump() for p in body.points]
+        points = [_encoded(p) for p in body.points]
         progress = (body.progress.step, body.progress.total) if body.progress is not None else None
         try:
             new = self.store.add_points(run_id, points, progress=progress) if points or progress else 0

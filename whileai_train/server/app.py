@@ -4,7 +4,7 @@ and its vendored assets from server/static/ (no CDN, no build step)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from fastapi import FastAPI, Query, Request, Security
 from fastapi import Path as PathParam
@@ -14,7 +14,7 @@ from fastapi.security import APIKeyHeader
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel
 
-from whileai_train.server.api import RunsAPI, dump_json
+from whileai_train.server.api import RunsAPI, dump_json, validate
 from whileai_train.server.body import ApiError, field_path
 from whileai_train.server.dashboard import STATIC_DIR, run_page
 from whileai_train.server.defaults import (
@@ -25,7 +25,7 @@ from whileai_train.server.defaults import (
     POINTS_PER_PAGE,
     SESSION_COOKIE,
 )
-from whileai_train.server.guard import SESSION_PATH, Guard, allowed_host_names, session_token
+from whileai_train.server.guard import PARSED_BODY, SESSION_PATH, Guard, allowed_host_names, session_token
 from whileai_train.server.models import (
     ErrorBody,
     FinishBody,
@@ -44,6 +44,8 @@ from whileai_train.server.models import (
 
 __all__ = ["make_app"]
 
+M = TypeVar("M", bound=BaseModel)
+
 RunId = Annotated[str, PathParam(min_length=1, max_length=MAX_NAME_CHARS)]
 Int64 = Annotated[int, Query(ge=-(2**63), le=2**63 - 1)]
 _REFUSALS: dict[int | str, dict[str, Any]] = {
@@ -58,6 +60,39 @@ class SafeJSON(JSONResponse):
 
     def render(self, content: Any) -> bytes:
         return dump_json(content)
+
+
+_BODIES: tuple[type[BaseModel], ...] = (OpenRun, LogBody, NoteBody, FinishBody, PatchBody)
+
+
+def _body(model: type[BaseModel]) -> dict[str, Any]:
+    """The OpenAPI request body of a route that reads its body from the Guard (parsed once, there)."""
+    return {"requestBody": {"required": True, "content": {"application/json": {
+        "schema": {"$ref": f"#/components/schemas/{model.__name__}"}}}}}
+
+
+def _parsed(request: Request, model: type[M]) -> M:
+    if PARSED_BODY not in request.scope:
+        raise ApiError(400, "not_json", "the body was not read as JSON", "body")
+    return validate(model, request.scope[PARSED_BODY])
+
+
+def _document_bodies(app: FastAPI) -> None:
+    """Put the body models in the schema's components, where the routes' $refs point."""
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = build()
+            components = schema.setdefault("components", {}).setdefault("schemas", {})
+            for model in _BODIES:
+                described = model.model_json_schema(ref_template="#/components/schemas/{model}")
+                components.update(described.pop("$defs", {}))
+                components[model.__name__] = described
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 class SessionBody(BaseModel):
@@ -90,29 +125,34 @@ def make_app(api: RunsAPI, *, bound_host: str = "127.0.0.1", allowed_hosts: tupl
         status = 400 if first.get("type") == "json_invalid" else 422
         return SafeJSON({"error": message, "code": "invalid", "field": field}, status_code=status)
 
-    @app.post("/runs", response_model=OpenedRun, summary="open a run (same client_run_id: same run)")
-    def open_run(body: OpenRun) -> Any:
-        return SafeJSON(api.open_run(body))
+    @app.post("/runs", response_model=OpenedRun, summary="open a run (same client_run_id: same run)",
+              openapi_extra=_body(OpenRun))
+    def open_run(request: Request) -> Any:
+        return SafeJSON(api.open_run(_parsed(request, OpenRun)))
 
-    @app.post("/runs/{run_id}/log", response_model=Logged, summary="log up to 500 points")
-    def log(run_id: RunId, body: LogBody) -> Any:
-        return SafeJSON(api.log(run_id, body))
+    @app.post("/runs/{run_id}/log", response_model=Logged, summary="log up to 500 points",
+              openapi_extra=_body(LogBody))
+    def log(run_id: RunId, request: Request) -> Any:
+        return SafeJSON(api.log(run_id, _parsed(request, LogBody)))
 
-    @app.post("/runs/{run_id}/notes", response_model=NoteAdded, summary="add a note (markdown)")
-    def note(run_id: RunId, body: NoteBody) -> Any:
-        return SafeJSON(api.note(run_id, body))
+    @app.post("/runs/{run_id}/notes", response_model=NoteAdded, summary="add a note (markdown)",
+              openapi_extra=_body(NoteBody))
+    def note(run_id: RunId, request: Request) -> Any:
+        return SafeJSON(api.note(run_id, _parsed(request, NoteBody)))
 
-    @app.post("/runs/{run_id}/finish", response_model=Finished, summary="finish a run (once)")
-    def finish(run_id: RunId, body: FinishBody) -> Any:
-        return SafeJSON(api.finish(run_id, body))
+    @app.post("/runs/{run_id}/finish", response_model=Finished, summary="finish a run (once)",
+              openapi_extra=_body(FinishBody))
+    def finish(run_id: RunId, request: Request) -> Any:
+        return SafeJSON(api.finish(run_id, _parsed(request, FinishBody)))
 
     @app.post("/runs/{run_id}/reopen", response_model=RunRecord, summary="continue a run (checkpoint resume)")
     def reopen(run_id: RunId) -> Any:
         return SafeJSON(api.reopen(run_id))
 
-    @app.patch("/runs/{run_id}", response_model=RunRecord, summary="late results: summary, holdout, delta, note")
-    def patch(run_id: RunId, body: PatchBody) -> Any:
-        return SafeJSON(api.patch(run_id, body))
+    @app.patch("/runs/{run_id}", response_model=RunRecord, summary="late results: summary, holdout, delta, note",
+               openapi_extra=_body(PatchBody))
+    def patch(run_id: RunId, request: Request) -> Any:
+        return SafeJSON(api.patch(run_id, _parsed(request, PatchBody)))
 
     @app.get("/runs", response_model=RunsList, summary="runs, newest first")
     def list_runs(status: Literal["running", "done", "failed", "stopped"] | None = None,
@@ -147,5 +187,6 @@ def make_app(api: RunsAPI, *, bound_host: str = "127.0.0.1", allowed_hosts: tupl
         return HTMLResponse(page, headers={"Cache-Control": "no-store"})
 
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    _document_bodies(app)
     hosts = allowed_host_names(bound_host, allowed_hosts)
     return Guard(app, allowed_hosts=hosts, api_key=key, max_body_bytes=max_body_bytes)

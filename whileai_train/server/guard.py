@@ -27,7 +27,7 @@ from whileai_train.server.api import dump_json
 from whileai_train.server.body import ApiError, parse_json_body
 from whileai_train.server.defaults import MAX_BODY_BYTES, SESSION_COOKIE
 
-__all__ = ["SESSION_PATH", "Guard", "allowed_host_names", "is_loopback", "session_token"]
+__all__ = ["PARSED_BODY", "SESSION_PATH", "Guard", "allowed_host_names", "is_loopback", "session_token"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -38,6 +38,8 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 _LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 _WILDCARD = frozenset({"0.0.0.0", "::", ""})
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+# Where the parsed body waits in the ASGI scope for the route (so it is read once).
+PARSED_BODY = "whileai.body"
 # The page's login form posts here; it is the one route open without a key (it checks the key itself).
 SESSION_PATH = "/session"
 
@@ -98,14 +100,14 @@ class Guard:
             if method in _SAFE_METHODS:
                 await self.app(scope, receive, send)
                 return
-            body = await self._read_body(headers, receive)
+            value, body = await self._read_body(headers, receive)
         except ApiError as exc:
             if exc.code == "unauthorized" and scope["method"] == "GET" and scope["path"] == "/":
                 await _send_login_page(send)
                 return
             await _send_error(send, exc, scope)
             return
-        await self.app(_json_scope(scope, body), _replay(body, receive), send)
+        await self.app(_json_scope(scope, body, value), _replay(body, receive), send)
 
     def _check_host(self, headers: dict[str, str]) -> None:
         host = headers.get("host")
@@ -137,7 +139,8 @@ class Guard:
             return
         raise ApiError(401, "unauthorized", "missing or wrong X-Api-Key", "X-Api-Key")
 
-    async def _read_body(self, headers: dict[str, str], receive: Receive) -> bytes:
+    async def _read_body(self, headers: dict[str, str], receive: Receive) -> tuple[Any, bytes]:
+        """The body read (up to the cap) and parsed: (the JSON value, clean JSON bytes to hand on)."""
         declared = headers.get("content-length")
         if declared is not None:
             if not declared.strip().isdigit():
@@ -161,9 +164,7 @@ class Guard:
                 break
         raw = b"".join(chunks)
         value, had_constants = parse_json_body(raw)
-        if had_constants or not raw.strip():
-            return orjson.dumps(value)  # NaN / Infinity read as null; an empty body as {}
-        return raw
+        return value, (orjson.dumps(value) if had_constants or not raw.strip() else raw)
 
 
 def _headers(scope: Scope) -> dict[str, str]:
@@ -185,11 +186,11 @@ def _cookie(header: str, name: str) -> str | None:
     return None
 
 
-def _json_scope(scope: Scope, body: bytes) -> Scope:
+def _json_scope(scope: Scope, body: bytes, value: Any) -> Scope:
     headers = [(k, v) for k, v in scope.get("headers", ())
                if k.lower() not in (b"content-type", b"content-length", b"transfer-encoding")]
     headers += [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    return {**scope, "headers": headers}
+    return {**scope, "headers": headers, PARSED_BODY: value}
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:

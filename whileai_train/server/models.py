@@ -42,6 +42,9 @@ __all__ = [
 
 Int64 = Annotated[int, Field(strict=True, ge=-(2**63), le=2**63 - 1)]
 Count = Annotated[int, Field(strict=True, ge=0, le=2**63 - 1)]
+# A sequence number stays exact in a browser (Number.MAX_SAFE_INTEGER) and leaves the store room to number
+# points sent without one after the run's highest.
+Seq = Annotated[int, Field(strict=True, ge=0, le=2**53 - 1)]
 Number = Annotated[float, Field(strict=True, allow_inf_nan=False)]
 Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS)]
 Text = Annotated[str, Field(max_length=MAX_NAME_CHARS)]
@@ -72,7 +75,7 @@ class Point(BaseModel):
 
     model_config = ConfigDict(extra="allow")
     __pydantic_extra__: dict[str, Number | None] = Field(init=False)  # type: ignore[assignment]
-    seq: Count | None = Field(None, description="the client's sequence number; points are de-duplicated on "
+    seq: Seq | None = Field(None, description="the client's sequence number; points are de-duplicated on "
                                                 "(run, seq). Without it the server numbers points in arrival order.")
     step: Int64 | None = None
     ts: Number | None = None
@@ -108,7 +111,7 @@ class Logged(BaseModel):
 class NoteBody(_Body):
     """POST /runs/{id}/notes: markdown of at most 8192 characters (product text)."""
 
-    seq: Count | None = None
+    seq: Seq | None = None
     markdown: Annotated[str, Field(max_length=MAX_NOTE_CHARS)]
     ts: Number | None = None
 
