@@ -103,13 +103,13 @@ def test_note_cap_is_8192_characters(server: ServeProcess) -> None:
     run_id = _open(server)
     assert call(f"{server.url}/runs/{run_id}/notes", "POST", {"markdown": "x" * 8192})[0] == 200
     status, answer = call(f"{server.url}/runs/{run_id}/notes", "POST", {"markdown": "x" * 8193})
-    assert status == 422 and answer["field"] == "markdown" and "8192" in answer["error"]
+    assert status == 400 and answer["field"] == "markdown" and "8192" in answer["error"]
 
 
 def test_point_count_cap_names_the_field(server: ServeProcess) -> None:
     run_id = _open(server)
     status, answer = call(f"{server.url}/runs/{run_id}/log", "POST", {"points": [{"step": 1}] * 501})
-    assert status == 422 and answer["field"] == "points" and "500" in answer["error"]
+    assert status == 400 and answer["field"] == "points" and "500" in answer["error"]
 
 
 def test_points_read_a_page_at_a_time(server: ServeProcess) -> None:
@@ -135,7 +135,7 @@ def test_runs_filter_by_status_and_name(server: ServeProcess) -> None:
     assert names == {a, b}
     failed = call(f"{server.url}/runs?q=filter-&status=failed")[1]["runs"]
     assert [(r["id"], r["error"]) for r in failed] == [(b, "boom")]
-    assert call(f"{server.url}/runs?status=bogus")[0] == 422
+    assert call(f"{server.url}/runs?status=bogus")[0] == 400
 
 
 @pytest.mark.parametrize(("raw", "field"), [
@@ -229,7 +229,7 @@ def test_keep_alive_connection_survives_a_refusal(server: ServeProcess) -> None:
     connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
     connection.request("POST", "/runs", body=b'{"name": 5}', headers={"Content-Type": "application/json"})
     first = connection.getresponse()
-    assert first.status == 422 and json.loads(first.read())["field"] == "name"
+    assert first.status == 400 and json.loads(first.read())["field"] == "name"
     connection.request("POST", "/runs", body=b'{"name": "after"}', headers={"Content-Type": "application/json"})
     second = connection.getresponse()
     assert second.status == 200 and "runId" in json.loads(second.read())

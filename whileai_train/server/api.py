@@ -166,7 +166,7 @@ class RunsAPI:
     def list_runs(self, status: str | None = None, q: str | None = None, limit: int = 200,
                   offset: int = 0) -> dict[str, Any]:
         if status is not None and status not in ("running", "done", "failed", "stopped"):
-            raise ApiError(422, "invalid", "status must be running, done, failed or stopped", "status")
+            raise ApiError(400, "invalid", "status must be running, done, failed or stopped", "status")
         limit = max(1, min(int(limit), MAX_RUNS_PER_PAGE))
         return {"runs": self.store.list_runs(limit=limit, status=status, name_contains=q, offset=max(0, offset))}
 
@@ -232,9 +232,9 @@ def _int_param(params: dict[str, str], name: str) -> int | None:
     try:
         number = int(value)
     except ValueError:
-        raise ApiError(422, "invalid", f"{name} must be an integer", name) from None
+        raise ApiError(400, "invalid", f"{name} must be an integer", name) from None
     if not -(2**63) <= number < 2**63:
-        raise ApiError(422, "int_too_large", f"{name} is past 64 bits", name)
+        raise ApiError(400, "int_too_large", f"{name} is past 64 bits", name)
     return number
 
 

@@ -50,8 +50,8 @@ RunId = Annotated[str, PathParam(min_length=1, max_length=MAX_NAME_CHARS)]
 Int64 = Annotated[int, Query(ge=-(2**63), le=2**63 - 1)]
 _REFUSALS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorBody, "description": text} for code, text in (
-        (400, "malformed body"), (401, "missing or wrong key"), (403, "foreign Host or cross-origin write"),
-        (404, "no such run"), (409, "the run is finished"), (413, "body too large"), (422, "invalid field"))
+        (400, "malformed body or invalid field (the field is named)"), (401, "missing or wrong key"), (403, "foreign Host or cross-origin write"),
+        (404, "no such run"), (409, "the run is finished"), (413, "body too large"))
 }
 
 
@@ -115,15 +115,14 @@ def make_app(api: RunsAPI, *, bound_host: str = "127.0.0.1", allowed_hosts: tupl
     async def _invalid(request: Request, exc: RequestValidationError) -> Response:
         errors = list(exc.errors())
         if not errors:
-            return SafeJSON({"error": "invalid request", "code": "invalid"}, status_code=422)
+            return SafeJSON({"error": "invalid request", "code": "invalid"}, status_code=400)
         first = errors[0]
         loc = [p for p in first.get("loc", ()) if p not in ("body", "query", "path", "header")]
         field = field_path(loc)
         message = f"{field}: {first.get('msg', 'invalid')}"
         if len(errors) > 1:
             message += f" (and {len(errors) - 1} more)"
-        status = 400 if first.get("type") == "json_invalid" else 422
-        return SafeJSON({"error": message, "code": "invalid", "field": field}, status_code=status)
+        return SafeJSON({"error": message, "code": "invalid", "field": field}, status_code=400)
 
     @app.post("/runs", response_model=OpenedRun, summary="open a run (same client_run_id: same run)",
               openapi_extra=_body(OpenRun))

@@ -80,7 +80,7 @@ def _check(value: Any, trail: list[Any], depth: int) -> None:
         _check_text(value, trail)
     elif kind is int:
         if not _INT64[0] <= value <= _INT64[1]:
-            raise ApiError(422, "int_too_large", "an integer past 64 bits", field_path(trail))
+            raise ApiError(400, "int_too_large", "an integer past 64 bits", field_path(trail))
     elif kind is dict:
         for key, item in value.items():
             trail.append(key)
@@ -109,11 +109,11 @@ def from_validation_error(exc: ValidationError, prefix: tuple[Any, ...] = ()) ->
     """The first problem pydantic found, as an ApiError naming its field (others follow in the message)."""
     errors = exc.errors(include_url=False, include_input=False)
     if not errors:
-        return ApiError(422, "invalid", str(exc))
+        return ApiError(400, "invalid", str(exc))
     first = errors[0]
     loc = [p for p in (*prefix, *first["loc"]) if p != "body"]
     field = field_path(loc)
     message = f"{field}: {first['msg']}"
     if len(errors) > 1:
         message += f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''})"
-    return ApiError(422, "invalid", message, field)
+    return ApiError(400, "invalid", message, field)
