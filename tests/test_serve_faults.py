@@ -3,9 +3,9 @@ that sends the batch again. Every point is stored exactly once."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -81,10 +81,11 @@ def test_a_client_killed_mid_batch_then_resending_duplicates_nothing(isolated_ho
         assert call(f"{server.url}/runs/{run_id}")[1]["points_count"] == 0  # half a body stores nothing
         # it sends the whole batch again (after a restart), then once more as a retry
         for expected_new in (500, 0):
-            with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
-                sock.sendall(head + body)
-                answer = sock.recv(65536)
-            assert answer.startswith(b"HTTP/1.1 200"), answer[:200]
-            assert json.loads(answer.split(b"\r\n\r\n", 1)[1]) == {"accepted": 500, "new": expected_new}
+            connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+            connection.request("POST", f"/runs/{run_id}/log", body=body, headers={"Content-Type": "application/json"})
+            response = connection.getresponse()
+            assert response.status == 200
+            assert json.loads(response.read()) == {"accepted": 500, "new": expected_new}
+            connection.close()
         stored = LocalStore(isolated_home / ".whileai" / "runs.db").points(run_id)
         assert [p["seq"] for p in stored] == list(range(500))
