@@ -21,8 +21,6 @@ from __future__ import annotations
 import hmac
 import json
 import math
-import threading
-import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
 from typing import Any, TypeVar
@@ -43,7 +41,7 @@ from whileai_train.server.defaults import (
 )
 from whileai_train.server.models import FinishBody, LogBody, NoteBody, OpenRun, PatchBody, Point
 
-__all__ = ["RunsAPI", "dump_json", "make_handler", "serve_in_thread", "validate"]
+__all__ = ["RunsAPI", "dump_json", "make_handler", "validate"]
 
 Response = tuple[int, dict[str, Any]]
 M = TypeVar("M", bound=BaseModel)
@@ -299,39 +297,3 @@ def make_handler(api: RunsAPI, page: str | None = None) -> type[BaseHTTPRequestH
             self._dispatch("PATCH")
 
     return Handler
-
-
-class _Served:
-    """A uvicorn server on a daemon thread: `.server_address` (host, port) and `.shutdown()`."""
-
-    def __init__(self, server: Any, thread: threading.Thread) -> None:
-        self._server = server
-        self._thread = thread
-
-    @property
-    def server_address(self) -> tuple[str, int]:
-        sock = self._server.servers[0].sockets[0]
-        host, port = sock.getsockname()[:2]
-        return str(host), int(port)
-
-    def shutdown(self) -> None:
-        self._server.should_exit = True
-        self._thread.join(timeout=10)
-
-
-def serve_in_thread(api: RunsAPI, host: str = "127.0.0.1", port: int = 0, page: str | None = None) -> _Served:
-    """Start the ASGI app over `api` with uvicorn on a daemon thread (tests, notebooks). `page` is unused:
-    the app serves its own dashboard."""
-    import uvicorn
-
-    from whileai_train.server.app import make_app
-
-    config = uvicorn.Config(make_app(api, bound_host=host), host=host, port=port, log_level="warning",
-                            access_log=False, lifespan="off")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name="whileai-api", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.01)
-    return _Served(server, thread)
