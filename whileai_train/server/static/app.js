@@ -314,6 +314,9 @@ function renderRun() {
     const f = familyOf(k); if (f) (families[f] = families[f] || []).push(k);
   }
   const groups = $('#family-groups');
+  const none = groups.querySelector('.empty');
+  if (Object.keys(families).length && none) none.remove();
+  if (!Object.keys(families).length && !none) groups.replaceChildren(el('p', {class: 'empty', text: 'no other metrics logged'}));
   for (const [family, keys] of Object.entries(families)) {
     let box = groups.querySelector(`details[data-family="${CSS.escape(family)}"]`);
     if (!box) {
