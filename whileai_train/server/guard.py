@@ -1,7 +1,7 @@
 """What every request passes before a route sees it (an ASGI middleware):
 
-- Host: the Host header must name this server (its bound address, loopback names, this machine's names, or
-  `allowed_hosts`), so a page on another domain that rebinds its DNS to this address is refused (403).
+- Host: the Host header must name this server (its bound address, the address the request arrived on,
+  loopback names, this machine's names, or `allowed_hosts`), so a page on another domain that rebinds its DNS to this address is refused (403).
 - Cross-origin writes: a write whose Origin (or Sec-Fetch-Site) says it comes from another site's page is
   refused (403): a browser page elsewhere cannot post to a server on localhost (CSRF).
 - Key: with a key, every route answers 401 without ``X-Api-Key`` or the session cookie the page sets after
@@ -91,7 +91,7 @@ class Guard:
             return
         try:
             headers = _headers(scope)
-            self._check_host(headers)
+            self._check_host(headers, scope)
             method = scope["method"]
             if method not in _SAFE_METHODS:
                 self._check_origin(headers)
@@ -109,11 +109,13 @@ class Guard:
             return
         await self.app(_json_scope(scope, body, value), _replay(body, receive), send)
 
-    def _check_host(self, headers: dict[str, str]) -> None:
+    def _check_host(self, headers: dict[str, str], scope: Scope) -> None:
         host = headers.get("host")
         if host is None:
             raise ApiError(400, "bad_host", "the request has no Host header", "Host")
-        if _host_name(host) not in self.allowed_hosts:
+        name = _host_name(host)
+        local = scope.get("server") or (None,)
+        if name not in self.allowed_hosts and name != str(local[0]).lower():  # the address it arrived on
             raise ApiError(403, "bad_host", f"Host {host[:100]!r} is not a name of this server (a page on another "
                            "domain pointing its DNS here is refused). Fix: use the address `serve` printed, "
                            "or start it with --allow-host NAME", "Host")
