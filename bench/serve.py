@@ -91,7 +91,7 @@ def _open(port: int, name: str) -> str:
 
 def _connect(port: int) -> http.client.HTTPConnection:
     """A keep-alive connection with Nagle off: a body sent after its headers is not held back for the
-    server's delayed ACK (~40 ms on Linux), which would measure the TCP stack instead of the server."""
+    server's delayed ACK, which would measure the TCP stack instead of the server."""
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
     connection.connect()
     assert connection.sock is not None

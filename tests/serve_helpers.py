@@ -133,7 +133,7 @@ while True:
 
 
 def start_stream(url: str) -> tuple[subprocess.Popen[str], str]:
-    """A separate process that opens "grpo live" and logs a point every 0.25 s (no seq) until killed."""
+    """A separate process that opens "grpo live" and logs a point at a steady pace (no seq) until killed."""
     process = subprocess.Popen([sys.executable, "-c", _STREAM, url], stdout=subprocess.PIPE, text=True)
     assert process.stdout is not None
     run_id = process.stdout.readline().strip()

@@ -23,11 +23,12 @@ __all__ = [
 
 from whileai_train.runs.defaults import MAX_POINTS_PER_CALL
 
-# Loopback only unless told otherwise: a server reachable from the network must carry a key (issue 16).
+# Loopback only unless told otherwise: a server reachable from the network must carry a key (the
+# project's rule for serve: any other address refuses to start without one).
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 
-# The key `serve --api-key` reads when the flag is absent (issue 16).
+# The key `serve --api-key` reads when the flag is absent (named after the client's WHILEAI_API_KEY).
 API_KEY_ENV = "WHILEAI_SERVER_KEY"
 
 # A 500-point batch of 40 metrics is about 0.5 MB of JSON (measured with the client's encoder); 8 MB leaves
