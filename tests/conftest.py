@@ -49,3 +49,15 @@ def tiny_model(tiny_dir: Path) -> Any:
     from transformers import AutoModelForCausalLM
 
     return AutoModelForCausalLM.from_pretrained(tiny_dir)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """On CI (CI=true) a browser test that skips (no Chromium, no Playwright) fails instead: the page must be
+    checked in a real browser there, not quietly left out."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.skipped and item.get_closest_marker("browser") is not None and os.environ.get("CI") == "true":
+        report.outcome = "failed"
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        report.longrepr = f"browser test skipped on CI (CI=true), which must not happen: {reason}"

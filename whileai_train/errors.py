@@ -103,10 +103,11 @@ class RunError(WhileAIError):
 
 class RunFinishedError(RunError):
     """The run is already finished (done, failed or stopped): a finished run is final, so a second finish or
-    points and notes sent after the finish are refused. `run_id` names the run, `status` its final status."""
+    points, notes and progress sent after the finish are refused. `run_id` names the run, `status` its final status."""
 
-    def __init__(self, run_id: str, status: str) -> None:
+    def __init__(self, run_id: str, status: str, what: str = "a second finish") -> None:
         self.run_id = run_id
         self.status = status
-        super().__init__(f"run {run_id} is already finished ({status}); a finished run takes no more points, notes "
-                         "or finish. Fix: resume it explicitly (wai.run(resume=state)) or log to a new run")
+        super().__init__(f"run {run_id} is already finished ({status}); a finished run is final, so {what} was "
+                         "refused. Fix: resume it explicitly (wai.run(resume=state)), log to a new run, or send late "
+                         "results with update_summary (PATCH /runs/{id})")

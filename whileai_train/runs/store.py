@@ -1,22 +1,31 @@
 """The embedded local store: one SQLite database (WAL) holding runs, their points, notes and summary.
 
 It lives at ``$WHILEAI_HOME/runs.db`` (``~/.whileai/runs.db`` by default). Points are keyed by
-(run id, sequence number) and inserted with ``INSERT OR IGNORE``, so a re-send never duplicates; a run
-opened twice with the same client id is the same run. The runs HTTP API (server/api.py) serves this store.
-Safe across threads (one connection per thread) and processes (SQLite's WAL locking).
+(run id, sequence number) and inserted with ``INSERT OR IGNORE``, so a re-send never duplicates; a point
+sent without a sequence number is numbered by the store, after the run's highest, in arrival order. A run
+opened twice with the same client id is the same run. A finished run is final: a second finish, or points,
+notes or progress after it raise RunFinishedError and change nothing; only `update_summary` (late results
+such as the holdout block) and `append_note` amend it. The runs HTTP API (server/) serves this store.
+
+One writer path: every write is one ``BEGIN IMMEDIATE`` transaction taken under this object's lock, so
+threads of one process queue here and processes queue on SQLite's WAL write lock (busy timeout below);
+readers never block writers. Reads turn NaN / Infinity from older stores into None (no route emits NaN).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
+import math
 import os
+import re
 import socket
 import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +49,10 @@ CREATE TABLE IF NOT EXISTS runs (
     finished REAL,
     summary TEXT,
     error TEXT,
-    owner TEXT
+    owner TEXT,
+    alarm_count INTEGER NOT NULL DEFAULT 0,
+    last_loss REAL,
+    last_loss_seq INTEGER
 );
 CREATE TABLE IF NOT EXISTS points (
     run_id TEXT NOT NULL,
@@ -60,6 +72,14 @@ CREATE TABLE IF NOT EXISTS notes (
 """
 
 RUN_STATUSES = ("running", "done", "failed", "stopped")
+
+# Columns added after the first release; an older store gains them (and their values) when opened.
+_ADDED_RUN_COLUMNS = (("alarm_count", "INTEGER NOT NULL DEFAULT 0"), ("last_loss", "REAL"),
+                      ("last_loss_seq", "INTEGER"))
+
+
+_ALARM_KEY = '"alarm/'  # the reward monitor logs alarm/<name> = 1 at the alarm's step
+_ALARM_NOTE = re.compile(r"^\*\*Alarm: (?P<name>[^*]+)\*\* at step (?P<step>-?\d+): (?P<message>.*)$", re.DOTALL)
 
 _ROWS_PER_INSERT = 500  # a full HTTP batch (product text: up to 500 points a call) in one statement
 
@@ -120,6 +140,7 @@ class LocalStore:
         self.path = Path(path) if path is not None else default_store_path()
         self._busy_timeout_s = busy_timeout_s
         self._local = threading.local()
+        self._write_lock = threading.Lock()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._connect()  # create the schema now: errors belong at open, not mid-training
@@ -139,6 +160,7 @@ class LocalStore:
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable against a killed process
                 conn.executescript(_SCHEMA)
+                _migrate(conn)
             except BaseException:
                 conn.close()
                 raise
@@ -151,6 +173,30 @@ class LocalStore:
             conn.close()
             self._local.conn = None
 
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[sqlite3.Connection]:
+        """The one writer path: this object's lock, then one IMMEDIATE transaction (commit or roll back)."""
+        conn = self._connect()
+        with self._write_lock:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+
+    @staticmethod
+    def _status(conn: sqlite3.Connection, run_id: str) -> str | None:
+        row = conn.execute("SELECT status FROM runs WHERE id = ?", (run_id,)).fetchone()
+        return None if row is None else str(row[0])
+
+    @classmethod
+    def _refuse_finished(cls, conn: sqlite3.Connection, run_id: str, what: str) -> None:
+        status = cls._status(conn, run_id)
+        if status is not None and status != "running":
+            raise RunFinishedError(run_id, status, what)
+
     # -- writes ---------------------------------------------------------------------------------------
     def create_run(self, meta: dict[str, Any], client_id: str | None = None, run_id: str | None = None,
                    owner: str | None = None) -> str:
@@ -158,147 +204,315 @@ class LocalStore:
 
         `owner` (``host:pid``, see :func:`this_process`) lets readers finish a run whose process died.
         """
-        conn = self._connect()
-        if client_id:
-            row = conn.execute("SELECT id FROM runs WHERE client_id = ?", (client_id,)).fetchone()
-            if row:
-                return str(row[0])
-        rid = run_id or new_run_id()
-        conn.execute(
-            "INSERT OR IGNORE INTO runs (id, client_id, name, dataset_id, base_model, total_steps, step, status,"
-            " created, owner) VALUES (?, ?, ?, ?, ?, ?, 0, 'running', ?, ?)",
-            (rid, client_id, str(meta.get("name") or rid), meta.get("dataset_id"), meta.get("base_model"),
-             meta.get("total_steps"), time.time(), owner),
-        )
-        if client_id:  # a concurrent open with the same client id won the race
-            row = conn.execute("SELECT id FROM runs WHERE client_id = ?", (client_id,)).fetchone()
-            return str(row[0])
-        return rid
+        with self._writing() as conn:
+            if client_id:
+                row = conn.execute("SELECT id FROM runs WHERE client_id = ?", (client_id,)).fetchone()
+                if row:
+                    return str(row[0])
+            rid = run_id or new_run_id()
+            conn.execute(
+                "INSERT OR IGNORE INTO runs (id, client_id, name, dataset_id, base_model, total_steps, step,"
+                " status, created, owner) VALUES (?, ?, ?, ?, ?, ?, 0, 'running', ?, ?)",
+                (rid, client_id, str(meta.get("name") or rid), meta.get("dataset_id"), meta.get("base_model"),
+                 meta.get("total_steps"), time.time(), owner),
+            )
+            return rid
 
     def has_run(self, run_id: str) -> bool:
         return self._connect().execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is not None
 
     def reopen(self, run_id: str, owner: str | None = None) -> None:
         """Mark a run running again (checkpoint resume continues the same run), now owned by `owner`."""
-        self._connect().execute(
-            "UPDATE runs SET status = 'running', finished = NULL, error = NULL, owner = ? WHERE id = ?",
-            (owner, run_id),
-        )
+        with self._writing() as conn:
+            conn.execute(
+                "UPDATE runs SET status = 'running', finished = NULL, error = NULL, owner = ? WHERE id = ?",
+                (owner, run_id),
+            )
 
     def finish_orphans(self) -> int:
         """Finish "failed" every running run whose writing process on this host is gone; returns how many.
 
         A SIGKILL or an out-of-memory kill reaches no handler, so nothing else would ever close such a run.
         """
-        conn = self._connect()
-        rows = conn.execute("SELECT id, owner FROM runs WHERE status = 'running' AND owner IS NOT NULL").fetchall()
+        rows = self._connect().execute(
+            "SELECT id, owner FROM runs WHERE status = 'running' AND owner IS NOT NULL").fetchall()
         gone = [(run_id, owner) for run_id, owner in rows if _process_is_gone(owner)]
-        for run_id, owner in gone:
-            pid = owner.rpartition(":")[2]
-            conn.execute(
-                "UPDATE runs SET status = 'failed', finished = ?, error = ? WHERE id = ? AND status = 'running'",
-                (time.time(), (f"the process that wrote this run (pid {pid}) ended without finishing it "
-                               "(killed, or out of memory); its points up to then are kept"), run_id),
-            )
+        if not gone:
+            return 0
+        with self._writing() as conn:
+            for run_id, owner in gone:
+                pid = owner.rpartition(":")[2]
+                conn.execute(
+                    "UPDATE runs SET status = 'failed', finished = ?, error = ? WHERE id = ? AND status = 'running'",
+                    (time.time(), (f"the process that wrote this run (pid {pid}) ended without finishing it "
+                                   "(killed, or out of memory); its points up to then are kept"), run_id),
+                )
         return len(gone)
 
-    def add_points(self, run_id: str, points: Sequence[dict[str, Any]] | Iterable[tuple[int, Any, Any, str]]) -> int:
-        """Insert points (dicts with seq, step, ts, or pre-encoded (seq, step, ts, json) tuples).
+    def add_points(self, run_id: str, points: Sequence[dict[str, Any]] | Iterable[tuple[int | None, Any, Any, str]],
+                   progress: tuple[int, int | None] | None = None) -> int:
+        """Insert points (dicts with step, ts and optionally seq, or pre-encoded (seq, step, ts, json) tuples).
 
-        Returns how many were new; a point whose (run id, seq) is already stored is ignored.
+        Returns how many were new; a point whose (run id, seq) is already stored is ignored. A dict without
+        a seq, or a tuple whose seq is None (its JSON object then has no "seq" key), is numbered after the
+        run's highest seq, in the order given. `progress` (step, total) is set
+        in the same transaction. Raises RunFinishedError (nothing written) when the run is finished.
         """
-        rows = []
+        encoded: list[tuple[Any, Any, Any, str] | None] = []
+        unnumbered: list[dict[str, Any] | tuple[Any, Any, Any, str]] = []
         for p in points:
-            if isinstance(p, tuple):
-                rows.append((run_id, *p))
+            if isinstance(p, tuple) and p[0] is not None:
+                encoded.append(p)
+            elif isinstance(p, tuple) or p.get("seq") is None:
+                unnumbered.append(p)
+                encoded.append(None)
             else:
-                rows.append((run_id, int(p["seq"]), p.get("step"), p.get("ts"), json.dumps(p)))
-        conn = self._connect()
-        per_statement = max(1, min(_ROWS_PER_INSERT, conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // 5))
-        before = conn.total_changes
-        conn.execute("BEGIN")
-        try:
+                encoded.append((int(p["seq"]), p.get("step"), p.get("ts"),
+                                json.dumps(_finite(p), separators=(",", ":"))))
+        with self._writing() as conn:
+            self._refuse_finished(conn, run_id, "adding points")
+            if unnumbered:
+                top = conn.execute("SELECT MAX(seq) FROM points WHERE run_id = ?", (run_id,)).fetchone()[0]
+                next_seq = (top + 1) if top is not None else 0
+                filled = iter(unnumbered)
+                for i, row in enumerate(encoded):
+                    if row is None:
+                        item = next(filled)
+                        if isinstance(item, tuple):  # pre-encoded JSON object without "seq": add it
+                            text = item[3].rstrip()
+                            text = f'{text[:-1]}{"," if text[:-1].strip() != "{" else ""}"seq":{next_seq}}}'
+                            encoded[i] = (next_seq, item[1], item[2], text)
+                        else:
+                            point = dict(item, seq=next_seq)
+                            encoded[i] = (next_seq, point.get("step"), point.get("ts"),
+                                          json.dumps(_finite(point), separators=(",", ":")))
+                        next_seq += 1
+            rows = [(run_id, *r) for r in encoded if r is not None]
+            per_statement = max(1, min(_ROWS_PER_INSERT, conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // 5))
+            before = conn.total_changes
             # One multi-row INSERT per chunk, not executemany: executemany releases and retakes the GIL around
             # every row, and each retake can preempt the training thread; one statement releases it once.
             for i in range(0, len(rows), per_statement):
                 chunk = rows[i:i + per_statement]
                 conn.execute(_insert_points_sql(len(chunk)), [v for row in chunk for v in row])
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        return conn.total_changes - before
+            new = conn.total_changes - before
+            self._update_digest(conn, run_id, rows)
+            if progress is not None:
+                _set_progress(conn, run_id, *progress)
+        return new
 
-    def add_note(self, run_id: str, seq: int, markdown: str, ts: float | None = None) -> bool:
-        cur = self._connect().execute(
-            "INSERT OR IGNORE INTO notes (run_id, seq, ts, markdown) VALUES (?, ?, ?, ?)",
-            (run_id, int(seq), ts if ts is not None else time.time(), str(markdown)),
-        )
-        return cur.rowcount > 0
+    @staticmethod
+    def _update_digest(conn: sqlite3.Connection, run_id: str, rows: list[tuple[Any, ...]]) -> None:
+        """Keep the runs table's alarm count and last loss current (the runs list reads them, not the points)."""
+        if any(_ALARM_KEY in row[4] for row in rows):
+            count = conn.execute("SELECT COUNT(*) FROM points WHERE run_id = ? AND instr(data, ?) > 0",
+                                 (run_id, _ALARM_KEY)).fetchone()[0]
+            conn.execute("UPDATE runs SET alarm_count = ? WHERE id = ?", (count, run_id))
+        best: tuple[int, float] | None = None
+        for row in sorted((r for r in rows if '"loss":' in r[4]), key=lambda r: r[1], reverse=True):
+            loss = _loads(row[4]).get("loss")
+            if isinstance(loss, (int, float)) and not isinstance(loss, bool):
+                best = (row[1], float(loss))
+                break
+        if best is not None:
+            conn.execute("UPDATE runs SET last_loss = ?, last_loss_seq = ? WHERE id = ?"
+                         " AND (last_loss_seq IS NULL OR last_loss_seq <= ?)", (best[1], best[0], run_id, best[0]))
+
+    def add_note(self, run_id: str, seq: int | None, markdown: str, ts: float | None = None) -> bool:
+        """Add a note (seq None: numbered after the run's last); False when (run, seq) was already stored."""
+        with self._writing() as conn:
+            self._refuse_finished(conn, run_id, "adding a note")
+            return _insert_note(conn, run_id, seq, markdown, ts)
+
+    def append_note(self, run_id: str, markdown: str) -> None:
+        """Add a note numbered after the run's last, allowed after finish (a late remark through PATCH)."""
+        with self._writing() as conn:
+            if self._status(conn, run_id) is None:
+                raise RunError(f"no run {run_id} in {self.path}. Fix: `whileai-train runs` lists the ids.")
+            _insert_note(conn, run_id, None, markdown, None)
 
     def set_progress(self, run_id: str, step: int, total: int | None) -> None:
-        self._connect().execute(
-            "UPDATE runs SET step = MAX(COALESCE(step, 0), ?), total_steps = COALESCE(?, total_steps) WHERE id = ?",
-            (int(step), total, run_id),
-        )
+        with self._writing() as conn:
+            self._refuse_finished(conn, run_id, "setting progress")
+            _set_progress(conn, run_id, step, total)
 
     def finish(self, run_id: str, status: str, summary: dict[str, Any] | None = None, error: str | None = None) -> None:
-        """Finish a running run. A finished run is final: finishing it again raises `RunFinishedError` and
-        leaves its status, summary and error as they were (`reopen` first to continue it)."""
+        """Finish a running run. A finished run is final: a second finish raises RunFinishedError and the
+        first status, summary and error stay."""
         if status not in RUN_STATUSES[1:]:
             raise ValueError(f"status {status!r}: expected one of done, failed, stopped")
-        conn = self._connect()
-        cur = conn.execute(
-            "UPDATE runs SET status = ?, summary = ?, error = ?, finished = ? WHERE id = ? AND status = 'running'",
-            (status, json.dumps(summary, allow_nan=False) if summary is not None else None, error, time.time(),
-             run_id),
-        )
-        if cur.rowcount == 0:
-            row = conn.execute("SELECT status FROM runs WHERE id = ?", (run_id,)).fetchone()
-            if row is not None:
-                raise RunFinishedError(run_id, str(row[0]))
+        with self._writing() as conn:
+            self._refuse_finished(conn, run_id, f"a second finish ({status})")
+            conn.execute(
+                "UPDATE runs SET status = ?, summary = ?, error = ?, finished = ? WHERE id = ?",
+                (status, json.dumps(_finite(summary)) if summary is not None else None, error, time.time(),
+                 run_id),
+            )
+
+    def update_summary(self, run_id: str, patch: dict[str, Any]) -> None:
+        """Merge `patch`'s top-level keys into the run's summary (allowed after finish: late results such as
+        summary["holdout"] and summary["delta"]). Raises RunError when there is no such run."""
+        with self._writing() as conn:
+            row = conn.execute("SELECT summary FROM runs WHERE id = ?", (run_id,)).fetchone()
+            if row is None:
+                raise RunError(f"no run {run_id} in {self.path}. Fix: `whileai-train runs` lists the ids.")
+            summary = _loads(row[0]) if row[0] else {}
+            if not isinstance(summary, dict):
+                summary = {}
+            summary.update(_finite(dict(patch)))
+            conn.execute("UPDATE runs SET summary = ? WHERE id = ?", (json.dumps(summary), run_id))
 
     # -- reads ----------------------------------------------------------------------------------------
     def get_run(self, run_id: str, last_points: int | None = None) -> dict[str, Any] | None:
-        """The run record: fields, summary, note list, point count and (optionally) its last points."""
+        """The run record: fields, summary, notes, alarms, point count and (optionally) its last points."""
         self.finish_orphans()
         conn = self._connect()
-        row = conn.execute(
-            "SELECT id, name, dataset_id, base_model, total_steps, step, status, created, finished, summary, error"
-            " FROM runs WHERE id = ?", (run_id,),
-        ).fetchone()
+        row = conn.execute(f"SELECT {_RUN_COLUMNS} FROM runs WHERE id = ?", (run_id,)).fetchone()
         if row is None:
             return None
-        keys = ("id", "name", "dataset_id", "base_model", "total_steps", "step", "status", "created",
-                "finished", "summary", "error")
-        record = dict(zip(keys, row))
-        record["summary"] = json.loads(record["summary"]) if record["summary"] else None
+        record = _run_record(row)
         record["points_count"] = conn.execute("SELECT COUNT(*) FROM points WHERE run_id = ?", (run_id,)).fetchone()[0]
         record["notes"] = [
             {"seq": s, "ts": t, "markdown": m}
             for s, t, m in conn.execute("SELECT seq, ts, markdown FROM notes WHERE run_id = ? ORDER BY seq", (run_id,))
         ]
+        record["alarms"] = self._alarms(conn, run_id, record["notes"])
         if last_points:
             rows = conn.execute(
                 "SELECT data FROM points WHERE run_id = ? ORDER BY seq DESC LIMIT ?", (run_id, int(last_points))
             ).fetchall()
-            record["points"] = [json.loads(r[0]) for r in reversed(rows)]
+            record["points"] = [_loads(r[0]) for r in reversed(rows)]
         return record
+
+    @staticmethod
+    def _alarms(conn: sqlite3.Connection, run_id: str, notes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Each alarm point (alarm/<name> at a step) with its one-line text from the monitor's note."""
+        texts: dict[tuple[str, int], str] = {}
+        for note in notes:
+            match = _ALARM_NOTE.match(note["markdown"])
+            if match:
+                texts[(match["name"].strip(), int(match["step"]))] = match["message"].strip().splitlines()[0]
+        alarms = []
+        for step, data in conn.execute("SELECT step, data FROM points WHERE run_id = ? AND instr(data, ?) > 0"
+                                       " ORDER BY step, seq", (run_id, _ALARM_KEY)):
+            for key, value in _loads(data).items():
+                if key.startswith("alarm/") and value:
+                    name = key[len("alarm/"):]
+                    alarms.append({"name": name, "step": step,
+                                   "message": texts.get((name, step), f"{name} alarm at step {step}")})
+        return alarms
 
     def points(self, run_id: str) -> list[dict[str, Any]]:
         rows = self._connect().execute("SELECT data FROM points WHERE run_id = ? ORDER BY seq", (run_id,))
-        return [json.loads(r[0]) for r in rows]
+        return [_loads(r[0]) for r in rows]
 
-    def list_runs(self, limit: int = 50) -> list[dict[str, Any]]:
-        self.finish_orphans()
+    def points_page(self, run_id: str, after_seq: int | None = None, limit: int = 5000
+                    ) -> tuple[list[dict[str, Any]], int | None]:
+        """Up to `limit` points with seq above `after_seq`, in seq order, and the cursor for the next page
+        (None when this page reached the end)."""
         rows = self._connect().execute(
-            "SELECT id, name, status, step, total_steps, created, summary, client_id FROM runs"
-            " ORDER BY created DESC LIMIT ?",
-            (int(limit),),
+            "SELECT seq, data FROM points WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+            (run_id, after_seq if after_seq is not None else -(2 ** 63), int(limit) + 1),
+        ).fetchall()
+        more = len(rows) > limit
+        rows = rows[:limit]
+        return [_loads(r[1]) for r in rows], (int(rows[-1][0]) if more else None)
+
+    def list_runs(self, limit: int = 50, *, status: str | None = None, name_contains: str | None = None,
+                  offset: int = 0) -> list[dict[str, Any]]:
+        """Runs newest first; `status` and `name_contains` (case-insensitive) filter them."""
+        self.finish_orphans()
+        where, args = [], []
+        if status:
+            where.append("status = ?")
+            args.append(status)
+        if name_contains:
+            where.append("instr(lower(name), lower(?)) > 0")
+            args.append(name_contains)
+        clause = ("WHERE " + " AND ".join(where)) if where else ""
+        rows = self._connect().execute(
+            f"SELECT {_RUN_COLUMNS}, client_id FROM runs {clause} ORDER BY created DESC LIMIT ? OFFSET ?",
+            (*args, int(limit), int(offset)),
         ).fetchall()
         out = []
-        for rid, name, status, step, total, created, summary, client_id in rows:
-            out.append({"id": rid, "name": name, "status": status, "step": step, "total_steps": total,
-                        "created": created, "summary": json.loads(summary) if summary else None,
-                        "client_id": client_id})
+        for row in rows:
+            record = _run_record(row[:-1])
+            record["client_id"] = row[-1]
+            out.append(record)
         return out
+
+
+_RUN_COLUMNS = ("id, name, dataset_id, base_model, total_steps, step, status, created, finished, summary, error,"
+                " alarm_count, last_loss")
+_RUN_KEYS = tuple(c.strip() for c in _RUN_COLUMNS.split(","))
+
+
+def _run_record(row: Sequence[Any]) -> dict[str, Any]:
+    record = dict(zip(_RUN_KEYS, row))
+    summary = _loads(record["summary"]) if record["summary"] else None
+    record["summary"] = summary if isinstance(summary, dict) else None
+    if isinstance(record["last_loss"], float) and not math.isfinite(record["last_loss"]):
+        record["last_loss"] = None
+    record["stop_reason"] = (summary or {}).get("stop_reason") if isinstance(summary, dict) else None
+    return record
+
+
+def _set_progress(conn: sqlite3.Connection, run_id: str, step: int, total: int | None) -> None:
+    conn.execute(
+        "UPDATE runs SET step = MAX(COALESCE(step, 0), ?), total_steps = COALESCE(?, total_steps) WHERE id = ?",
+        (int(step), total, run_id),
+    )
+
+
+def _insert_note(conn: sqlite3.Connection, run_id: str, seq: int | None, markdown: str, ts: float | None) -> bool:
+    if seq is None:
+        top = conn.execute("SELECT MAX(seq) FROM notes WHERE run_id = ?", (run_id,)).fetchone()[0]
+        seq = (top + 1) if top is not None else 0
+    cur = conn.execute(
+        "INSERT OR IGNORE INTO notes (run_id, seq, ts, markdown) VALUES (?, ?, ?, ?)",
+        (run_id, int(seq), ts if ts is not None else time.time(), str(markdown)),
+    )
+    return cur.rowcount > 0
+
+
+def _none_for_constant(_: str) -> None:
+    return None
+
+
+def _loads(text: str | bytes) -> Any:
+    """JSON as stored, with NaN / Infinity (written by older versions) read as None."""
+    return json.loads(text, parse_constant=_none_for_constant)
+
+
+def _finite(value: Any) -> Any:
+    """`value` with every non-finite float replaced by None (JSON has no NaN)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    """Give a store written by an earlier version the columns this one reads, filled from its points."""
+    have = {row[1] for row in conn.execute("PRAGMA table_info(runs)")}
+    missing = [(name, decl) for name, decl in _ADDED_RUN_COLUMNS if name not in have]
+    if not missing:
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        have = {row[1] for row in conn.execute("PRAGMA table_info(runs)")}  # another process may have won
+        for name, decl in _ADDED_RUN_COLUMNS:
+            if name not in have:
+                conn.execute(f"ALTER TABLE runs ADD COLUMN {name} {decl}")
+        run_ids = [r[0] for r in conn.execute("SELECT id FROM runs")]
+        for run_id in run_ids:
+            rows = [(run_id, s, st, t, d) for s, st, t, d in
+                    conn.execute("SELECT seq, step, ts, data FROM points WHERE run_id = ?", (run_id,))]
+            LocalStore._update_digest(conn, run_id, rows)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise

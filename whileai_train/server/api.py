@@ -1,38 +1,88 @@
-"""The runs HTTP API over the local SQLite store, on the standard library's threaded HTTP server.
+"""The runs API as plain operations over the local store; the ASGI app (server/app.py) and the test
+harness's standard-library server both call these, so both validate and refuse alike.
 
-    POST /runs                {name, dataset_id, base_model, total_steps, client_run_id?} -> {"runId"}
-    POST /runs/{id}/log       {points: [{seq, step, ts, ...}], progress?: {step, total}}  -> {"accepted", "new"}
-    POST /runs/{id}/notes     {seq, markdown, ts}                                        -> {"new"}
-    POST /runs/{id}/finish    {status, summary?, error?}                                  -> {"status"}
-    GET  /runs                                                                            -> {"runs": [...]}
-    GET  /runs/{id}                                                                       -> the run record
-    GET  /runs/{id}/points                                                                -> {"points": [...]}
-    GET  /                    the dashboard page (server/dashboard.py), when the server was made with one
+    POST  /runs                {name, dataset_id, base_model, total_steps, client_run_id?, resume?} -> {"runId"}
+    POST  /runs/{id}/log       {points: [{step, loss, lr, ..., seq?, ts?}], progress?}      -> {"accepted", "new"}
+    POST  /runs/{id}/notes     {markdown, seq?, ts?}                                        -> {"new"}
+    POST  /runs/{id}/finish    {status, summary?, error?, adapter?}                         -> {"status"}
+    PATCH /runs/{id}           {summary?, holdout?, delta?, note?} (late results)           -> the run record
+    GET   /runs?status=&q=&limit=&offset=                                                   -> {"runs": [...]}
+    GET   /runs/{id}                                                                        -> the run record
+    GET   /runs/{id}/points?after_seq=&limit=                                               -> a page of points
 
-Every request carries ``X-Api-Key`` when the server was given a key. Points are de-duplicated on
-(run id, seq) and runs on client_run_id, so a client may re-send freely. `RunsAPI.handle` is plain
-(method, path, headers, body) -> (status, json) so `whileai-train serve` and the tests reuse it as is.
+Points are de-duplicated on (run id, seq) when the client sends seq, and numbered in arrival order when
+it does not; runs on client_run_id. A finished run is final: a second finish, or points / notes / progress
+after it, answer 409 {"code": "run_finished"} and the first outcome stays; PATCH amends it.
 """
 
 from __future__ import annotations
 
 import hmac
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+import math
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler
+from typing import Any, TypeVar
+from urllib.parse import parse_qs, unquote
 
-from whileai_train.runs.defaults import MAX_POINTS_PER_CALL
-from whileai_train.runs.store import RUN_STATUSES, LocalStore
+import orjson
+from pydantic import BaseModel, ValidationError
 
-__all__ = ["RunsAPI", "make_handler", "serve_in_thread"]
+from whileai_train.errors import RunError, RunFinishedError
+from whileai_train.runs.store import LocalStore
+from whileai_train.server.body import ApiError, from_validation_error, parse_json_body
+from whileai_train.server.defaults import (
+    MAX_BODY_BYTES,
+    MAX_POINTS_PER_PAGE,
+    MAX_RUNS_PER_PAGE,
+    MAX_SUMMARY_BYTES,
+    POINTS_PER_PAGE,
+)
+from whileai_train.server.models import FinishBody, LogBody, NoteBody, OpenRun, PatchBody, Point
+
+__all__ = ["RunsAPI", "dump_json", "make_handler", "validate"]
 
 Response = tuple[int, dict[str, Any]]
-MAX_BODY_BYTES = 16 * 1024 * 1024  # 500 points of 40 metrics is ~0.5 MB; anything near this is a mistake
+M = TypeVar("M", bound=BaseModel)
+
+
+def dump_json(payload: Any) -> bytes:
+    """JSON bytes with NaN / Infinity as null and integers past 64 bits as text: never bare NaN."""
+    try:
+        return orjson.dumps(payload, option=orjson.OPT_NON_STR_KEYS)
+    except TypeError:
+        return json.dumps(_plain(payload), default=str, allow_nan=False).encode()
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**63:
+        return str(value)
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _encoded(point: Point) -> tuple[int | None, int | None, float | None, str]:
+    """(seq, step, ts, JSON) as the store takes it; the values are already checked finite and bounded."""
+    data = point.model_dump(exclude_none=False)
+    if data["seq"] is None:
+        del data["seq"]
+    return point.seq, point.step, point.ts, orjson.dumps(data).decode()
+
+
+def validate(model: type[M], data: Any) -> M:
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise from_validation_error(exc) from None
 
 
 class RunsAPI:
-    """The runs API as a function of the request. `api_key` None accepts any caller (a local server)."""
+    """The runs API over `store`. `api_key` None accepts any caller (a loopback server)."""
 
     def __init__(self, store: LocalStore, api_key: str | None = None) -> None:
         self.store = store
@@ -41,84 +91,155 @@ class RunsAPI:
     def __repr__(self) -> str:
         return f"RunsAPI({self.store!r}, key={'set' if self._api_key else 'none'})"
 
-    def handle(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Response:
-        if self._api_key is not None:
-            given = headers.get("x-api-key", "")
-            if not hmac.compare_digest(given.encode(), self._api_key.encode()):
-                return 401, {"error": "missing or wrong X-Api-Key"}
-        parts = [p for p in path.split("?", 1)[0].split("/") if p]
+    def key_matches(self, given: str | None) -> bool:
+        if self._api_key is None:
+            return True
+        return given is not None and hmac.compare_digest(given.encode(), self._api_key.encode())
+
+    # -- writes ---------------------------------------------------------------------------------------
+    def _known(self, run_id: str) -> None:
+        if not self.store.has_run(run_id):
+            raise ApiError(404, "no_run", f"no run {run_id}; GET /runs lists them", "id")
+
+    def _finished(self, exc: RunFinishedError) -> ApiError:
+        return ApiError(409, "run_finished", str(exc))
+
+    def open_run(self, body: OpenRun) -> dict[str, Any]:
+        run_id = self.store.create_run(body.model_dump(exclude={"resume"}), client_id=body.client_run_id or None)
+        if body.resume:
+            self.store.reopen(run_id)
+        return {"runId": run_id}
+
+    def log(self, run_id: str, body: LogBody) -> dict[str, Any]:
+        self._known(run_id)
+        points = [_encoded(p) for p in body.points]
+        progress = (body.progress.step, body.progress.total) if body.progress is not None else None
         try:
-            data = json.loads(body) if body else {}
-        except ValueError:
-            return 400, {"error": "the body is not JSON"}
-        if not isinstance(data, dict):
-            return 400, {"error": "the body must be a JSON object"}
-        if parts == ["runs"]:
-            if method == "POST":
-                return self._open(data)
+            new = self.store.add_points(run_id, points, progress=progress) if points or progress else 0
+        except RunFinishedError as exc:
+            raise self._finished(exc) from None
+        return {"accepted": len(points), "new": new}
+
+    def note(self, run_id: str, body: NoteBody) -> dict[str, Any]:
+        self._known(run_id)
+        try:
+            return {"new": self.store.add_note(run_id, body.seq, body.markdown, body.ts)}
+        except RunFinishedError as exc:
+            raise self._finished(exc) from None
+
+    def finish(self, run_id: str, body: FinishBody) -> dict[str, Any]:
+        self._known(run_id)
+        summary = dict(body.summary) if body.summary is not None else None
+        if body.adapter is not None:
+            summary = {**(summary or {}), "adapter": body.adapter}
+        _check_summary_size(summary)
+        try:
+            self.store.finish(run_id, body.status, summary, body.error)
+        except RunFinishedError as exc:
+            raise self._finished(exc) from None
+        return {"status": body.status}
+
+    def patch(self, run_id: str, body: PatchBody) -> dict[str, Any]:
+        self._known(run_id)
+        merged: dict[str, Any] = dict(body.summary or {})
+        if body.holdout is not None:
+            merged["holdout"] = body.holdout
+        if body.delta is not None:
+            merged["delta"] = body.delta
+        _check_summary_size(merged)
+        try:
+            if merged:
+                self.store.update_summary(run_id, merged)
+            if body.note is not None:
+                self.store.append_note(run_id, body.note)
+        except RunError as exc:
+            raise ApiError(404, "no_run", str(exc), "id") from None
+        return self.get_run(run_id)
+
+    # -- reads ----------------------------------------------------------------------------------------
+    def list_runs(self, status: str | None = None, q: str | None = None, limit: int = 200,
+                  offset: int = 0) -> dict[str, Any]:
+        if status is not None and status not in ("running", "done", "failed", "stopped"):
+            raise ApiError(400, "invalid", "status must be running, done, failed or stopped", "status")
+        limit = max(1, min(int(limit), MAX_RUNS_PER_PAGE))
+        return {"runs": self.store.list_runs(limit=limit, status=status, name_contains=q, offset=max(0, offset))}
+
+    def get_run(self, run_id: str, last_points: int = 20) -> dict[str, Any]:
+        record = self.store.get_run(run_id, last_points=last_points)
+        if record is None:
+            raise ApiError(404, "no_run", f"no run {run_id}; GET /runs lists them", "id")
+        return record
+
+    def points(self, run_id: str, after_seq: int | None = None, limit: int = POINTS_PER_PAGE) -> dict[str, Any]:
+        record = self.store.get_run(run_id)
+        if record is None:
+            raise ApiError(404, "no_run", f"no run {run_id}; GET /runs lists them", "id")
+        limit = max(1, min(int(limit), MAX_POINTS_PER_PAGE))
+        points, cursor = self.store.points_page(run_id, after_seq=after_seq, limit=limit)
+        return {"points": points, "next_after_seq": cursor, "points_count": record["points_count"]}
+
+    # -- the plain dispatcher (the test harness's standard-library server) ------------------------------
+    def handle(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Response:
+        """(method, path, lower-case headers, body) -> (status, JSON); the same checks as the ASGI app."""
+        try:
+            if not self.key_matches(headers.get("x-api-key")):
+                raise ApiError(401, "unauthorized", "missing or wrong X-Api-Key")
+            return 200, self._route(method, path, body)
+        except ApiError as exc:
+            return exc.status, exc.body()
+
+    def _route(self, method: str, target: str, body: bytes) -> dict[str, Any]:
+        path, _, query = target.partition("?")
+        parts = [unquote(p) for p in path.split("/") if p]
+        params = {k: v[-1] for k, v in parse_qs(query).items()}
+        routes: dict[tuple[str, str], Callable[..., dict[str, Any]]] = {
+            ("POST", "log"): lambda rid: self.log(rid, validate(LogBody, data())),
+            ("POST", "notes"): lambda rid: self.note(rid, validate(NoteBody, data())),
+            ("POST", "finish"): lambda rid: self.finish(rid, validate(FinishBody, data())),
+            ("GET", "points"): lambda rid: self.points(rid, _int_param(params, "after_seq"),
+                                                       _int_param(params, "limit") or POINTS_PER_PAGE),
+        }
+
+        def data() -> Any:
+            return parse_json_body(body)[0]
+
+        if parts == ["runs"] and method == "POST":
+            return self.open_run(validate(OpenRun, data()))
+        if parts == ["runs"] and method == "GET":
+            return self.list_runs(params.get("status"), params.get("q"), _int_param(params, "limit") or 200,
+                                  _int_param(params, "offset") or 0)
+        if len(parts) == 2 and parts[0] == "runs":
             if method == "GET":
-                return 200, {"runs": self.store.list_runs()}
-        if len(parts) >= 2 and parts[0] == "runs":
-            run_id = parts[1]
-            if not self.store.has_run(run_id):
-                return 404, {"error": f"no run {run_id}"}
-            if len(parts) == 2 and method == "GET":
-                return 200, self.store.get_run(run_id, last_points=20) or {}
-            if parts[2:] == ["points"] and method == "GET":
-                return 200, {"points": self.store.points(run_id)}
-            if len(parts) == 3 and method == "POST":
-                action = parts[2]
-                if action == "log":
-                    return self._log(run_id, data)
-                if action == "notes":
-                    return self._note(run_id, data)
-                if action == "finish":
-                    return self._finish(run_id, data)
-        return 404, {"error": f"no route {method} {path}"}
+                return self.get_run(parts[1])
+            if method == "PATCH":
+                return self.patch(parts[1], validate(PatchBody, data()))
+        if len(parts) == 3 and parts[0] == "runs" and (method, parts[2]) in routes:
+            return routes[(method, parts[2])](parts[1])
+        raise ApiError(404, "no_route", f"no route {method} {path}")
 
-    def _open(self, data: dict[str, Any]) -> Response:
-        name = data.get("name")
-        if not name or not isinstance(name, str):
-            return 400, {"error": "name is required"}
-        total = data.get("total_steps")
-        if total is not None and not isinstance(total, int):
-            return 400, {"error": "total_steps must be an integer"}
-        client_id = data.get("client_run_id")
-        run_id = self.store.create_run(data, client_id=str(client_id) if client_id else None)
-        return 200, {"runId": run_id}
 
-    def _log(self, run_id: str, data: dict[str, Any]) -> Response:
-        points = data.get("points", [])
-        if not isinstance(points, list) or len(points) > MAX_POINTS_PER_CALL:
-            return 400, {"error": f"points must be a list of at most {MAX_POINTS_PER_CALL}"}
-        rows = []
-        for i, p in enumerate(points):
-            if not isinstance(p, dict) or not isinstance(p.get("seq"), int):
-                return 400, {"error": f"point {i} needs an integer seq (the client's sequence number)"}
-            rows.append((p["seq"], p.get("step"), p.get("ts"), json.dumps(p)))
-        new = self.store.add_points(run_id, rows) if rows else 0
-        progress = data.get("progress")
-        if isinstance(progress, dict) and isinstance(progress.get("step"), int):
-            total = progress.get("total")
-            self.store.set_progress(run_id, progress["step"], total if isinstance(total, int) else None)
-        return 200, {"accepted": len(rows), "new": new}
+def _int_param(params: dict[str, str], name: str) -> int | None:
+    value = params.get(name)
+    if value is None:
+        return None
+    try:
+        number = int(value)
+    except ValueError:
+        raise ApiError(400, "invalid", f"{name} must be an integer", name) from None
+    if not -(2**63) <= number < 2**63:
+        raise ApiError(400, "int_too_large", f"{name} is past 64 bits", name)
+    return number
 
-    def _note(self, run_id: str, data: dict[str, Any]) -> Response:
-        if not isinstance(data.get("seq"), int) or not isinstance(data.get("markdown"), str):
-            return 400, {"error": "a note needs an integer seq and markdown text"}
-        return 200, {"new": self.store.add_note(run_id, data["seq"], data["markdown"], data.get("ts"))}
 
-    def _finish(self, run_id: str, data: dict[str, Any]) -> Response:
-        status = data.get("status")
-        if status not in RUN_STATUSES[1:]:
-            return 400, {"error": "status must be done, failed or stopped"}
-        summary = data.get("summary")
-        self.store.finish(run_id, status, summary if isinstance(summary, dict) else None, data.get("error"))
-        return 200, {"status": status}
+def _check_summary_size(summary: dict[str, Any] | None) -> None:
+    if summary is not None and len(dump_json(summary)) > MAX_SUMMARY_BYTES:
+        raise ApiError(413, "summary_too_large", f"the summary is over {MAX_SUMMARY_BYTES} bytes of JSON",
+                       "summary")
 
 
 def make_handler(api: RunsAPI, page: str | None = None) -> type[BaseHTTPRequestHandler]:
-    """A request handler class bound to `api` (for ThreadingHTTPServer); `page` is served at GET /."""
+    """A standard-library request handler over `api` (the tests' fault-injecting server builds on it; the
+    product serves the ASGI app). `page` is served at GET /."""
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -127,19 +248,28 @@ def make_handler(api: RunsAPI, page: str | None = None) -> type[BaseHTTPRequestH
             pass
 
         def _respond(self, status: int, payload: dict[str, Any]) -> None:
-            body = json.dumps(payload, default=str).encode()
+            body = dump_json(payload)
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
+            if status == 413:
+                self.send_header("Connection", "close")
+                self.close_connection = True
             self.end_headers()
             self.wfile.write(body)
 
         def _dispatch(self, method: str) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            if length > MAX_BODY_BYTES:
-                self._respond(413, {"error": "body too large"})
+            text = self.headers.get("Content-Length") or "0"
+            if not text.isdigit():
+                self._respond(400, ApiError(400, "bad_content_length", "Content-Length is not a number",
+                                            "Content-Length").body())
+                self.close_connection = True
                 return
-            body = self.rfile.read(length) if length else b""
+            if int(text) > MAX_BODY_BYTES:
+                self._respond(413, ApiError(413, "body_too_large", f"the body is over {MAX_BODY_BYTES} bytes",
+                                            "body").body())
+                return
+            body = self.rfile.read(int(text)) if int(text) else b""
             headers = {k.lower(): v for k, v in self.headers.items()}
             status, payload = api.handle(method, self.path, headers, body)
             self._respond(status, payload)
@@ -158,13 +288,7 @@ def make_handler(api: RunsAPI, page: str | None = None) -> type[BaseHTTPRequestH
         def do_POST(self) -> None:
             self._dispatch("POST")
 
+        def do_PATCH(self) -> None:
+            self._dispatch("PATCH")
+
     return Handler
-
-
-def serve_in_thread(api: RunsAPI, host: str = "127.0.0.1", port: int = 0,
-                    page: str | None = None) -> ThreadingHTTPServer:
-    """Start the API on a daemon thread; returns the server (`.server_address`, `.shutdown()`)."""
-    server = ThreadingHTTPServer((host, port), make_handler(api, page))
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, name="whileai-api", daemon=True).start()
-    return server
