@@ -148,7 +148,7 @@ def read_side(source: Any, *, what: str, pass_threshold: float = PASS_THRESHOLD,
         if len(bad):
             first = int(where[bad[0]])
             raise RowError(first, f"markers.{name}",
-                           f"marker {name!r} is {values[bad[0]]!r}, outside [0, 1] ({len(bad)} rows: "
+                           f"marker {name!r} is {float(values[bad[0]])!r}, outside [0, 1] ({len(bad)} rows: "
                            f"{name_rows(where[bad])})", _FIX_MARKER)
         column = np.full(n, math.nan)
         column[where] = values
