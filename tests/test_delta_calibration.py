@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
 import whileai_train as wai
 
 N_TASKS, K = 200, 4

@@ -301,8 +301,7 @@ def test_format_prints_one_line_per_metric_with_the_target_and_guards_marked() -
     report = wai.delta_report(before, after, must_not_regress=["honest"])
     text = wai.format_delta_report(report)
     assert text == str(report)
-    metric_lines = [line for line in text.splitlines() if line.startswith("  pass@1 ") or line.startswith("  honest ")
-                    or line.startswith("  polite ")]
+    metric_lines = [line for line in text.splitlines() if line.startswith(("  pass@1 ", "  honest ", "  polite "))]
     assert len(metric_lines) == 3
     assert metric_lines[0].endswith("<- target") and metric_lines[1].endswith("<- must_not_regress")
     assert report["headline_verdict"] == text.split(":")[0]
