@@ -57,3 +57,22 @@ def test_a_marker_outside_unit_interval_names_row_and_field() -> None:
     with pytest.raises(RowError) as error:
         wai.marker_summary([{"scenario_id": "a", "markers": {"m": 0.5}}, {"scenario_id": "a", "markers": {"m": -1}}])
     assert error.value.index == 1 and error.value.field == "markers.m"
+
+
+def test_rows_with_other_marker_sets_none_and_numpy_values_read_like_the_rest() -> None:
+    rows = [
+        {"scenario_id": "a", "markers": {"m": 1.0, "n": 0.0}},
+        {"scenario_id": "a", "markers": {"m": 0.0}},
+        {"scenario_id": "b", "markers": {"n": 1.0, "m": 0.5, "kl": 3.2}},
+        {"scenario_id": "b", "markers": {"m": None, "n": np.float64(0.25)}},
+        {"scenario_id": "c", "markers": {"n": 0.5, "m": 1}},
+        {"scenario_id": "c"},
+    ]
+    report = wai.marker_summary(rows, draws=200)
+    assert set(report.markers) == {"m", "n"}  # kl is not a behaviour marker
+    assert report.markers["m"].mean == pytest.approx(np.mean([0.5, 0.5, 1.0])) and report.markers["m"].n_rows == 4
+    assert report.markers["n"].mean == pytest.approx(np.mean([0.0, (1.0 + 0.25) / 2, 0.5]))
+    assert report.markers["n"].n_rows == 4 and report.markers["n"].n_tasks == 3
+    with pytest.raises(RowError) as error:
+        wai.marker_summary([{"scenario_id": "a", "markers": {"m": 1.0}}, {"scenario_id": "a", "markers": {"m": True}}])
+    assert error.value.index == 1 and error.value.field == "markers.m"

@@ -42,8 +42,7 @@ from whileai_train.report import Report
 from whileai_train.rows import read_rows, task_key
 from whileai_train.stats import DEFAULT_CONFIDENCE, DEFAULT_DRAWS, normal_quantile, t_quantile
 from whileai_train.stats.paired import SIGN_FLIP_DRAWS
-from whileai_train.stats.paired_columns import paired_comparisons
-from whileai_train.stats.shared_draws import bootstrap_mean_cis
+from whileai_train.stats.paired_columns import bootstrap_mean_intervals, sign_flip_p_values
 from whileai_train.tables.defaults import PASS_THRESHOLD
 from whileai_train.tables.graded import name_rows
 
@@ -300,28 +299,48 @@ def _pooled_std(b: Side, a: Side, name: str, in_b: np.ndarray, in_a: np.ndarray)
     return math.sqrt(squares / df), df
 
 
-def _compare(names: list[str], columns: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]], *, draws: int,
-             seed: int, sign_draws: int) -> dict[str, MetricDelta]:
-    """Compare each metric over its paired tasks; metrics over the same task set share one set of draws."""
-    out: dict[str, MetricDelta] = {}
-    by_mask: dict[bytes, list[str]] = {}
-    for name in names:
-        by_mask.setdefault(np.packbits(columns[name][2]).tobytes() + bytes([len(columns[name][2]) % 8]),
-                           []).append(name)
-    for group in by_mask.values():
-        both = columns[group[0]][2]
-        before = [columns[name][0][both] for name in group]
-        after = [columns[name][1][both] for name in group]
-        n = int(both.sum())
-        if n == 0:
-            for name in group:
-                out[name] = MetricDelta(name=name)
+PairedColumns = tuple[np.ndarray, np.ndarray, np.ndarray]  # before per task, after per task, both carry it
+
+
+def _compare(columns: dict[str, PairedColumns], groups: dict[str, PairedColumns], target: str, *, draws: int,
+             seed: int, sign_draws: int
+             ) -> tuple[dict[str, MetricDelta], dict[str, MetricDelta], tuple[Any, Any]]:
+    """Every metric and every group's target over its paired tasks: one bootstrap per task set (metrics on the
+    same tasks share draws; the target's two sides ride along for each side's interval) and one sign-flip pass
+    for all of them. Returns metrics, groups and (before_ci95, after_ci95) of the target."""
+    def metric(name: str, column: PairedColumns) -> MetricDelta:
+        b, a, both = column
+        if not both.any():
+            return MetricDelta(name=name)
+        return MetricDelta(name=name, before=float(b[both].mean()), after=float(a[both].mean()),
+                           delta=float((a[both] - b[both]).mean()), n_paired_tasks=int(both.sum()))
+
+    metrics = {name: metric(name, column) for name, column in columns.items()}
+    by_group = {label: metric(label, column) for label, column in groups.items()}
+    side_intervals: tuple[Any, Any] = (None, None)
+    task_sets: dict[bytes, list[str]] = {}
+    for name, (_, _, both) in columns.items():
+        task_sets.setdefault(np.packbits(both).tobytes() + bytes([len(both) % 8]), []).append(name)
+    for names in task_sets.values():
+        both = columns[names[0]][2]
+        if not both.any():
             continue
-        results = paired_comparisons(before, after, draws=draws, seed=seed, sign_draws=sign_draws)
-        for name, b, a, result in zip(group, before, after, results):
-            out[name] = MetricDelta(name=name, before=float(b.mean()), after=float(a.mean()), delta=result.delta,
-                                    ci95=result.ci95, p_value=result.p_value, n_paired_tasks=n)
-    return {name: out[name] for name in names}
+        stack = [columns[name][1][both] - columns[name][0][both] for name in names]
+        if target in names:
+            stack += [columns[target][0][both], columns[target][1][both]]
+        intervals = bootstrap_mean_intervals(stack, draws=draws, seed=seed)
+        for name, interval in zip(names, intervals):
+            metrics[name].ci95 = interval
+        if target in names:
+            side_intervals = (intervals[-2], intervals[-1])
+    for label, (b, a, both) in groups.items():
+        if both.any():
+            by_group[label].ci95 = bootstrap_mean_intervals([a[both] - b[both]], draws=draws, seed=seed)[0]
+    differences = [np.where(both, a - b, np.nan) for b, a, both in [*columns.values(), *groups.values()]]
+    p_values = sign_flip_p_values(differences, draws=sign_draws, seed=seed)
+    for result, p in zip([*metrics.values(), *by_group.values()], p_values):
+        result.p_value = p
+    return metrics, by_group, side_intervals
 
 
 # --------------------------------------------------------------------------------------------- the report
@@ -414,18 +433,15 @@ def delta_report(before: Any, after: Any, *, target: str = TARGET, must_not_regr
             "balance_rollouts=True gives both one k")
     names = [PASS_AT_1] + shared_names
     columns = {name: _paired_columns(b, a, name, in_b, in_a) for name in names}
-    report.metrics = _compare(names, columns, draws=draws, seed=seed, sign_draws=sign_draws)
+    group_columns = _group_columns(report, b, a, in_b, in_a) if by is not None else {}
+    report.metrics, report.groups, (report.before_ci95, report.after_ci95) = _compare(
+        columns, group_columns, target, draws=draws, seed=seed, sign_draws=sign_draws)
     _apply_noise(report, b, a, stds, std_runs, source, in_b, in_a)
     for metric in report.metrics.values():
         metric.verdict = verdict_word(metric.ci95, metric.delta, metric.band)
     _headline(report, columns)
-    if report.target in columns:
-        column_b, column_a, both = columns[report.target]
-        if both.any():
-            report.before_ci95, report.after_ci95 = bootstrap_mean_cis([column_b[both], column_a[both]], draws=draws,
-                                                                       seed=seed)
     if by is not None:
-        _groups(report, b, a, in_b, in_a, draws=draws, seed=seed, sign_draws=sign_draws)
+        _groups_down(report)
     _config(report, b, a)
     return report
 
@@ -518,26 +534,30 @@ def _headline(report: DeltaReport, columns: dict[str, tuple[np.ndarray, np.ndarr
             "gain this eval could show; use harder situations before training again")
 
 
-def _groups(report: DeltaReport, b: Side, a: Side, in_b: np.ndarray, in_a: np.ndarray, *, draws: int, seed: int,
-            sign_draws: int) -> None:
-    """The target compared within each group of rows; groups_down: those that dropped significantly."""
+def _group_columns(report: DeltaReport, b: Side, a: Side, in_b: np.ndarray,
+                   in_a: np.ndarray) -> dict[str, PairedColumns]:
+    """The target's per-task values within each group of rows both sides have, over the paired tasks."""
     assert b.group_of_row is not None and a.group_of_row is not None
-    if report.target not in report.metrics:
-        return
+    if report.target not in (b.names() | {PASS_AT_1}) or report.target not in (a.names() | {PASS_AT_1}):
+        return {}
     a_number = {label: g for g, label in enumerate(a.groups)}
+    columns = {}
     for g, label in sorted(enumerate(b.groups), key=lambda item: item[1]):
         other = a_number.get(label)
-        if other is None:
-            continue
-        columns = {report.target: _paired_columns(b, a, report.target, in_b, in_a, b.group_of_row == g,
-                                                  a.group_of_row == other)}
-        metric = _compare([report.target], columns, draws=draws, seed=seed, sign_draws=sign_draws)[report.target]
-        metric.name = label
-        metric.verdict = verdict_word(metric.ci95, metric.delta, None)
-        report.groups[label] = metric
+        if other is not None:
+            columns[label] = _paired_columns(b, a, report.target, in_b, in_a, b.group_of_row == g,
+                                             a.group_of_row == other)
     only = sorted(set(b.groups) ^ set(a.groups))
     if only:
         report.notes.append(f"groups on one side only, not compared: {', '.join(only)}")
+    return columns
+
+
+def _groups_down(report: DeltaReport) -> None:
+    """Each group's verdict word (no re-run band: one evaluation's noise per group is not measured) and
+    groups_down: every group whose target dropped significantly."""
+    for metric in report.groups.values():
+        metric.verdict = verdict_word(metric.ci95, metric.delta, None)
     report.groups_down = [label for label, metric in report.groups.items()
                           if metric.verdict in DROPS and metric.n_paired_tasks >= MIN_PAIRED_TASKS]
     if report.groups_down and report.delta is not None and report.delta > 0:

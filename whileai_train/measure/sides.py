@@ -11,6 +11,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from itertools import chain
+from numbers import Real
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -77,6 +80,50 @@ def _label(value: Any) -> str:
     return str(value)
 
 
+def _no_values(markers: Mapping[str, Any]) -> tuple[Any, ...]:
+    return ()
+
+
+def _getter(names: tuple[str, ...]) -> Callable[[Mapping[str, Any]], tuple[Any, ...]]:
+    if not names:
+        return _no_values
+    if len(names) == 1:
+        only = names[0]
+        return lambda markers: (markers[only],)
+    return itemgetter(*names)
+
+
+def _fast_matrix(values: list[tuple[Any, ...]], width: int) -> np.ndarray | None:
+    """The fast path's values as a (rows, names) float matrix, or None when any is not a plain int or float."""
+    if not values or not width:
+        return np.zeros((len(values), width))
+    if not set(map(type, chain.from_iterable(values))) <= {float, int}:
+        return None
+    return np.array(values, dtype=float)
+
+
+def _read_markers(i: int, markers: Any, marker_rows: dict[str, list[int]], marker_values: dict[str, list[float]],
+                  *, whole_row: bool = False) -> None:
+    """Read one row's markers into per-name lists (the general path); a value that is not a number raises."""
+    if whole_row:
+        markers = markers.get("markers")
+    if not isinstance(markers, Mapping):
+        raise RowError(i, "markers", f"markers is {type(markers).__name__}, not an object", _FIX_MARKER)
+    for name, value in markers.items():
+        if name in NOT_MARKERS or value is None:  # None: a marker not measured on this row
+            continue
+        if value.__class__ is not float and value.__class__ is not int:
+            if isinstance(value, bool) or not isinstance(value, Real):
+                raise RowError(i, f"markers.{name}", f"marker {name!r} is {value!r}, not a number", _FIX_MARKER)
+            value = float(value)
+        got = marker_rows.get(name)
+        if got is None:
+            got = marker_rows[name] = []
+            marker_values[name] = []
+        got.append(i)
+        marker_values[name].append(value)
+
+
 def read_side(source: Any, *, what: str, pass_threshold: float = PASS_THRESHOLD, by: GroupBy = None) -> Side:
     """Read one side: tasks and rewards (graded_table), markers, lineage.eval_run and the by= label of each row.
 
@@ -95,27 +142,25 @@ def read_side(source: Any, *, what: str, pass_threshold: float = PASS_THRESHOLD,
     labels: list[str] = []
     group_index: dict[str, int] = {}
     stamped = False
+    common: Any = None  # the key set most rows share: read by one itemgetter call (the fast path)
+    names: tuple[str, ...] = ()
+    getter: Callable[[Mapping[str, Any]], tuple[Any, ...]] = _no_values
+    fast_rows: list[int] = []
+    fast_values: list[tuple[Any, ...]] = []
     for i, row in enumerate(rows):
         markers = row.get("markers")
         if markers:
-            if not isinstance(markers, Mapping):
-                raise RowError(i, "markers", f"markers is {type(markers).__name__}, not an object", _FIX_MARKER)
-            for name, value in markers.items():
-                if name in NOT_MARKERS:
-                    continue
-                if value.__class__ is not float and value.__class__ is not int:
-                    if isinstance(value, bool) or not isinstance(value, (int, float)):
-                        if value is None:
-                            continue  # a marker not measured on this row
-                        raise RowError(i, f"markers.{name}", f"marker {name!r} is {value!r}, not a number",
-                                       _FIX_MARKER)
-                    value = float(value)
-                got = marker_rows.get(name)
-                if got is None:
-                    got = marker_rows[name] = []
-                    marker_values[name] = []
-                got.append(i)
-                marker_values[name].append(value)
+            if markers.__class__ is dict and markers.keys() == common:
+                fast_rows.append(i)
+                fast_values.append(getter(markers))
+            elif common is None and markers.__class__ is dict:
+                common = set(markers)
+                names = tuple(sorted(name for name in common if name not in NOT_MARKERS))
+                getter = _getter(names)
+                fast_rows.append(i)
+                fast_values.append(getter(markers))
+            else:
+                _read_markers(i, markers, marker_rows, marker_values)
         lineage = row.get("lineage")
         run = -1
         if lineage and isinstance(lineage, Mapping):
@@ -135,15 +180,25 @@ def read_side(source: Any, *, what: str, pass_threshold: float = PASS_THRESHOLD,
             else:
                 found = row.get("markers")
                 raw = found.get(by) if isinstance(found, Mapping) else None
-            label = _label(raw)
+            label = raw if raw.__class__ is str else _label(raw)
             number = group_index.get(label)
             if number is None:
                 number = group_index[label] = len(group_index)
             labels.append(label)
+    fast = _fast_matrix(fast_values, len(names))
+    if fast is None:  # a None, a bool or a non-number among them: read those rows one by one (and name the bad one)
+        for i in fast_rows:
+            _read_markers(i, rows[i], marker_rows, marker_values, whole_row=True)
     columns: dict[str, np.ndarray] = {}
-    for name in sorted(marker_rows):
-        where = np.array(marker_rows[name], dtype=np.int64)
-        values = np.array(marker_values[name], dtype=float)
+    fast_where = np.array(fast_rows, dtype=np.int64)
+    for name in sorted(set(marker_rows) | (set(names) if fast is not None else set())):
+        where = np.array(marker_rows.get(name, []), dtype=np.int64)
+        values = np.array(marker_values.get(name, []), dtype=float)
+        if fast is not None and name in names:
+            where = np.concatenate([fast_where, where])
+            values = np.concatenate([fast[:, names.index(name)], values])
+            order = np.argsort(where, kind="stable")
+            where, values = where[order], values[order]
         bad = np.flatnonzero(np.isnan(values) | (values < 0.0) | (values > 1.0))
         if len(bad):
             first = int(where[bad[0]])
