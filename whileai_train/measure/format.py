@@ -55,6 +55,8 @@ def format_delta_report(report: DeltaReport) -> str:
     lines = [head, f"  ({HEADLINE_MEANING[report.headline_verdict]})"]
     k = (f"k={report.k_before}" if report.k_before == report.k_after
          else f"k={report.k_before} before, k={report.k_after} after")
+    if report.eval_runs_before > 1 or report.eval_runs_after > 1:
+        k += f" (rows per task over {report.eval_runs_before} / {report.eval_runs_after} evaluations)"
     lines.append(f"  sizing: {report.n_paired_tasks} paired tasks ({report.n_before_tasks} before, "
                  f"{report.n_after_tasks} after, paired_share {report.paired_share:.2f}), {k}")
     for warning in report.warnings:
