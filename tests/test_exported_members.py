@@ -22,7 +22,10 @@ EXPECTED = {
     "select_for_rl", "select_for_sft", "build_preference_pairs", "curriculum", "attach_labels", "judge_trust",
     "judge_probes", "format_judge_trust", "decontaminate", "publish_gate",
     # measurement
-    "pass_at", "compare_runs",
+    "pass_at", "compare_runs", "DeltaReport", "delta_report", "format_delta_report", "eval_variance",
+    "metric_summary", "marker_summary", "holdout_size", "detectable_effect",
+    # run records
+    "get_run", "attach_holdout", "attach_delta",
 }
 
 

@@ -71,6 +71,17 @@ _EXPORTS: dict[str, str] = {
     # measurement
     "pass_at": "whileai_train.measure.pass_at",
     "compare_runs": "whileai_train.measure.compare_runs",
+    "DeltaReport": "whileai_train.measure.delta_report",
+    "delta_report": "whileai_train.measure.delta_report",
+    "format_delta_report": "whileai_train.measure.format",
+    "eval_variance": "whileai_train.measure.eval_variance",
+    "metric_summary": "whileai_train.measure.marker_summary",
+    "marker_summary": "whileai_train.measure.marker_summary",
+    "holdout_size": "whileai_train.measure.holdout_size",
+    "detectable_effect": "whileai_train.measure.holdout_size",
+    "get_run": "whileai_train.runs.records",
+    "attach_holdout": "whileai_train.runs.records",
+    "attach_delta": "whileai_train.runs.records",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -16,6 +16,7 @@ __all__ = ["main"]
 
 # subcommand -> module (one line each; the module owns its arguments and behaviour)
 COMMANDS: dict[str, str] = {
+    "delta": "whileai_train.commands.delta",
     "demo": "whileai_train.commands.demo",
     "export": "whileai_train.commands.export",
     "gate": "whileai_train.commands.gate",

@@ -2,7 +2,22 @@
 
 from __future__ import annotations
 
-__all__ = ["CONFIG_KEYS", "CONFIG_SAMPLE_ROWS", "LOW_PAIRED_SHARE", "MIN_PAIRED_TASKS"]
+__all__ = [
+    "ALPHA",
+    "BASE_PASS_RATE",
+    "CEILING_PASS_RATE",
+    "CONFIG_KEYS",
+    "CONFIG_SAMPLE_ROWS",
+    "EVAL_RUN_KEY",
+    "LOW_PAIRED_SHARE",
+    "MIN_EVAL_RUNS",
+    "MIN_PAIRED_TASKS",
+    "MIN_ROOM_TASKS",
+    "NOT_MARKERS",
+    "NO_GROUP",
+    "POWER",
+    "TARGET",
+]
 
 # compare_runs pairs tasks; with fewer shared tasks than this it falls back to an unpaired Welch test
 # (product text, "Intervals and comparison").
@@ -25,3 +40,37 @@ CONFIG_KEYS: dict[str, tuple[str, ...]] = {
 # run_config reads at most this many rows, an even stride through the set (our choice: keeps pass_at's config
 # block under ~0.1 s at 1M rows; runs mixed in blocks of more than n/20000 rows are still seen).
 CONFIG_SAMPLE_ROWS = 20_000
+
+# delta_report's default headline metric (product text, "Before and after": target= ... gives the headline).
+TARGET = "pass@1"
+
+# eval_variance needs this many evaluations of one model (product text: "three or more evaluations").
+MIN_EVAL_RUNS = 3
+
+# The lineage key that numbers repeated evaluations of one task set (product text, "Run the eval three times":
+# simulate(..., runs=3) "stamps lineage.eval_run on every row").
+EVAL_RUN_KEY = "eval_run"
+
+# The before side passes this share or more: little room for a gain (product text: "ceiling=True means the
+# before run already passes most of its tasks (0.9 or more ..."; holdout_size: CEILING_PASS_RATE (0.9)).
+CEILING_PASS_RATE = 0.9
+
+# ... "or too few paired tasks left with room": fewer paired tasks below a pass rate of 1 than this (our
+# choice: the pairing floor compare_runs itself needs, MIN_PAIRED_TASKS).
+MIN_ROOM_TASKS = MIN_PAIRED_TASKS
+
+# holdout_size sizes for this power at this two-sided level (product text: "how many paired tasks prove a
+# gain at 80% power"; every interval of the library is 95%).
+POWER = 0.8
+ALPHA = 0.05
+
+# The base pass rate of the binomial model when none is given or the measured one is saturated (product text
+# names BASE_PASS_RATE without its value; 0.5 is where the binomial variance is largest, so the model never
+# under-sizes for it, and the middle of the 20-80% difficulty band it recommends).
+BASE_PASS_RATE = 0.5
+
+# Keys on row["markers"] that are not behaviour markers in [0, 1] (tables/graded.py reads a row's KL there).
+NOT_MARKERS = frozenset({"kl"})
+
+# The group of a row whose by= key is missing or None (our choice of label).
+NO_GROUP = "(none)"

@@ -184,6 +184,7 @@ class Run:
             full["points"] = self.logged
             if summary:
                 full.update(summary)
+            full.update(self._measured or {})  # run.holdout / run.delta called while running
             self.summary = full
             _OPEN_RUNS.discard(self)
             try:
@@ -214,6 +215,35 @@ class Run:
             return {}
         return {"run_id": s.run_id, "client_id": s.client_id, "sink": s.sink.kind, "where": s.sink.where,
                 "name": self.name, "started": self.started}
+
+    # -- after training: the held-out measurement kept on the run (runs/records.py) ---------------------
+    holdout_summary: dict[str, Any] | None = None  # summary["holdout"] once run.holdout / run.delta is called
+    _measured: dict[str, Any] | None = None        # what they add to the finish summary
+
+    def holdout(self, before: Any, after: Any, *, metric: str = "pass_rate", **delta_options: Any) -> dict[str, Any]:
+        """summary["holdout"] from two pass rates (0 to 1; metric="loss": two held-out losses) or two row lists
+        (measured with delta_report). Kept on the run's record and its finish summary; returns the block."""
+        from whileai_train.runs.records import holdout_summary, keep_on_run
+
+        block, report = holdout_summary(before, after, metric=metric, **delta_options)  # type: ignore[arg-type]
+        patch: dict[str, Any] = {"holdout": block}
+        if report is not None:
+            patch["delta"] = report.model_dump(mode="json")
+        keep_on_run(self, patch)
+        return block
+
+    def delta(self, report: Any, after: Any = None, **delta_options: Any) -> dict[str, Any]:
+        """Keep a delta report on the run: `run.delta(report)` or `run.delta(before_rows, after_rows, ...)`.
+        Adds summary["holdout"] and summary["delta"]; returns the holdout block."""
+        from whileai_train.runs.records import delta_summary, keep_on_run
+
+        if after is not None:
+            from whileai_train.measure.delta_report import delta_report
+
+            report = delta_report(report, after, **delta_options)
+        block = delta_summary(report)
+        keep_on_run(self, {"holdout": block, "delta": report.model_dump(mode="json")})
+        return block
 
 
 def _rank() -> int:

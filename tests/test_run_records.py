@@ -1,0 +1,161 @@
+"""The measurement on the run record: run.holdout / run.delta on a live run (they survive finish), attach_holdout
+/ attach_delta on a finished one, get_run reading it back, from the local SQLite store and from a real HTTP
+server that serves the runs API with PATCH /runs/{id} ({"summary": {...}} merged into the run's summary)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import whileai_train as wai
+from whileai_train.errors import ConfigError, RunError
+from whileai_train.runs.config import SenderConfig
+from whileai_train.runs.store import LocalStore
+from whileai_train.server.api import RunsAPI, make_handler
+
+FAST = SenderConfig(flush_interval_s=0.05, finish_wait_s=10.0, connect_timeout_s=1.0, read_timeout_s=2.0,
+                    open_timeout_s=2.0, backoff_base_s=0.05, backoff_max_s=0.2)
+KEY = "test-key-0123456789"
+
+
+def _eval(shift: float, seed: int) -> list[dict[str, Any]]:
+    rng = np.random.default_rng(seed)
+    p = np.random.default_rng(0).uniform(0.2, 0.6, 60)
+    return [{"scenario_id": f"t{t}", "reward": float(rng.random() < p[t] + shift)} for t in range(60) for _ in range(4)]
+
+
+BEFORE, AFTER = _eval(0.0, 1), _eval(0.3, 2)
+
+
+def test_attach_holdout_numbers_and_rows_on_a_finished_local_run() -> None:
+    with wai.run(name="sft", total_steps=2) as run:
+        run.log(0, loss=1.0)
+        run.log(1, loss=0.5)
+    block = wai.attach_holdout(run.id, 0.42, 0.58)
+    record = wai.get_run(run.id)
+    assert record["where"] == "local" and record["status"] == "done"
+    assert record["summary"]["holdout"] == block
+    assert block["before"]["pass_rate"] == 0.42 and block["after"]["pass_rate"] == 0.58
+    assert block["ci95"] is None and block["verdict"] is None and "two numbers" in block["note"]
+    assert "cost_basis" in record["summary"] and record["summary"]["points"] == 2  # merged, not replaced
+    assert [p["loss"] for p in record["points"]] == [1.0, 0.5]
+    measured = wai.attach_holdout(run.id, before=BEFORE, after=AFTER)
+    again = wai.get_run(run.id)["summary"]["holdout"]
+    report = wai.delta_report(BEFORE, AFTER)
+    assert again == measured and measured["verdict"] == report.verdict == "moved_unreplicated"
+    assert measured["before"] == {"pass_rate": report.before, "n_tasks": 60, "k": 4, "ci95": list(report.before_ci95)}
+    assert measured["headline_verdict"] == "PASS"
+    loss = wai.attach_holdout(run.id, 1.9, 1.4, metric="loss")
+    assert loss["before"]["loss"] == 1.9 and loss["delta"] == pytest.approx(-0.5)
+    with pytest.raises(ConfigError, match="58% is 0.58"):
+        wai.attach_holdout(run.id, 42, 58)
+
+
+def test_attach_delta_keeps_the_whole_report_on_the_run() -> None:
+    with wai.run(name="grpo") as run:
+        pass
+    report = wai.delta_report(BEFORE, AFTER, seed=3)
+    block = wai.attach_delta(run.id, report)
+    summary = wai.get_run(run.id)["summary"]
+    assert summary["delta"] == json.loads(json.dumps(report.model_dump(mode="json")))
+    assert summary["holdout"] == block and block["ci95"] == list(report.target_ci95)
+    measured = wai.attach_delta(run.id, BEFORE, AFTER, seed=3)
+    assert measured == block
+
+
+def test_run_holdout_and_delta_called_while_running_survive_finish() -> None:
+    with wai.run(name="live") as run:
+        run.log(0, loss=1.0)
+        block = run.holdout(BEFORE, AFTER)
+        assert run.holdout_summary == block
+        mid = LocalStore().get_run(run.id)
+        assert mid is not None and mid["summary"]["holdout"] == block  # written at once, not only at finish
+    summary = wai.get_run(run.id)["summary"]
+    assert summary["holdout"] == block and summary["delta"]["verdict"] == "moved_unreplicated"
+    assert run.summary is not None and run.summary["holdout"] == block and "cost_usd" in summary
+    after_finish = run.delta(wai.delta_report(BEFORE, AFTER, must_not_regress=()))
+    assert wai.get_run(run.id)["summary"]["holdout"] == after_finish
+
+
+def test_get_run_of_an_unknown_id_without_a_key_is_a_run_error() -> None:
+    with pytest.raises(RunError, match="no run 'run-nope'.*no platform key"):
+        wai.get_run("run-nope")
+
+
+# --------------------------------------------------------------------------------------------- the platform
+
+
+class _PatchingAPI(RunsAPI):
+    """The runs API with PATCH /runs/{id}: {"summary": {...}} merged into the run's summary."""
+
+    def handle(self, method: str, path: str, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, Any]]:
+        parts = [p for p in path.split("?", 1)[0].split("/") if p]
+        if method == "PATCH" and len(parts) == 2 and parts[0] == "runs":
+            if headers.get("x-api-key") != self._api_key:
+                return 401, {"error": "missing or wrong X-Api-Key"}
+            if not self.store.has_run(parts[1]):
+                return 404, {"error": f"no run {parts[1]}"}
+            summary = json.loads(body).get("summary")
+            if not isinstance(summary, dict):
+                return 400, {"error": "summary must be an object"}
+            self.store.update_summary(parts[1], summary)
+            return 200, {"summary": self.store.get_run(parts[1])["summary"]}  # type: ignore[index]
+        return super().handle(method, path, headers, body)
+
+
+@pytest.fixture()
+def platform(tmp_path: Path) -> Any:
+    store = LocalStore(tmp_path / "platform.db")
+    api = _PatchingAPI(store, api_key=KEY)
+
+    class Handler(make_handler(api)):  # type: ignore[misc]
+        def do_PATCH(self) -> None:
+            self._dispatch("PATCH")
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    yield url, store
+    server.shutdown()
+    server.server_close()
+    store.close()
+
+
+def test_platform_run_attach_and_get_run_over_http(platform: Any) -> None:
+    url, store = platform
+    with wai.run(name="hosted", api_key=KEY, url=url, config=FAST) as run:
+        run.log(0, loss=0.9)
+        live = run.holdout(0.5, 0.6)
+    assert store.get_run(run.id)["summary"]["holdout"] == live  # carried by the finish summary
+    block = wai.attach_delta(run.id, BEFORE, AFTER, api_key=KEY, url=url)
+    record = wai.get_run(run.id, api_key=KEY, url=url)
+    assert record["where"] == "platform" and record["status"] == "done"
+    assert record["summary"]["holdout"] == block and record["summary"]["delta"]["headline_verdict"] == "PASS"
+    assert [p["loss"] for p in record["points"]] == [0.9]
+    after = run.holdout(0.5, 0.7)  # a finished platform run: PATCHed at once
+    assert store.get_run(run.id)["summary"]["holdout"] == after
+    with pytest.raises(RunError, match="401"):
+        wai.attach_holdout(run.id, 0.5, 0.6, api_key="wrong-key-000000", url=url)
+    with pytest.raises(RunError, match="no run 'run-missing'"):
+        wai.get_run("run-missing", api_key=KEY, url=url)
+
+
+def test_a_platform_that_is_down_is_a_run_error_from_attach_and_a_warning_from_run_holdout(
+        platform: Any, caplog: pytest.LogCaptureFixture) -> None:
+    url, _ = platform
+    with wai.run(name="hosted", api_key=KEY, url=url, config=FAST) as run:
+        pass
+    dead = "http://127.0.0.1:9"  # discard port: nothing listens
+    with pytest.raises(RunError, match="did not reach the platform"):
+        wai.attach_holdout(run.id, 0.5, 0.6, api_key=KEY, url=dead)
+    run._sender.sink.where = dead  # type: ignore[union-attr]
+    with caplog.at_level("WARNING", logger="whileai_train.runs"):
+        block = run.holdout(0.5, 0.6)
+    assert run.holdout_summary == block and "could not store holdout" in caplog.text

@@ -1,0 +1,227 @@
+"""A run's record after training: read it back, and keep the held-out measurement on it, wherever it went.
+
+    get_run(run_id)                          status, summary, points, notes: the local store, else the platform
+    attach_holdout(run_id, before, after)    summary["holdout"]: each side's pass rate (n_tasks, k, ci95), verdict
+    attach_delta(run_id, report)             summary["holdout"] and summary["delta"] (the whole delta report)
+
+The local store merges the keys into the run's summary (LocalStore.update_summary); the platform gets
+PATCH /runs/{id} with {"summary": {...}}. `before` / `after` are two pass rates (0 to 1: 58% is 0.58; or two
+held-out losses with metric="loss", lower better) or two row lists, which are measured with delta_report.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from whileai_train.errors import ConfigError, RunError
+from whileai_train.runs.config import api_url
+from whileai_train.runs.credentials import Credential, redact, resolve_credential
+from whileai_train.runs.store import LocalStore, default_store_path
+
+__all__ = [
+    "attach_delta",
+    "attach_holdout",
+    "delta_summary",
+    "get_run",
+    "holdout_summary",
+    "keep_on_run",
+    "patch_platform_summary",
+]
+
+logger = logging.getLogger("whileai_train.runs")
+
+Metric = Literal["pass_rate", "loss"]
+_TIMEOUT_S = 10.0  # an explicit after-training call, not the training loop: a slow platform may take a while
+
+
+# --------------------------------------------------------------------------------------------- the blocks
+
+
+def _number(value: Any, name: str, metric: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ConfigError(f"{name}={value!r}: a number ({'a held-out loss' if metric == 'loss' else 'a pass rate'})")
+    if metric == "pass_rate" and not 0 <= value <= 1:
+        raise ConfigError(f"{name}={value!r}: pass rates are 0 to 1, so 58% is 0.58")
+    if metric == "loss" and value < 0:
+        raise ConfigError(f"{name}={value!r}: a loss is >= 0")
+    return float(value)
+
+
+def delta_summary(report: Any) -> dict[str, Any]:
+    """summary["holdout"] from a delta report: each side's value with n_tasks, k, ci95, the delta and verdict."""
+    from whileai_train.measure.delta_report import DeltaReport
+
+    if not isinstance(report, DeltaReport):
+        raise ConfigError(f"expected a delta report (wai.delta_report(before, after)), got {type(report).__name__}")
+    metric = "pass_rate" if report.target == "pass@1" else report.target
+
+    def side(value: float | None, k: int | None, ci: tuple[float, float] | None) -> dict[str, Any]:
+        return {metric: value, "n_tasks": report.n_paired_tasks, "k": k, "ci95": list(ci) if ci else None}
+
+    return {"metric": metric, "before": side(report.before, report.k_before, report.before_ci95),
+            "after": side(report.after, report.k_after, report.after_ci95), "delta": report.delta,
+            "ci95": list(report.target_ci95) if report.target_ci95 else None, "verdict": report.verdict,
+            "headline_verdict": report.headline_verdict}
+
+
+def holdout_summary(before: Any, after: Any, *, metric: Metric = "pass_rate",
+                    **delta_options: Any) -> tuple[dict[str, Any], Any]:
+    """(summary["holdout"], the delta report or None) for two numbers or two row lists."""
+    if metric not in ("pass_rate", "loss"):
+        raise ConfigError(f"metric={metric!r}: \"pass_rate\" (0 to 1, higher better) or \"loss\" (held-out loss)")
+    numbers = not isinstance(before, (list, tuple, str)) and not hasattr(before, "__fspath__") \
+        and not hasattr(before, "column_names")
+    if numbers or metric == "loss":
+        b, a = _number(before, "before", metric), _number(after, "after", metric)
+        empty = {"n_tasks": None, "k": None, "ci95": None}
+        return ({"metric": metric, "before": {metric: b, **empty}, "after": {metric: a, **empty}, "delta": a - b,
+                 "ci95": None, "verdict": None, "headline_verdict": None,
+                 "note": "two numbers were given: no interval or verdict (pass the rows to have them measured)"},
+                None)
+    from whileai_train.measure.delta_report import delta_report
+
+    report = delta_report(before, after, **delta_options)
+    return delta_summary(report), report
+
+
+# --------------------------------------------------------------------------------------------- where it went
+
+
+def _local() -> LocalStore | None:
+    return LocalStore() if default_store_path().exists() else None
+
+
+def _client(credential: Credential, url: str | None) -> Any:
+    import httpx
+
+    return httpx.Client(base_url=api_url(url), headers={"X-Api-Key": credential.key}, timeout=_TIMEOUT_S,
+                        follow_redirects=False)
+
+
+def _platform_error(what: str, exc: Exception | str, credential: Credential | None) -> RunError:
+    return RunError(redact(f"{what}: {exc}", credential))
+
+
+def patch_platform_summary(run_id: str, patch: Mapping[str, Any], *, credential: Credential,
+                           url: str | None = None) -> None:
+    """PATCH /runs/{id} with {"summary": patch}: the platform merges the keys into the run's summary."""
+    import json
+
+    import httpx
+
+    body = json.dumps({"summary": dict(patch)}, default=str)
+    try:
+        with _client(credential, url) as client:
+            response = client.patch(f"/runs/{run_id}", content=body, headers={"Content-Type": "application/json"})
+    except httpx.HTTPError as exc:
+        raise _platform_error(f"PATCH /runs/{run_id} did not reach the platform", exc, credential) from None
+    if response.status_code >= 400:
+        raise RunError(f"PATCH /runs/{run_id} answered HTTP {response.status_code}"
+                       + (" (the key was refused)" if response.status_code in (401, 403) else "")
+                       + ("; no such run there" if response.status_code == 404 else ""))
+
+
+def _write(run_id: str, patch: dict[str, Any], api_key: str | None, url: str | None) -> str:
+    """Merge `patch` into the run's summary where the run is; returns 'local' or 'platform'."""
+    store = _local()
+    if store is not None and store.has_run(run_id):
+        store.update_summary(run_id, patch)
+        return "local"
+    credential = resolve_credential(api_key)
+    if credential is None:
+        raise RunError(f"no run {run_id!r} in the local store ({default_store_path()}) and no platform key to look "
+                       "further. Fix: pass the id `whileai-train runs` lists, or api_key=")
+    patch_platform_summary(run_id, patch, credential=credential, url=url)
+    return "platform"
+
+
+def get_run(run_id: str, *, api_key: str | None = None, url: str | None = None) -> dict[str, Any]:
+    """The run record (status, summary, points, notes, ...) from the local store, else the platform API."""
+    if not isinstance(run_id, str) or not run_id:
+        raise ConfigError(f"run_id={run_id!r}: pass the run's id (run.id, or `whileai-train runs`)")
+    store = _local()
+    if store is not None and store.has_run(run_id):
+        record = store.get_run(run_id) or {}
+        record["points"] = store.points(run_id)
+        record["where"] = "local"
+        return record
+    credential = resolve_credential(api_key)
+    if credential is None:
+        raise RunError(f"no run {run_id!r} in the local store ({default_store_path()}) and no platform key to look "
+                       "further. Fix: pass the id `whileai-train runs` lists, or api_key=")
+    import httpx
+
+    try:
+        with _client(credential, url) as client:
+            response = client.get(f"/runs/{run_id}")
+            if response.status_code == 404:
+                raise RunError(f"no run {run_id!r} at {api_url(url)}")
+            response.raise_for_status()
+            record = response.json()
+            points = client.get(f"/runs/{run_id}/points")
+            points.raise_for_status()
+            listed = points.json().get("points") if isinstance(points.json(), dict) else None
+    except httpx.HTTPError as exc:
+        raise _platform_error(f"GET /runs/{run_id} failed", exc, credential) from None
+    except ValueError as exc:
+        raise RunError(f"GET /runs/{run_id} answered something that is not JSON ({exc})") from None
+    if not isinstance(record, dict):
+        raise RunError(f"GET /runs/{run_id} answered {type(record).__name__}, not a run record")
+    if isinstance(listed, list):
+        record["points"] = listed
+    record["where"] = "platform"
+    return record
+
+
+def attach_holdout(run_id: str, before: Any, after: Any, *, metric: Metric = "pass_rate", api_key: str | None = None,
+                   url: str | None = None, **delta_options: Any) -> dict[str, Any]:
+    """Store summary["holdout"] on a finished run; returns the block. Rows are measured with delta_report."""
+    block, _ = holdout_summary(before, after, metric=metric, **delta_options)
+    _write(run_id, {"holdout": block}, api_key, url)
+    return block
+
+
+def attach_delta(run_id: str, report: Any, after: Any = None, *, api_key: str | None = None, url: str | None = None,
+                 **delta_options: Any) -> dict[str, Any]:
+    """Keep a delta report on a finished run: `attach_delta(run_id, report)` or `attach_delta(run_id, before,
+    after, ...)` (measured here). Adds summary["holdout"] and summary["delta"]; returns the holdout block."""
+    if after is not None:
+        from whileai_train.measure.delta_report import delta_report
+
+        report = delta_report(report, after, **delta_options)
+    block = delta_summary(report)
+    _write(run_id, {"holdout": block, "delta": report.model_dump(mode="json")}, api_key, url)
+    return block
+
+
+def keep_on_run(run: Any, patch: dict[str, Any]) -> None:
+    """Keep `patch` on a live Run: in its finish summary (`Run._measured`), and on its record now.
+
+    A finished run's record gets the keys at once; a running one gets them now where the sink can merge them
+    (the local store) and, in any case, with its finish summary. A failed write warns and never raises.
+    """
+    run._measured = {**(run._measured or {}), **patch}
+    if "holdout" in patch:
+        run.holdout_summary = patch["holdout"]
+    if run.summary is not None:
+        run.summary.update(patch)
+    sender = run._sender
+    if sender is None:
+        return
+    run_id = run.id
+    try:
+        if sender.sink.kind == "local":
+            sender.sink.store.update_summary(run_id, patch)
+        elif sender.sink.kind == "memory":
+            record = sender.sink.runs.get(run_id)
+            if record is not None:
+                record["summary"] = {**(record.get("summary") or {}), **patch}
+        elif run.status != "running":
+            patch_platform_summary(run_id, patch, credential=run._credential, url=sender.sink.where)
+    except Exception as exc:  # noqa: BLE001  (the measurement is on the Run object; the record can be re-sent)
+        logger.warning("whileai: could not store %s on run %s (%s); it is on run.holdout_summary, and "
+                       "wai.attach_holdout / attach_delta can send it again", ", ".join(patch), run_id,
+                       redact(repr(exc), run._credential))
