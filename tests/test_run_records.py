@@ -1,23 +1,21 @@
 """The measurement on the run record: run.holdout / run.delta on a live run (they survive finish), attach_holdout
 / attach_delta on a finished one, get_run reading it back, from the local SQLite store and from a real HTTP
-server that serves the runs API with PATCH /runs/{id} ({"summary": {...}} merged into the run's summary)."""
+server (`whileai-train serve`) whose PATCH /runs/{id} merges {"summary": {...}} into the run's summary."""
 
 from __future__ import annotations
 
 import json
-import threading
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from serve_helpers import ServeProcess
 
 import whileai_train as wai
 from whileai_train.errors import ConfigError, RunError
 from whileai_train.runs.config import SenderConfig
 from whileai_train.runs.store import LocalStore
-from whileai_train.server.api import RunsAPI, make_handler
 
 FAST = SenderConfig(flush_interval_s=0.05, finish_wait_s=10.0, connect_timeout_s=1.0, read_timeout_s=2.0,
                     open_timeout_s=2.0, backoff_base_s=0.05, backoff_max_s=0.2)
@@ -91,41 +89,14 @@ def test_get_run_of_an_unknown_id_without_a_key_is_a_run_error() -> None:
 # --------------------------------------------------------------------------------------------- the platform
 
 
-class _PatchingAPI(RunsAPI):
-    """The runs API with PATCH /runs/{id}: {"summary": {...}} merged into the run's summary."""
-
-    def handle(self, method: str, path: str, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, Any]]:
-        parts = [p for p in path.split("?", 1)[0].split("/") if p]
-        if method == "PATCH" and len(parts) == 2 and parts[0] == "runs":
-            if headers.get("x-api-key") != self._api_key:
-                return 401, {"error": "missing or wrong X-Api-Key"}
-            if not self.store.has_run(parts[1]):
-                return 404, {"error": f"no run {parts[1]}"}
-            summary = json.loads(body).get("summary")
-            if not isinstance(summary, dict):
-                return 400, {"error": "summary must be an object"}
-            self.store.update_summary(parts[1], summary)
-            return 200, {"summary": self.store.get_run(parts[1])["summary"]}  # type: ignore[index]
-        return super().handle(method, path, headers, body)
-
-
 @pytest.fixture()
 def platform(tmp_path: Path) -> Any:
-    store = LocalStore(tmp_path / "platform.db")
-    api = _PatchingAPI(store, api_key=KEY)
-
-    class Handler(make_handler(api)):  # type: ignore[misc]
-        def do_PATCH(self) -> None:
-            self._dispatch("PATCH")
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_address[1]}"
-    yield url, store
-    server.shutdown()
-    server.server_close()
-    store.close()
+    """`whileai-train serve --api-key` in its own process: the runs API with PATCH /runs/{id}."""
+    home = tmp_path / "platform"
+    with ServeProcess(home, "--api-key", KEY) as server:
+        store = LocalStore(home / "runs.db")
+        yield server.url, store
+        store.close()
 
 
 def test_platform_run_attach_and_get_run_over_http(platform: Any) -> None:

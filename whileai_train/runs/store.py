@@ -362,22 +362,6 @@ class LocalStore:
             summary.update(_finite(dict(patch)))
             conn.execute("UPDATE runs SET summary = ? WHERE id = ?", (json.dumps(summary), run_id))
 
-    def update_summary(self, run_id: str, patch: dict[str, Any]) -> None:
-        """Merge the top-level keys of `patch` into the run's summary (allowed after finish)."""
-        conn = self._connect()
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            row = conn.execute("SELECT summary FROM runs WHERE id = ?", (run_id,)).fetchone()
-            if row is None:
-                raise KeyError(run_id)
-            summary = json.loads(row[0]) if row[0] else {}
-            summary.update(patch)
-            conn.execute("UPDATE runs SET summary = ? WHERE id = ?", (json.dumps(summary, default=str), run_id))
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-
     # -- reads ----------------------------------------------------------------------------------------
     def get_run(self, run_id: str, last_points: int | None = None) -> dict[str, Any] | None:
         """The run record: fields, summary, notes, alarms, point count and (optionally) its last points."""
