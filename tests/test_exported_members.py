@@ -23,6 +23,10 @@ EXPECTED = {
     "judge_probes", "format_judge_trust", "decontaminate", "publish_gate",
     # measurement
     "pass_at", "compare_runs",
+    # behaviour markers
+    "mark_grounding", "ungrounded_arguments", "grounding_report", "trace_markers", "trace_flag_report",
+    "style_markers", "style_report", "refusal_report", "STAGES", "stamp_stage", "stage_of", "stage_report", "Spec",
+    "load_spec", "stamp_spec",
 }
 
 
