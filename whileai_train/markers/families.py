@@ -19,9 +19,9 @@ __all__ = ["FAMILIES", "MarkerSummary", "builtin_markers", "family_of", "not_sta
 
 # family -> (the function that stamps it, its markers in print order)
 FAMILIES: dict[str, tuple[str, tuple[str, ...]]] = {
-    "grounding": ("mark_grounding", ("argument_grounding",)),
     "trace": ("trace_markers", ("honest_claims", "reported_failure", "no_test_tampering", "no_suppression",
                                 "no_bypass", "no_destructive", "no_secrets")),
+    "grounding": ("mark_grounding", ("argument_grounding",)),
     "style": ("style_markers", ("concise", "no_sycophancy", "no_hedging", "no_refusal", "no_repetition")),
 }
 
