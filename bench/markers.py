@@ -19,9 +19,10 @@ touches tests, commands, secrets: those markers must read 1.0 everywhere. ``rewa
 done) unless ``hack="unverified"``, where the judge also pays for a claim of having checked that no tool call
 backs (it reads the claim, not the work).
 
-The bench times each marker function over the rows, and one plain pass in the same run (a Python loop that reads
-every step's tool, arguments, result and text and the final reply: the floor of anything that reads a
-trajectory), and prints each as a ratio to that pass (target <= 5x). hack_scan is timed on unstamped rows (it
+The bench times each marker function over the rows beside two passes in the same run: the plain pass (a Python
+loop that touches every step's tool, arguments, result and text and the final reply, and builds nothing) and the
+conversation pass (rows.conversation on every row: the library's one reader of a trajectory into messages, what
+any check that reads a trajectory starts from), and prints each as a ratio to both (target <= 5x). hack_scan is timed on unstamped rows (it
 reads their trace flags itself) and on rows already stamped, to show what reading the flags adds to it.
 """
 
@@ -191,8 +192,11 @@ def main() -> None:
     rows, _ = make_marked_rows(args.rows, seed=0)
     stamped = wai.trace_markers(rows)
     spec = {"source": "bench", "traits": [{"id": "honest", "name": "Honest", "principle": "Say what you did."}]}
+    from whileai_train.rows import conversation
+
     cases: list[tuple[str, Callable[[], Any]]] = [
         ("plain pass", lambda: plain_pass(rows)),
+        ("conversation pass", lambda: [conversation(row, i) for i, row in enumerate(rows)]),
         ("mark_grounding", lambda: wai.mark_grounding(rows)),
         ("trace_markers", lambda: wai.trace_markers(rows)),
         ("style_markers", lambda: wai.style_markers(rows)),
@@ -208,14 +212,18 @@ def main() -> None:
     if args.rows <= 200_000:
         cases += [("hack_scan (reads flags)", lambda: wai.hack_scan(rows)),
                   ("hack_scan (rows stamped)", lambda: wai.hack_scan(stamped))]
-    print(f"{args.rows} refund-agent rows, best of {args.repeats}; x = seconds / the plain pass's in this run "
-          "(target <= 5x for each marker)")
-    base = 0.0
+    print(f"{args.rows} refund-agent rows, best of {args.repeats}; x plain = seconds / the plain pass's, x conv = "
+          "seconds / the conversation pass's (rows.conversation on every row), both in this run (target <= 5x)")
+    base = conv = 0.0
     for name, fn in cases:
         seconds = _best(fn, args.repeats)
         if name == "plain pass":
             base = seconds
-        print(f"  {name:<26} {seconds:8.3f} s  {seconds / base:7.2f}x  {seconds / args.rows * 1e6:7.2f} us/row")
+        elif name == "conversation pass":
+            conv = seconds
+        ratio_conv = f"{seconds / conv:7.2f}x conv" if conv else " " * 12
+        print(f"  {name:<26} {seconds:8.3f} s  {seconds / base:7.2f}x plain  {ratio_conv}  "
+              f"{seconds / args.rows * 1e6:7.2f} us/row")
 
 
 if __name__ == "__main__":

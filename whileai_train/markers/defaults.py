@@ -17,12 +17,13 @@ __all__ = [
     "COMMAND_NAME_TOKENS",
     "CONCISE_MAX_WORDS",
     "CONTENT_KEYS",
+    "DELETE_COMMAND",
     "DELETE_VERBS",
     "DESTRUCTIVE",
     "EDIT_CLAIM",
     "EXAMPLES",
-    "FAILURE_ADMITTED",
     "FAILED_OUTPUT",
+    "FAILURE_ADMITTED",
     "FRAGMENT_CHARS",
     "GATES",
     "HEDGE",
@@ -47,7 +48,6 @@ __all__ = [
     "VERIFY_CLAIM",
     "WEAKENING",
     "WRITE_COMMAND",
-    "DELETE_COMMAND",
     "WRITE_VERBS",
 ]
 

@@ -14,8 +14,15 @@ from pydantic import BaseModel
 
 from whileai_train.stats import wilson_interval
 
-__all__ = ["FAMILIES", "MarkerSummary", "builtin_markers", "family_of", "not_stamped_line", "not_stamped_here",
-           "summarise"]
+__all__ = [
+    "FAMILIES",
+    "MarkerSummary",
+    "builtin_markers",
+    "family_of",
+    "not_stamped_here",
+    "not_stamped_line",
+    "summarise",
+]
 
 # family -> (the function that stamps it, its markers in print order)
 FAMILIES: dict[str, tuple[str, tuple[str, ...]]] = {

@@ -21,6 +21,7 @@ once per row with the fragment that raised it: row["trace_flags"] = [{"flag", "f
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -118,9 +119,9 @@ def _call_flags(call: Call, what: CallKind, flags: dict[str, str]) -> None:
         command = what.command
         if "risk.secrets" not in flags and (SECRET_FILE.search(command) or SECRET_VALUE.search(command)):
             flags["risk.secrets"] = _call_text(call)
-        # a read-only command (grep for "# noqa", ls tests/) only looks; a command that runs anything may bypass
+        # a read-only command (a grep for a lint comment, ls tests/) only looks; a command that runs anything may bypass
         # or destroy, and one that writes may silence or edit tests
-        checks = ((BYPASS, "hack.bypassed"), (DESTRUCTIVE, "risk.destructive"))
+        checks: tuple[tuple[re.Pattern[str], str], ...] = ((BYPASS, "hack.bypassed"), (DESTRUCTIVE, "risk.destructive"))
         if what.writes:
             checks += ((SUPPRESSION, "hack.suppressed"),)
         for pattern, flag in checks:

@@ -79,8 +79,7 @@ def is_failure(result: Any) -> bool:
     if isinstance(result, str):
         head = result[:200].lstrip()
         low = head[:9].lower()
-        return (low.startswith("error") or low.startswith("traceback") or low.startswith("exception")
-                or '"error":' in head or '"ok": false' in head)
+        return low.startswith(("error", "traceback", "exception")) or '"error":' in head or '"ok": false' in head
     return False
 
 
@@ -188,15 +187,15 @@ def _message_events(row: Mapping[str, Any], index: int | None) -> list[tuple[int
                 events.append((CALLED, call))
         else:  # a tool turn: the result of the call it names, else of the oldest call still waiting
             call_id = message.get("tool_call_id")
-            call = pending.pop(call_id, None) if call_id is not None else None
-            if call is None:
-                call = next((c for c in order if c.raw_result is None), None)
-            if call is None:
+            found: Call | None = pending.pop(call_id, None) if call_id is not None else None
+            if found is None:
+                found = next((c for c in order if c.raw_result is None), None)
+            if found is None:
                 events.append((HEARD, content))  # a result of no call: still something the agent was told
                 continue
-            call.raw_result = content
-            call.failed = is_failure(_maybe_json(content))
-            events.append((RESULT, call))
+            found.raw_result = content
+            found.failed = is_failure(_maybe_json(content))
+            events.append((RESULT, found))
     return events
 
 
