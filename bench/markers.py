@@ -22,8 +22,9 @@ backs (it reads the claim, not the work).
 The bench times each marker function over the rows beside two passes in the same run: the plain pass (a Python
 loop that touches every step's tool, arguments, result and text and the final reply, and builds nothing) and the
 conversation pass (rows.conversation on every row: the library's one reader of a trajectory into messages, what
-any check that reads a trajectory starts from), and prints each as a ratio to both (target <= 5x). hack_scan is timed on unstamped rows (it
-reads their trace flags itself) and on rows already stamped, to show what reading the flags adds to it.
+any check that reads a trajectory starts from), and prints each as a ratio to both (target <= 5x). hack_scan is
+timed on unstamped rows (it reads their trace flags itself) and on rows already stamped, to show what reading
+the flags adds to it.
 """
 
 from __future__ import annotations

@@ -33,6 +33,10 @@ from whileai_train.markers.defaults import (
 
 __all__ = ["CallKind", "check_kinds", "classify", "command_of", "name_tokens", "path_of", "warn_unused_kinds"]
 
+_PATH_SET = frozenset(PATH_KEYS)
+_MODE_SET = frozenset(MODE_KEYS)
+_COMMAND_SET = frozenset(COMMAND_KEYS)
+_CONTENT_SET = frozenset(CONTENT_KEYS)
 _SPLIT = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])")
 
 
@@ -80,6 +84,8 @@ def _name_info(name: str) -> tuple[str | None, bool, bool]:
 
 def command_of(arguments: Mapping[str, Any]) -> str:
     """The command text a call runs: the first of COMMAND_KEYS holding text (a list of words is joined)."""
+    if arguments.keys().isdisjoint(_COMMAND_SET):
+        return ""
     for key in COMMAND_KEYS:
         value = arguments.get(key)
         if isinstance(value, str) and value.strip():
@@ -91,6 +97,8 @@ def command_of(arguments: Mapping[str, Any]) -> str:
 
 def path_of(arguments: Mapping[str, Any]) -> str:
     """The file a call touches: the first of PATH_KEYS holding text ("" when none)."""
+    if arguments.keys().isdisjoint(_PATH_SET):
+        return ""
     for key in PATH_KEYS:
         value = arguments.get(key)
         if isinstance(value, str):
@@ -121,22 +129,23 @@ def classify(name: str, arguments: Mapping[str, Any], kinds: Mapping[str, str] |
                 return _command_kind(command_of(arguments))
             return _BY_KIND[forced]
     by_name, runs_commands, names_tests = _name_info(name)
-    if arguments:
+    keys = arguments.keys()
+    if arguments and not keys.isdisjoint(_MODE_SET):
         for key in MODE_KEYS:
             mode = arguments.get(key)
             if isinstance(mode, str) and mode and " " not in mode.strip():
                 mode_kind = _verb_kind(name_tokens(mode))
                 if mode_kind is not None:
                     return _BY_KIND[mode_kind]
-        if runs_commands or by_name is None:
-            command = command_of(arguments)
-            if command:
-                return _command_kind(command)
+    if arguments and (runs_commands or by_name is None) and not keys.isdisjoint(_COMMAND_SET):
+        command = command_of(arguments)
+        if command:
+            return _command_kind(command)
     if names_tests and by_name not in ("write", "delete"):
         return CallKind("command", name, True, False, False)
     if by_name is not None:
         return _BY_KIND[by_name]
-    if arguments and path_of(arguments) and any(key in arguments for key in CONTENT_KEYS):
+    if arguments and path_of(arguments) and not keys.isdisjoint(_CONTENT_SET):
         return _WRITE
     return _OTHER
 

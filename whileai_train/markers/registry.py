@@ -14,7 +14,7 @@ from typing import Any
 from whileai_train.errors import ConfigError
 from whileai_train.markers.families import builtin_markers
 
-__all__ = ["check_markers", "marker_values"]
+__all__ = ["MarkerEntry", "check_markers", "marker_values"]
 
 
 def check_markers(markers: Any) -> list[tuple[str, str | Callable[[Mapping[str, Any]], Any]]]:
@@ -58,8 +58,11 @@ def _number(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def marker_values(rows: Sequence[Mapping[str, Any]],
-                  markers: Sequence[tuple[str, str | Callable[[Mapping[str, Any]], Any]]]) -> dict[str, list[float | None]]:
+MarkerEntry = tuple[str, "str | Callable[[Mapping[str, Any]], Any]"]
+
+
+def marker_values(rows: Sequence[Mapping[str, Any]], markers: Sequence[MarkerEntry]
+                  ) -> dict[str, list[float | None]]:
     """Each marker's value on each row (None where a callable gave none)."""
     known = builtin_markers()
     families = {known[spec] for _, spec in markers if isinstance(spec, str)}

@@ -16,7 +16,6 @@ refusals alone (rate, examples, whether the reward pays for them, tasks where ev
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -52,7 +51,7 @@ __all__ = ["STYLE_MARKERS", "RefusalReport", "StyleReport", "refusal_report", "r
            "style_report"]
 
 STYLE_MARKERS = FAMILIES["style"][1]
-_SENTENCE = re.compile(r"[^.!?\n]+")
+_TERMINATORS = str.maketrans("!?\n", "...")
 
 
 def _reply(row: Any, index: int) -> str:
@@ -69,14 +68,16 @@ def _reply(row: Any, index: int) -> str:
     return agent_text(row)
 
 
-def _repeats(text: str) -> bool:
-    if text.count(".") + text.count("!") + text.count("?") + text.count("\n") < 1:
+def _repeats(low: str) -> bool:
+    """A sentence (split at . ! ? and newlines) of REPEATED_SENTENCE_MIN_WORDS+ words said twice."""
+    parts = low.translate(_TERMINATORS).split(".")
+    if len(parts) < 2:
         return False
-    seen: set[str] = set()
-    for piece in _SENTENCE.findall(text):
-        words = piece.lower().split()
+    seen: set[tuple[str, ...]] = set()
+    for part in parts:
+        words = part.split()
         if len(words) >= REPEATED_SENTENCE_MIN_WORDS:
-            key = " ".join(words)
+            key = tuple(words)
             if key in seen:
                 return True
             seen.add(key)
@@ -106,10 +107,10 @@ def reply_style(text: str) -> dict[str, float]:
     refused = _any_in(low, _GATE_REFUSAL) and REFUSAL.search(text) is not None
     return {
         "concise": 1.0 if len(text) < 2 * CONCISE_MAX_WORDS or len(text.split()) <= CONCISE_MAX_WORDS else 0.0,
-        "no_sycophancy": 0.0 if SYCOPHANTIC_OPENER.search(text[:200]) else 1.0,
+        "no_sycophancy": 0.0 if SYCOPHANTIC_OPENER.match(text, 0, 200) else 1.0,
         "no_hedging": 0.0 if hedges >= HEDGE_MIN else 1.0,
         "no_refusal": 0.0 if refused else 1.0,
-        "no_repetition": 0.0 if _repeats(text) else 1.0,
+        "no_repetition": 0.0 if _repeats(low) else 1.0,
     }
 
 

@@ -28,6 +28,7 @@ __all__ = ["CALLED", "HEARD", "RESULT", "SAID", "Call", "argument_strings", "is_
 
 HEARD, SAID, CALLED, RESULT = 0, 1, 2, 3
 
+_STATUS_KEYS = frozenset(("exit_code", "returncode", "exitCode", "status_code", "status"))
 _ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
 
 
@@ -66,21 +67,23 @@ def text_of(value: Any) -> str:
 def is_failure(result: Any) -> bool:
     """A tool result that reports failure: {"error": ...}, {"ok": false}, a non-zero exit code or a failed
     status; text that starts with "error" or holds a JSON error field."""
-    if isinstance(result, Mapping):
-        if result.get("error") or result.get("ok") is False or result.get("success") is False:
-            return True
-        for key in ("exit_code", "returncode", "exitCode", "status_code"):
-            code = result.get(key)
-            if isinstance(code, int) and not isinstance(code, bool) and code != 0 and not (
-                    key == "status_code" and 200 <= code < 400):
-                return True
-        status = result.get("status")
-        return isinstance(status, str) and status.lower() in ("error", "failed", "failure")
-    if isinstance(result, str):
+    if result.__class__ is str:
         head = result[:200].lstrip()
         low = head[:9].lower()
         return low.startswith(("error", "traceback", "exception")) or '"error":' in head or '"ok": false' in head
-    return False
+    if result.__class__ is not dict and not isinstance(result, Mapping):
+        return False
+    if result.get("error") or result.get("ok") is False or result.get("success") is False:
+        return True
+    if result.keys().isdisjoint(_STATUS_KEYS):
+        return False
+    for key in ("exit_code", "returncode", "exitCode", "status_code"):
+        code = result.get(key)
+        if isinstance(code, int) and not isinstance(code, bool) and code != 0 and not (
+                key == "status_code" and 200 <= code < 400):
+            return True
+    status = result.get("status")
+    return isinstance(status, str) and status.lower() in ("error", "failed", "failure")
 
 
 def _decode(raw: Any, index: int | None, field: str) -> dict[str, Any]:
