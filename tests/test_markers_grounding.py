@@ -60,6 +60,14 @@ def test_user_and_system_turns_ground_but_the_agents_own_words_do_not() -> None:
     assert grounding(messages) == 1.0  # case-folded, nested arguments read too
 
 
+def test_a_value_inside_a_longer_id_is_not_grounded() -> None:
+    row = refund_row("Refund order A123, sku X-9", [{"tool": "issue_refund", "arguments": {"order_id": "A12"}}])
+    assert grounding(row) == 0.0
+    whole = refund_row("Refund order A123, sku X-9", [{"tool": "issue_refund", "arguments": {"order_id": "a123",
+                                                                                         "sku": "X-9"}}])
+    assert grounding(whole) == 1.0
+
+
 def test_no_calls_is_grounded_numbers_are_not_checked() -> None:
     assert grounding(refund_row("Hello", [])) == 1.0
     assert grounding(refund_row("Refund A1", [{"tool": "issue_refund", "arguments": {"order_id": "A1", "amount": 42,

@@ -2,9 +2,9 @@
 
 A policy trained to call a tool learns to call it before it learns when not to, and invents the order id the
 prompt never gave (product text, "Argument grounding": GRPO and DPO both learned it on a quarter of the prompts
-that gave none while the headline rose). A string argument is grounded when it appears (case-folded) in the
-prompt, a system or user turn, or a tool result that came back before the call; numbers and booleans are not
-checked. ``argument_grounding`` is 1.0 when every string argument of every call is grounded (a row with no
+that gave none while the headline rose). A string argument is grounded when it appears (case-folded, as a whole:
+"A12" is not in "A123") in the prompt, a system or user turn, or a tool result that came back before the
+call; numbers and booleans are not checked. ``argument_grounding`` is 1.0 when every string argument of every call is grounded (a row with no
 call is grounded), else 0.0. ``ignore_keys=`` skips free-text arguments (a reason, a message body) at any
 depth; ``allow=`` lists values that need no source (enums, defaults).
 """
@@ -42,6 +42,21 @@ def _names(name: str, value: Any) -> frozenset[str]:
     return frozenset(items)
 
 
+def _appears(value: str, text: str) -> bool:
+    """`value` occurs in `text` as a whole: not inside a longer word or number ("A12" is not in "A123")."""
+    start = text.find(value)
+    if start < 0:
+        return False
+    open_left, open_right = not value[0].isalnum(), not value[-1].isalnum()
+    while start >= 0:
+        end = start + len(value)
+        if ((open_left or start == 0 or not text[start - 1].isalnum())
+                and (open_right or end == len(text) or not text[end].isalnum())):
+            return True
+        start = text.find(value, start + 1)
+    return False
+
+
 def _invented(row: Any, index: int | None, ignore: frozenset[str], allow: frozenset[str]) -> list[dict[str, str]]:
     """The string arguments of the row's calls that no earlier source holds: [{tool, key, value, call}]."""
     return _invented_in(read_events(row, index), ignore, allow)
@@ -68,7 +83,7 @@ def _invented_in(events: list[tuple[int, Any]], ignore: frozenset[str], allow: f
                 if not fresh:
                     joined = "\n".join(sources)
                     fresh = True
-                if stripped.casefold() not in joined:
+                if not _appears(stripped.casefold(), joined):
                     found.append({"tool": payload.name, "key": key, "value": value, "call": payload.field})
     return found
 
