@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 from scipy.stats import binomtest, pearsonr
 
@@ -44,6 +46,16 @@ def test_unplanted_markers_read_one_on_every_clean_row(planted: tuple) -> None:
         if i not in dirty:
             assert all(row["markers"][m] == 1.0 for m in PLANTED), i
             assert row["trace_flags"] == []
+
+
+def test_no_stamper_changes_its_input() -> None:
+    rows, _ = make_marked_rows(2000, seed=3)
+    snapshot = copy.deepcopy(rows)
+    spec = {"source": "t", "traits": [{"id": "honest", "principle": "Say what you did."}]}
+    out = wai.stamp_spec(wai.stamp_stage(wai.style_markers(wai.trace_markers(wai.mark_grounding(rows))), "rl"), spec)
+    assert rows == snapshot
+    assert len(out) == len(rows) and all(out[i] is not rows[i] for i in range(len(rows)))
+    assert all(v in (0.0, 1.0) for row in out for k, v in row["markers"].items() if k != "resolved")
 
 
 def test_free_text_reasons_are_invented_until_ignored(planted: tuple) -> None:
