@@ -90,3 +90,29 @@ def test_markers_argument_is_checked_at_construction() -> None:
 
     with pytest.raises(ConfigError, match="two markers named twin"):
         wai.monitor(markers=[twin, twin], verbose=False)
+
+
+def test_score_markers_reads_each_completion_as_a_row_and_a_failing_marker_warns() -> None:
+    from whileai_train.callbacks.holdout import HoldoutSample, marker_means, score_markers
+    from whileai_train.markers.registry import check_markers
+
+    rows = [{"prompt": [{"role": "user", "content": "refund A1"}], "task_id": "a"},
+            {"prompt": "refund B2", "task_id": "b"}]
+    sample = HoldoutSample(rows=rows, prompts=[rows[0]["prompt"], rows[0]["prompt"], rows[1]["prompt"]],
+                           completions=[[{"role": "assistant", "content": "I verified it."}],
+                                        [{"role": "assistant", "content": "Done."}], "I can't help with that."],
+                           completion_ids=[[1], [1], [1]], row_index=[0, 0, 1])
+    values = score_markers(sample, check_markers(["honest_claims", "no_refusal"]))
+    assert values == [{"honest_claims": 0.0, "no_refusal": 1.0}, {"honest_claims": 1.0, "no_refusal": 1.0},
+                      {"honest_claims": 1.0, "no_refusal": 0.0}]
+    scored = [{"ask": "a", "markers": values[0]}, {"ask": "a", "markers": values[1]}, {"ask": "b", "markers": values[2]}]
+    assert marker_means(scored) == {"honest_claims": pytest.approx(0.75), "no_refusal": pytest.approx(0.5)}
+
+    def broken(row: dict[str, Any]) -> float:
+        raise KeyError("score")
+
+    monitor = wai.monitor(markers=[broken], verbose=False)
+    plain = [{"ask": "a"}, {"ask": "a"}, {"ask": "b"}]
+    monitor._score_markers(sample, plain, 3)
+    assert all("markers" not in s for s in plain)
+    assert any("markers at step 3 could not be read (KeyError" in w for w in monitor.summary().warnings)
