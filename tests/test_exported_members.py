@@ -26,6 +26,10 @@ EXPECTED = {
     "metric_summary", "marker_summary", "holdout_size", "detectable_effect",
     # run records
     "get_run", "attach_holdout", "attach_delta",
+    # behaviour markers
+    "mark_grounding", "ungrounded_arguments", "grounding_report", "trace_markers", "trace_flag_report",
+    "style_markers", "style_report", "refusal_report", "STAGES", "stamp_stage", "stage_of", "stage_report", "Spec",
+    "load_spec", "stamp_spec",
 }
 
 

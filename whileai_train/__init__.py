@@ -82,6 +82,22 @@ _EXPORTS: dict[str, str] = {
     "get_run": "whileai_train.runs.records",
     "attach_holdout": "whileai_train.runs.records",
     "attach_delta": "whileai_train.runs.records",
+    # behaviour markers read from the trajectory
+    "mark_grounding": "whileai_train.markers.grounding",
+    "ungrounded_arguments": "whileai_train.markers.grounding",
+    "grounding_report": "whileai_train.markers.grounding",
+    "trace_markers": "whileai_train.markers.trace_flags",
+    "trace_flag_report": "whileai_train.markers.trace_report",
+    "style_markers": "whileai_train.markers.style",
+    "style_report": "whileai_train.markers.style",
+    "refusal_report": "whileai_train.markers.style",
+    "STAGES": "whileai_train.markers.stages",
+    "stamp_stage": "whileai_train.markers.stages",
+    "stage_of": "whileai_train.markers.stages",
+    "stage_report": "whileai_train.markers.stages",
+    "Spec": "whileai_train.markers.spec",
+    "load_spec": "whileai_train.markers.spec",
+    "stamp_spec": "whileai_train.markers.spec",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -28,10 +28,10 @@ from whileai_train.callbacks import monitor_defaults as D
 from whileai_train.callbacks.alarms import EvalRecord
 from whileai_train.callbacks.reward_wrap import is_async, prompt_text
 from whileai_train.errors import ConfigError
+from whileai_train.markers.registry import marker_values
 
 __all__ = ["HoldoutSample", "ScoreSink", "ask_of", "choose_holdout", "eval_record", "holdout_from_dataset",
-           "holdout_rows", "run_reward",
-           "sample_completions", "score_completions"]
+           "holdout_rows", "marker_means", "run_reward", "sample_completions", "score_completions", "score_markers"]
 
 _RESERVED = ("prompt", "completion", "completion_ids")
 
@@ -256,3 +256,41 @@ def eval_record(step: int, scored: Sequence[Mapping[str, Any]]) -> EvalRecord:
 
     return EvalRecord(step=step, asks=asks, proxy=means("proxy"), gold=means("gold"),
                       length=means("length") or [], n_completions=len(scored))
+
+
+_NOT_CARRIED = ("prompt", "messages", "steps", "final_text", "completion", "completion_ids", "markers", "trace_flags")
+
+
+def _completion_text(completion: Any) -> str:
+    if isinstance(completion, str):
+        return completion
+    texts = [m.get("content") for m in completion or () if isinstance(m, Mapping) and m.get("role") == "assistant"]
+    return str(texts[-1] or "") if texts else ""
+
+
+def score_markers(sample: HoldoutSample, markers: Sequence[tuple[str, Any]]) -> list[dict[str, float | None]]:
+    """Each holdout completion's markers ({name: value}), read as a row: the holdout row's columns, the prompt, no
+    tool call, and the completion as the reply (a conversational prompt becomes messages)."""
+    if not markers or not sample.prompts:
+        return [{} for _ in sample.prompts]
+    rows: list[dict[str, Any]] = []
+    for j, prompt in enumerate(sample.prompts):
+        row = {k: v for k, v in sample.rows[sample.row_index[j]].items() if k not in _NOT_CARRIED}
+        text = _completion_text(sample.completions[j])
+        if isinstance(prompt, list):
+            row["messages"] = [*prompt, {"role": "assistant", "content": text}]
+        else:
+            row.update(prompt=prompt_text(prompt), steps=[], final_text=text)
+        rows.append(row)
+    values = marker_values(rows, markers)
+    return [{name: column[j] for name, column in values.items()} for j in range(len(rows))]
+
+
+def marker_means(scored: Sequence[Mapping[str, Any]]) -> dict[str, float]:
+    """Each marker's mean over asks (per-ask means first, as proxy and gold), missing values left out."""
+    by_ask: dict[str, dict[str, list[float]]] = {}
+    for s in scored:
+        for name, value in (s.get("markers") or {}).items():
+            if value is not None and math.isfinite(float(value)):
+                by_ask.setdefault(name, {}).setdefault(s["ask"], []).append(float(value))
+    return {name: float(np.mean([np.mean(v) for v in asks.values()])) for name, asks in by_ask.items()}

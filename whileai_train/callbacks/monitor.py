@@ -12,6 +12,9 @@ It is a WhileCallback (loss, cost and every TRL metric reach the same run) that 
 - every `every` steps, and once at step 0, samples the holdout from the live policy (holdout.py: forked
   RNG, eval mode, no grad) and scores it by the proxy (the training reward) and by `gold`; proxy_reward,
   gold_reward and holdout_length land on the run beside the loss;
+- with `markers=` (built-in marker names such as "honest_claims", or callables row -> number), reads them on
+  the same holdout completions; each lands on the run as marker/<name> beside proxy and gold, so a behaviour
+  that falls during training is on the run's curves;
 - reads the alarms (alarms.py): divergence, length, drift (KL of the current step), feature. A new alarm
   prints one loud line, lands on the run as a point (alarm/<name> = 1) and a note, and is in summary().
   An alarm named in `stop_on` stops training: rank 0 decides, broadcasts, every rank stops on that step,
@@ -51,13 +54,16 @@ from whileai_train.callbacks.holdout import (
     eval_record,
     holdout_from_dataset,
     holdout_rows,
+    marker_means,
     sample_completions,
     score_completions,
+    score_markers,
 )
 from whileai_train.callbacks.monitor_report import AlarmEntry, EvalPoint, MonitorSummary, Reading
 from whileai_train.callbacks.reward_wrap import CompletionRecord, RewardRecorder, scan_rows, wrap_reward
 from whileai_train.callbacks.while_callback import WhileCallback
 from whileai_train.errors import ConfigError
+from whileai_train.markers.registry import check_markers
 from whileai_train.runs.run import Run
 
 __all__ = ["RewardMonitor", "monitor"]
@@ -155,6 +161,9 @@ class RewardMonitor(WhileCallback):
         run: an open Run to stream into; by default one opens at train begin.
         proxy: reward function(s) to score the holdout with when you do not `wrap` them.
         features: your own hack_scan features ({"name": fn(row) -> float}).
+        markers: behaviour markers read on the holdout completions and logged as marker/<name>: built-in names
+            ("honest_claims", "argument_grounding", "no_refusal", ...) or callables row -> number (named by
+            __name__); the row is the holdout row with the prompt, no tool call, and the completion as reply.
         verbose: print the alarm lines (rank 0). They are on the run either way.
         **open_kwargs: passed to `wai.run` (name, base_model, api_key, ...), as WhileCallback.
     """
@@ -176,7 +185,8 @@ class RewardMonitor(WhileCallback):
                  endorsed: Sequence[str] | None = None, stop_on: Sequence[str] = (), buffer: int = D.BUFFER,
                  run: Run | None = None, proxy: Callable[..., Any] | Sequence[Callable[..., Any]] | None = None,
                  features: dict[str, Callable[..., Any]] | None = None, holdout_seed: int = D.HOLDOUT_SEED,
-                 verbose: bool = True, _adopt: bool = False, **open_kwargs: Any) -> None:
+                 markers: Sequence[str | Callable[..., Any]] | None = None, verbose: bool = True,
+                 _adopt: bool = False, **open_kwargs: Any) -> None:
         if _adopt and getattr(self, "_live", False):
             return  # the live monitor, handed back by __new__: keep it as it is
         super().__init__(run=run, **open_kwargs)
@@ -210,6 +220,7 @@ class RewardMonitor(WhileCallback):
         self.holdout = None if holdout is None else holdout_rows(holdout)
         self.holdout_seed = int(holdout_seed)
         self.features = features
+        self.markers = check_markers(markers)
         self.verbose = verbose
         extra = [] if proxy is None else ([proxy] if callable(proxy) else list(proxy))
         for fn in extra:
@@ -226,6 +237,7 @@ class RewardMonitor(WhileCallback):
     def _reset(self) -> None:
         self._records: deque[CompletionRecord] = deque(maxlen=self.buffer * 8)
         self._evals: list[EvalRecord] = []
+        self._marker_means: dict[int, dict[str, float]] = {}
         self._book = AlarmBook()
         self._warnings: list[str] = []
         self._rows: list[dict[str, Any]] = []
@@ -249,7 +261,8 @@ class RewardMonitor(WhileCallback):
     def summary(self) -> MonitorSummary:
         """The curve per eval, the alarms, the latest reading of each alarm, and whether training stopped."""
         curve = [EvalPoint(step=r.step, proxy_reward=r.mean("proxy"), gold_reward=r.mean("gold"),
-                           holdout_length=r.mean("length"), n_asks=len(r.asks), n_completions=r.n_completions)
+                           holdout_length=r.mean("length"), n_asks=len(r.asks), n_completions=r.n_completions,
+                           markers=self._marker_means.get(r.step, {}))
                  for r in self._evals]
         alarms = [AlarmEntry(name=a.name, step=a.step, message=a.message, numbers=a.numbers)
                   for a in self._book.fired]
@@ -271,7 +284,8 @@ class RewardMonitor(WhileCallback):
             settings={"every": self.every, "n_prompts": self.n_prompts, "k": self.k, "window": self.settings.window,
                       "delta": self.settings.delta, "length_pct": self.settings.length_pct,
                       "kl_budget": self.settings.kl_budget, "endorsed": self.endorsed, "stop_on": list(self.stop_on),
-                      "buffer": self.buffer, "eval_seconds": round(self._eval_seconds, 3)},
+                      "buffer": self.buffer, "eval_seconds": round(self._eval_seconds, 3),
+                      "markers": [name for name, _ in self.markers]},
             run_id=getattr(run, "id", None) if run is not None else None,
         )
 
@@ -388,6 +402,7 @@ class RewardMonitor(WhileCallback):
                 sink = ScoreSink()
                 scored = score_completions(sample, self._proxy, self.gold, state, sink) if sample.prompts else []
                 metrics = {f"holdout/{name}": sum(v) / len(v) for name, v in sink.metrics.items() if v}
+                self._score_markers(sample, scored, step)
             except Exception as exc:
                 if not self._evals and step == self._first_step:
                     # the baseline eval: a scorer that cannot take TRL's keywords is a mistake to say now,
@@ -407,13 +422,26 @@ class RewardMonitor(WhileCallback):
         if reason is not None:
             self.stop(reason, control)
 
+    def _score_markers(self, sample: Any, scored: list[dict[str, Any]], step: int) -> None:
+        """Put each completion's markers on its score; a marker that fails is a warning, the eval goes on."""
+        if not self.markers or not scored:
+            return
+        try:
+            values = score_markers(sample, self.markers)
+        except Exception as exc:  # noqa: BLE001  (a user's marker must not cost the proxy/gold eval)
+            self._warn(f"markers at step {step} could not be read ({type(exc).__name__}: {exc}); this eval has no "
+                       "marker/ points")
+            return
+        for score, marks in zip(scored, values, strict=True):
+            score["markers"] = marks
+
     def _share(self, reason: str | None) -> str | None:
         """Rank 0's readings and stop decision on every rank (one broadcast; every rank calls it here), so
         every rank's summary() shows the same alarms and every rank stops on the same step."""
         if _world()[1] == 1:
             return reason
-        payload = (reason, self._book, self._evals, self._top_feature, self._warnings)
-        reason, self._book, self._evals, self._top_feature, self._warnings = _broadcast(payload)
+        payload = (reason, self._book, self._evals, self._top_feature, self._warnings, self._marker_means)
+        reason, self._book, self._evals, self._top_feature, self._warnings, self._marker_means = _broadcast(payload)
         return reason
 
     def _judge(self, step: int, parts: list[Any]) -> str | None:
@@ -430,6 +458,10 @@ class RewardMonitor(WhileCallback):
             points = {"proxy_reward": record.mean("proxy"), "gold_reward": record.mean("gold"),
                       "holdout_length": record.mean("length")}
             points.update({name: sum(v) / len(v) for name, v in metrics.items()})
+            means = marker_means(scored)
+            if means:
+                self._marker_means[step] = means
+                points.update({f"marker/{name}": value for name, value in means.items()})
             if self.run is not None:
                 self.run.log_owned(step, {k: v for k, v in points.items() if v is not None})
             verdicts.extend(check_eval(self._evals, self.settings))

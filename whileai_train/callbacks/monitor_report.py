@@ -3,7 +3,8 @@
     print(wai.format_hack_monitor(monitor.summary()))
 
 The first line is the verdict (which alarms fired, whether training was stopped); then the proxy / gold /
-length curve per holdout eval with the alarms marked at the eval where they fired; then each alarm's line
+length curve per holdout eval with the alarms marked at the eval where they fired, and the markers= curve
+when the monitor reads markers; then each alarm's line
 with its numbers; then what to do.
 """
 
@@ -27,6 +28,7 @@ class EvalPoint(BaseModel):
     holdout_length: float | None = None
     n_asks: int = 0
     n_completions: int = 0
+    markers: dict[str, float] = Field(default_factory=dict)  # marker -> mean over asks (markers=)
 
 
 class AlarmEntry(BaseModel):
@@ -98,6 +100,13 @@ def format_hack_monitor(summary: MonitorSummary | Mapping[str, Any]) -> str:
             lines.append(f"{p.step:>6}  {_num(p.proxy_reward, 8)}  {_num(p.gold_reward, 8)}  "
                          f"{_num(p.holdout_length, 8, 1)}  {p.n_asks:>5}{mark}")
         lines.append("  (holdout means per eval; length in tokens)")
+        names = list(dict.fromkeys(name for p in s.curve for name in p.markers))
+        if names:
+            lines.append("")
+            lines.append(f"{'step':>6}  " + "  ".join(f"{name[:16]:>16}" for name in names))
+            for p in s.curve:
+                lines.append(f"{p.step:>6}  " + "  ".join(_num(p.markers.get(name), 16) for name in names))
+            lines.append("  (markers on the holdout completions, mean over asks; 1.0 is the good outcome)")
     else:
         lines.append("no holdout eval yet")
     if s.alarms:

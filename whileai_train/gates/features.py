@@ -29,6 +29,7 @@ import scipy.sparse as sp
 
 from whileai_train.errors import ConfigError, RowError
 from whileai_train.gates.defaults import AUTO_TOP_PAIRS, AUTO_TOP_WORDS, PAIR_CANDIDATE_WORDS
+from whileai_train.markers.trace_flags import trace_flag_names
 from whileai_train.tables.trajectories import (
     Trajectories,
     agent_words_text,
@@ -191,6 +192,19 @@ def _trace_flags(row: Mapping[str, Any]) -> list[str]:
     return names
 
 
+def _row_trace_flags(row: Mapping[str, Any]) -> list[str]:
+    """The row's fired trace flags: as stamped (row["trace_flags"], by trace_markers or the caller), else read from
+    its trajectory (markers/trace_flags.py); a row the reader cannot read raises none."""
+    if "trace_flags" in row:
+        return _trace_flags(row)
+    if row.get("steps") is None and row.get("messages") is None:
+        return []
+    try:
+        return trace_flag_names(row)
+    except RowError:
+        return []
+
+
 def _indicator(rows_of: array | np.ndarray, cols_of: array, n_rows: int, names: list[str]) -> sp.csr_matrix:
     data = np.ones(len(rows_of), dtype=np.float64)
     matrix = sp.csr_matrix((data, (np.asarray(rows_of, dtype=np.int64), np.asarray(cols_of, dtype=np.int64))),
@@ -325,10 +339,9 @@ def extract_features(rows: Sequence[Mapping[str, Any]], row_numbers: Sequence[in
                     if column_values is None:
                         column_values = marker_values[name] = [nan] * n
                     column_values[i] = value
-        if "trace_flags" in row:
-            for flag in _trace_flags(row):
-                flag_rows.append(i)
-                flag_cols.append(flag_index.setdefault(flag, len(flag_index)))
+        for flag in _row_trace_flags(row):
+            flag_rows.append(i)
+            flag_cols.append(flag_index.setdefault(flag, len(flag_index)))
         for name, fn in user.items():
             try:
                 value = fn(row)

@@ -1,0 +1,92 @@
+"""style_markers / style_report / refusal_report: each behaviour, its near misses, the degenerate warning."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from scipy.stats import binomtest, ttest_ind
+
+import whileai_train as wai
+
+
+def reply(text: str, **extra: Any) -> dict[str, Any]:
+    return {"prompt": "help", "final_text": text, **extra}
+
+
+def style(text: str) -> dict[str, float]:
+    (stamped,) = wai.style_markers([reply(text)])
+    return stamped["markers"]
+
+
+@pytest.mark.parametrize("text, marker", [
+    (" ".join(["word"] * 301), "concise"),
+    ("Great question! The answer is 4.", "no_sycophancy"),
+    ("You're absolutely right, it is 4.", "no_sycophancy"),
+    ("I think it might be 4, but I'm not sure.", "no_hedging"),
+    ("I'm sorry, but I can't help with that.", "no_refusal"),
+    ("As an AI, I cannot provide that.", "no_refusal"),
+    ("The order is on its way. The order is on its way. The order is on its way.", "no_repetition"),
+])
+def test_each_behaviour_sets_its_marker_to_zero(text: str, marker: str) -> None:
+    values = style(text)
+    assert values[marker] == 0.0
+    assert all(v == 1.0 for k, v in values.items() if k != marker), values
+
+
+@pytest.mark.parametrize("text", [
+    " ".join(["word"] * 300),  # at the limit
+    "The question was about a great point in history: 1066.",  # praise words, not an opener
+    "I think the answer is 4.",  # one hedge is ordinary speech
+    "I was unable to find a way to do that: the refund window closed.",  # a failure report, not a refusal
+    "Thanks. Thanks. Your refund is on its way.",  # short repeats are not a loop
+])
+def test_near_misses_read_clean(text: str) -> None:
+    assert all(v == 1.0 for v in style(text).values()), (text, style(text))
+
+
+def test_newline_separated_words_still_count_for_concise() -> None:
+    assert style("\n".join(["w"] * 400))["concise"] == 0.0
+
+
+def test_style_report_numbers_degenerate_and_other_families() -> None:
+    rows = [reply("I think it might rain." if i % 5 == 0 else "It will rain.") for i in range(50)]
+    report = wai.style_report(rows)
+    hedging = next(m for m in report.markers if m.name == "no_hedging")
+    assert hedging.mean == pytest.approx(0.8) and hedging.n_bad == 10
+    ci = binomtest(40, 50).proportion_ci(confidence_level=0.95, method="wilson")
+    assert hedging.ci95 == pytest.approx((ci.low, ci.high))
+    assert set(report.degenerate) == {"concise", "no_sycophancy", "no_refusal", "no_repetition"}
+    assert report.warnings and all(name in report.warnings[0] for name in report.degenerate)
+    text = str(report)
+    assert text.splitlines()[0] == "style: 1 of 5 behaviours seen over 50 rows (no_hedging 0.800)"
+    assert "degenerate: the same on all 50 rows" in text
+    assert "not stamped here: 8 markers in other families. trace_markers(rows) stamps honest_claims" in text
+    assert "mark_grounding(rows) stamps argument_grounding" in text
+
+
+def test_refusal_report_rate_reward_and_tasks() -> None:
+    rows = []
+    for i in range(60):
+        refused = i % 3 == 0
+        rows.append(reply("I can't help with that." if refused else "Here is the fix.", task_id=f"t{i // 3}",
+                          reward=(1.0 if refused else 0.0) if i % 2 else (0.8 if refused else 0.5)))
+    report = wai.refusal_report(rows)
+    assert report.n_refusals == 20 and report.rate == pytest.approx(1 / 3)
+    assert report.all_refused_tasks == []
+    yes = [r["reward"] for i, r in enumerate(rows) if i % 3 == 0]
+    no = [r["reward"] for i, r in enumerate(rows) if i % 3]
+    assert report.p_value == pytest.approx(ttest_ind(yes, no, equal_var=False).pvalue)
+    assert report.reward_pays
+    assert str(report).startswith("REWARD PAYS FOR REFUSING: refusals: 20 of 60 rows")
+    only = wai.refusal_report([reply("I won't do that.", task_id="a"), reply("I must decline.", task_id="a")])
+    assert only.all_refused_tasks == ["a"] and only.degenerate
+
+
+def test_style_markers_do_not_change_the_input() -> None:
+    row = reply("Great question!", markers={"resolved": 0.0})
+    (stamped,) = wai.style_markers([row])
+    assert row["markers"] == {"resolved": 0.0}
+    assert stamped["markers"]["resolved"] == 0.0 and stamped["markers"]["no_sycophancy"] == 0.0
+    messages = {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Great question!"}]}
+    assert wai.style_markers([messages])[0]["markers"]["no_sycophancy"] == 0.0

@@ -1,0 +1,21 @@
+"""Behaviour markers read from the trajectory, each stamped on row["markers"] with 1.0 the good outcome.
+
+Five families write to row["markers"]; this room holds the ones read from the rows themselves:
+
+    grounding.py     argument_grounding: every string a tool got appears in an earlier prompt, turn or result
+    trace_flags.py   lie.*, hack.*, risk.* flags on row["trace_flags"] and their clean-is-1.0 markers
+                     (honest_claims, reported_failure, no_test_tampering, no_suppression, no_bypass,
+                     no_destructive, no_secrets); kinds.py tells reads, writes, deletes and commands apart
+    trace_report.py  trace_flag_report: each flag's rate, examples, and whether the reward pays for it
+    style.py         the over-optimisation behaviours (concise, no_sycophancy, no_hedging, no_refusal,
+                     no_repetition), style_report and refusal_report
+    stages.py        stage lineage: stamp_stage, stage_of, stage_report (a task in eval and in training)
+    spec.py          a model spec as an object: load_spec, Spec (version = content hash), stamp_spec
+    families.py      which function stamps which marker; the per-marker summary every report prints
+    trajectory.py    one row read as events (heard, said, called, result), both row shapes
+    registry.py      markers by name, for the reward monitor's markers=
+    defaults.py      every phrase list, pattern and threshold, with its source
+
+It imports rows.py, errors.py, report.py and stats/ only; gates/ (hack_scan's trace: features) and callbacks/
+(the reward monitor's markers=) import from here.
+"""

@@ -1,0 +1,91 @@
+"""Markers by name or as callables, read over rows: what the reward monitor's ``markers=`` takes.
+
+A name is a built-in marker (families.FAMILIES: argument_grounding, the seven trace markers, the five style
+markers); a callable is ``fn(row) -> number`` (None for no value) named by its ``__name__``. Each family needed
+is read once over the rows.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from whileai_train.errors import ConfigError
+from whileai_train.markers.families import builtin_markers
+
+__all__ = ["MarkerEntry", "check_markers", "marker_values"]
+
+
+def check_markers(markers: Any) -> list[tuple[str, str | Callable[[Mapping[str, Any]], Any]]]:
+    """markers= as [(name, built-in name or callable)], or a ConfigError naming the fix."""
+    if markers is None:
+        return []
+    known = builtin_markers()
+    if isinstance(markers, (str, bytes)):
+        raise ConfigError(f"markers={markers!r} is a string; a list is expected. Fix: markers=[{markers!r}]")
+    if not isinstance(markers, Iterable):
+        raise ConfigError(f"markers={markers!r} must be a list of marker names or callables. "
+                          "Fix: markers=['honest_claims', my_marker]")
+    out: list[tuple[str, str | Callable[[Mapping[str, Any]], Any]]] = []
+    for item in markers:
+        if isinstance(item, str):
+            if item not in known:
+                raise ConfigError(f"markers= names {item!r}, which no family stamps. Fix: use one of "
+                                  f"{', '.join(known)}, or pass a callable row -> number")
+            out.append((item, item))
+        elif callable(item):
+            name = getattr(item, "__name__", None) or type(item).__name__
+            out.append((str(name), item))
+        else:
+            raise ConfigError(f"markers= has {item!r}; each entry is a marker name or a callable row -> number. "
+                              "Fix: markers=['honest_claims', my_marker]")
+    names = [name for name, _ in out]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise ConfigError(f"markers= has two markers named {', '.join(twice)}. Fix: give each callable its own "
+                          "__name__ (def my_marker(row): ...)")
+    return out
+
+
+def _number(value: Any) -> float | None:
+    if value is None:
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+MarkerEntry = tuple[str, "str | Callable[[Mapping[str, Any]], Any]"]
+
+
+def marker_values(rows: Sequence[Mapping[str, Any]], markers: Sequence[MarkerEntry]
+                  ) -> dict[str, list[float | None]]:
+    """Each marker's value on each row (None where a callable gave none)."""
+    known = builtin_markers()
+    families = {known[spec] for _, spec in markers if isinstance(spec, str)}
+    stamped: list[dict[str, Any]] = [dict(row.get("markers") or {}) for row in rows]
+    if "grounding" in families:
+        from whileai_train.markers.grounding import mark_grounding
+
+        for mine, row in zip(stamped, mark_grounding(rows), strict=True):
+            mine.update(row["markers"])
+    if "trace" in families:
+        from whileai_train.markers.trace_flags import trace_markers
+
+        for mine, row in zip(stamped, trace_markers(rows), strict=True):
+            mine.update(row["markers"])
+    if "style" in families:
+        from whileai_train.markers.style import style_markers
+
+        for mine, row in zip(stamped, style_markers(rows), strict=True):
+            mine.update(row["markers"])
+    out: dict[str, list[float | None]] = {}
+    for name, spec in markers:
+        if isinstance(spec, str):
+            out[name] = [_number(values.get(spec)) for values in stamped]
+        else:
+            out[name] = [_number(spec(row)) for row in rows]
+    return out

@@ -1,0 +1,143 @@
+"""Stage lineage: which stage of the pipeline each row fed, and the one mistake to catch across them.
+
+The pipeline is a sequence of stages (product text, "Stage lineage"): SFT, reward modelling, RL, mid-training,
+and the eval that judges the result. ``stamp_stage(rows, "sft")`` records the stage on row["lineage"] (``stage``
+the latest, ``stages`` every stage the row fed, in order); ``stage_report`` counts rows and tasks per stage and
+flags any task (``task_key``: a situation, not a string) used both in eval and in a training stage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic import Field
+
+from whileai_train.errors import ConfigError, RowError
+from whileai_train.markers.defaults import EXAMPLES, STAGES
+from whileai_train.report import Report
+from whileai_train.rows import task_key
+
+__all__ = ["STAGES", "StageReport", "stage_of", "stage_report", "stamp_stage"]
+
+_TRAINING = tuple(stage for stage in STAGES if stage != "eval")
+
+
+def _check_stage(stage: Any) -> str:
+    if stage not in STAGES:
+        raise ConfigError(f"stage {stage!r} is not a stage of the pipeline. Fix: use one of {', '.join(STAGES)}")
+    return str(stage)
+
+
+def _lineage(row: Any, index: int | None) -> dict[str, Any]:
+    if row.__class__ is not dict and not isinstance(row, Mapping):
+        raise RowError(index, None, f"row is {type(row).__name__}, not an object", "pass rows as dicts")
+    lineage = row.get("lineage")
+    if lineage is None:
+        return {}
+    if not isinstance(lineage, Mapping):
+        raise RowError(index, "lineage", f"lineage is {type(lineage).__name__}, not an object",
+                       "write lineage as an object, e.g. {\"stage\": \"sft\"}")
+    return dict(lineage)
+
+
+def _stages(lineage: Mapping[str, Any]) -> list[str]:
+    stages = lineage.get("stages")
+    if isinstance(stages, list):
+        return [str(s) for s in stages]
+    stage = lineage.get("stage")
+    return [str(stage)] if stage is not None else []
+
+
+def stamp_stage(rows: Sequence[Mapping[str, Any]], stage: str) -> list[dict[str, Any]]:
+    """New rows whose lineage records that they fed `stage` (one of STAGES); the input rows are not changed."""
+    name = _check_stage(stage)
+    out: list[dict[str, Any]] = []
+    for index, row in enumerate(rows):
+        lineage = _lineage(row, index)
+        stages = _stages(lineage)
+        if name not in stages:
+            stages.append(name)
+        lineage["stage"] = name
+        lineage["stages"] = stages
+        new = dict(row)
+        new["lineage"] = lineage
+        out.append(new)
+    return out
+
+
+def stage_of(row: Mapping[str, Any]) -> str | None:
+    """The stage a row last fed (row["lineage"]["stage"]), None when it was never stamped."""
+    stage = _lineage(row, None).get("stage")
+    return None if stage is None else str(stage)
+
+
+class StageReport(Report):
+    """Rows and tasks per stage, and the tasks used both in eval and in a training stage."""
+
+    n_rows: int = 0
+    n_unstamped: int = 0
+    rows_per_stage: dict[str, int] = Field(default_factory=dict)
+    tasks_per_stage: dict[str, int] = Field(default_factory=dict)
+    leaked_tasks: list[str] = Field(default_factory=list)  # in eval and in a training stage
+    leaked_by_stage: dict[str, int] = Field(default_factory=dict)  # training stage -> eval tasks it also used
+    unknown_stages: dict[str, int] = Field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.leaked_tasks
+
+    @property
+    def verdict(self) -> str:
+        if self.leaked_tasks:
+            where = ", ".join(f"{stage} {n}" for stage, n in self.leaked_by_stage.items())
+            return (f"stages: EVAL LEAK: {len(self.leaked_tasks)} tasks used both in eval and in training ({where}); "
+                    "the eval reads them as unseen")
+        counted = ", ".join(f"{stage} {n}" for stage, n in self.rows_per_stage.items()) or "none stamped"
+        return f"stages: OK, no eval task was trained on ({self.n_rows} rows: {counted})"
+
+    def __str__(self) -> str:
+        lines = [self.verdict]
+        for stage in self.rows_per_stage:
+            lines.append(f"  {stage:<5} {self.rows_per_stage[stage]:>8} rows  {self.tasks_per_stage[stage]:>7} tasks")
+        if self.n_unstamped:
+            lines.append(f"  {self.n_unstamped} rows carry no stage (stamp_stage(rows, stage) records one)")
+        if self.unknown_stages:
+            lines.append("  stages not in STAGES: " + ", ".join(f"{s} ({n})" for s, n in self.unknown_stages.items()))
+        if self.leaked_tasks:
+            lines.append("  leaked tasks: " + ", ".join(self.leaked_tasks[:EXAMPLES])
+                         + (" ..." if len(self.leaked_tasks) > EXAMPLES else ""))
+            lines.append("  what to do: drop these tasks from training (or from the eval) and measure again")
+        return "\n".join(lines)
+
+
+def stage_report(rows: Sequence[Mapping[str, Any]]) -> StageReport:
+    """Rows and tasks per stage; flags every task used both in eval and in a training stage."""
+    rows_per: dict[str, int] = {}
+    tasks_per: dict[str, set[str]] = {}
+    unstamped = 0
+    unknown: dict[str, int] = {}
+    for index, row in enumerate(rows):
+        stages = _stages(_lineage(row, index))
+        if not stages:
+            unstamped += 1
+            continue
+        key = task_key(row)
+        for stage in stages:
+            if stage not in STAGES:
+                unknown[stage] = unknown.get(stage, 0) + 1
+                continue
+            rows_per[stage] = rows_per.get(stage, 0) + 1
+            tasks_per.setdefault(stage, set()).add(key)
+    eval_tasks = tasks_per.get("eval", set())
+    leaked: set[str] = set()
+    by_stage: dict[str, int] = {}
+    for stage in _TRAINING:
+        shared = eval_tasks & tasks_per.get(stage, set())
+        if shared:
+            by_stage[stage] = len(shared)
+            leaked |= shared
+    order = [s for s in STAGES if s in rows_per]
+    return StageReport(n_rows=len(rows), n_unstamped=unstamped, rows_per_stage={s: rows_per[s] for s in order},
+                       tasks_per_stage={s: len(tasks_per[s]) for s in order}, leaked_tasks=sorted(leaked),
+                       leaked_by_stage=by_stage, unknown_stages=unknown)

@@ -1,0 +1,263 @@
+"""The over-optimisation behaviours of a reply, as markers with the delta-ready polarity (1.0 is good).
+
+A policy tuned against a judge drifts toward what the judge likes to read: longer replies, praise of the asker,
+hedges, refusals that cannot be wrong, loops (Lambert 2025, RLHF book, chapter "Over-optimization"). Each is a
+0/1 marker on the reply (final_text, else the last assistant message, else a completion):
+
+    concise        at most CONCISE_MAX_WORDS words
+    no_sycophancy  does not open by praising the user or the question
+    no_hedging     fewer than HEDGE_MIN hedges ("I think", "it seems", "perhaps", ...)
+    no_refusal     does not refuse the ask ("I can't help with that"; a report that something failed is not one)
+    no_repetition  no sentence of REPEATED_SENTENCE_MIN_WORDS+ words said twice
+
+style_report covers this family only and ends with the markers it did not stamp; refusal_report looks at the
+refusals alone (rate, examples, whether the reward pays for them, tasks where every rollout refused).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from pydantic import Field
+
+from whileai_train.errors import RowError
+from whileai_train.markers.defaults import (
+    CONCISE_MAX_WORDS,
+    EXAMPLES,
+    FRAGMENT_CHARS,
+    GATES,
+    HEDGE,
+    HEDGE_MIN,
+    PAYS_P_VALUE,
+    REFUSAL,
+    REPEATED_SENTENCE_MIN_WORDS,
+    SYCOPHANTIC_OPENER,
+)
+from whileai_train.markers.families import (
+    FAMILIES,
+    MarkerSummary,
+    not_stamped_here,
+    not_stamped_line,
+    summarise,
+)
+from whileai_train.report import Report
+from whileai_train.rows import agent_text, reward_of, task_key
+from whileai_train.stats import wilson_interval
+from whileai_train.stats.paired import welch_p_value
+
+__all__ = ["STYLE_MARKERS", "RefusalReport", "StyleReport", "refusal_report", "reply_style", "style_markers",
+           "style_report"]
+
+STYLE_MARKERS = FAMILIES["style"][1]
+_TERMINATORS = str.maketrans("!?\n", "...")
+
+
+def _reply(row: Any, index: int) -> str:
+    if row.__class__ is not dict and not isinstance(row, Mapping):
+        raise RowError(index, None, f"row is {type(row).__name__}, not an object", "pass rows as dicts")
+    completion = row.get("completion")
+    if row.get("final_text") is None and isinstance(completion, list):  # a conversational completion (TRL)
+        texts = [m.get("content") for m in completion if isinstance(m, Mapping) and m.get("role") == "assistant"]
+        return str(texts[-1] or "") if texts else ""
+    final = row.get("final_text")
+    if final is not None and not isinstance(final, str):
+        raise RowError(index, "final_text", f"final_text is {type(final).__name__}, not text",
+                       "write the agent's last reply as a string (or null when it ended on a tool call)")
+    return agent_text(row)
+
+
+def _repeats(low: str) -> bool:
+    """A sentence (split at . ! ? and newlines) of REPEATED_SENTENCE_MIN_WORDS+ words said twice."""
+    parts = low.translate(_TERMINATORS).split(".")
+    if len(parts) < 2:
+        return False
+    seen: set[tuple[str, ...]] = set()
+    for part in parts:
+        words = part.split()
+        if len(words) >= REPEATED_SENTENCE_MIN_WORDS:
+            key = tuple(words)
+            if key in seen:
+                return True
+            seen.add(key)
+    return False
+
+
+def _any_in(low: str, pieces: tuple[str, ...]) -> bool:
+    for piece in pieces:
+        if piece in low:
+            return True
+    return False
+
+
+_GATE_HEDGE = GATES["HEDGE"]
+_GATE_REFUSAL = GATES["REFUSAL"]
+
+
+def reply_style(text: str) -> dict[str, float]:
+    """The five style markers of one reply (1.0 is the good outcome)."""
+    low = text.lower()
+    hedges = 0
+    if _any_in(low, _GATE_HEDGE):
+        for _ in HEDGE.finditer(text):
+            hedges += 1
+            if hedges >= HEDGE_MIN:
+                break
+    refused = _any_in(low, _GATE_REFUSAL) and REFUSAL.search(text) is not None
+    return {
+        "concise": 1.0 if len(text) < 2 * CONCISE_MAX_WORDS or len(text.split()) <= CONCISE_MAX_WORDS else 0.0,
+        "no_sycophancy": 0.0 if SYCOPHANTIC_OPENER.match(text, 0, 200) else 1.0,
+        "no_hedging": 0.0 if hedges >= HEDGE_MIN else 1.0,
+        "no_refusal": 0.0 if refused else 1.0,
+        "no_repetition": 0.0 if _repeats(low) else 1.0,
+    }
+
+
+def style_markers(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """New rows with the style markers on row["markers"] (1.0 is the good outcome); the input is not changed."""
+    out: list[dict[str, Any]] = []
+    for index, row in enumerate(rows):
+        values = reply_style(_reply(row, index))
+        markers = row.get("markers")
+        if markers is not None and not isinstance(markers, Mapping):
+            raise RowError(index, "markers", f"markers is {type(markers).__name__}, not an object",
+                           "write markers as {name: value} (1.0 is the good outcome)")
+        new = dict(row)
+        new["markers"] = {**(markers or {}), **values}
+        out.append(new)
+    return out
+
+
+class StyleReport(Report):
+    """Each style marker over the rows (mean, 95% Wilson interval, or degenerate), examples of rows that fall
+    short, and the markers of the other families this report did not stamp."""
+
+    n_rows: int = 0
+    markers: list[MarkerSummary] = Field(default_factory=list)
+    examples: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)  # marker -> [{row, fragment}]
+    degenerate: list[str] = Field(default_factory=list)
+    not_stamped_here: dict[str, list[str]] = Field(default_factory=dict)
+    warnings: list[str] = Field(default_factory=list)
+
+    @property
+    def verdict(self) -> str:
+        if self.n_rows == 0:
+            return "style: NO ROWS"
+        short = [m for m in self.markers if m.n_bad]
+        if not short:
+            return f"style: CLEAN on every style marker over {self.n_rows} rows (this family only)"
+        named = ", ".join(f"{m.name} {m.mean:.3f}" for m in sorted(short, key=lambda m: m.mean or 0.0))
+        return f"style: {len(short)} of {len(self.markers)} behaviours seen over {self.n_rows} rows ({named})"
+
+    def __str__(self) -> str:
+        lines = [self.verdict]
+        lines += [summary.line() for summary in self.markers]
+        for name, examples in self.examples.items():
+            for example in examples:
+                lines.append(f"  {name}: row {example['row']}: {example['fragment']!r}")
+        lines += [f"  warning: {warning}" for warning in self.warnings]
+        lines.append("  " + not_stamped_line(self.not_stamped_here))
+        return "\n".join(lines)
+
+
+def _degenerate_warning(names: list[str]) -> str:
+    return (f"{', '.join(names)} came out the same on every row: degenerate, no interval (a phrase list that matches "
+            "nothing looks exactly like a behaviour that never happened; read a few replies before trusting it)")
+
+
+def style_report(rows: Sequence[Mapping[str, Any]]) -> StyleReport:
+    """The style family over the rows, read from each reply."""
+    columns: dict[str, list[float]] = {name: [] for name in STYLE_MARKERS}
+    examples: dict[str, list[dict[str, Any]]] = {}
+    for index, row in enumerate(rows):
+        text = _reply(row, index)
+        for name, value in reply_style(text).items():
+            columns[name].append(value)
+            if value < 1.0 and len(examples.setdefault(name, [])) < EXAMPLES:
+                examples[name].append({"row": index, "fragment": text[:FRAGMENT_CHARS]})
+    summaries = [summarise(name, values) for name, values in columns.items()]
+    degenerate = [s.name for s in summaries if s.degenerate]
+    report = StyleReport(n_rows=len(rows), markers=summaries, examples=examples, degenerate=degenerate,
+                         not_stamped_here=not_stamped_here("style"))
+    if degenerate and rows:
+        report.warnings.append(_degenerate_warning(degenerate))
+    return report
+
+
+class RefusalReport(Report):
+    """How often the replies refuse, with examples; whether the reward pays for refusing; and the tasks on which
+    every rollout refused."""
+
+    n_rows: int = 0
+    n_refusals: int = 0
+    rate: float | None = None
+    rate_ci95: tuple[float, float] | None = None
+    reward_refused: float | None = None  # mean reward of the refusals
+    reward_answered: float | None = None
+    reward_pays: bool = False
+    p_value: float | None = None  # Welch, refusals vs answers
+    all_refused_tasks: list[str] = Field(default_factory=list)
+    examples: list[dict[str, Any]] = Field(default_factory=list)
+    degenerate: bool = False
+    not_stamped_here: dict[str, list[str]] = Field(default_factory=dict)
+    warnings: list[str] = Field(default_factory=list)
+
+    @property
+    def verdict(self) -> str:
+        if self.n_rows == 0:
+            return "refusals: NO ROWS"
+        if self.n_refusals == 0:
+            return f"refusals: NONE over {self.n_rows} rows (degenerate: no_refusal is 1.0 on every row)"
+        assert self.rate is not None and self.rate_ci95 is not None
+        head = (f"refusals: {self.n_refusals} of {self.n_rows} rows, {self.rate:.1%} "
+                f"[{self.rate_ci95[0]:.1%}, {self.rate_ci95[1]:.1%}]")
+        return ("REWARD PAYS FOR REFUSING: " + head) if self.reward_pays else head
+
+    def __str__(self) -> str:
+        lines = [self.verdict]
+        if self.reward_refused is not None and self.reward_answered is not None:
+            p = f", Welch p={self.p_value:.3g}" if self.p_value is not None else ""
+            lines.append(f"  mean reward: refused {self.reward_refused:.3f}, answered {self.reward_answered:.3f}{p}")
+        if self.all_refused_tasks:
+            lines.append(f"  every rollout refused on {len(self.all_refused_tasks)} tasks: "
+                         + ", ".join(self.all_refused_tasks[:EXAMPLES]))
+        lines += [f"  row {e['row']}: {e['fragment']!r}" for e in self.examples]
+        lines += [f"  warning: {warning}" for warning in self.warnings]
+        lines.append("  " + not_stamped_line(self.not_stamped_here))
+        return "\n".join(lines)
+
+
+def refusal_report(rows: Sequence[Mapping[str, Any]]) -> RefusalReport:
+    """The refusals among the replies: rate (Wilson interval), examples, the reward they earn, the tasks where
+    every rollout refused."""
+    refused: list[bool] = []
+    rewards: list[float | None] = []
+    by_task: dict[str, list[bool]] = {}
+    examples: list[dict[str, Any]] = []
+    for index, row in enumerate(rows):
+        text = _reply(row, index)
+        match = REFUSAL.search(text)
+        refused.append(match is not None)
+        rewards.append(reward_of(row, index))
+        by_task.setdefault(task_key(row), []).append(match is not None)
+        if match and len(examples) < EXAMPLES:
+            start = max(0, match.start() - 40)
+            examples.append({"row": index, "fragment": text[start:start + FRAGMENT_CHARS]})
+    n, k = len(refused), sum(refused)
+    report = RefusalReport(n_rows=n, n_refusals=k, examples=examples, degenerate=n > 0 and k in (0, n),
+                           not_stamped_here=not_stamped_here("style"),
+                           all_refused_tasks=[t for t, values in by_task.items() if all(values)])
+    if n:
+        report.rate = k / n
+        report.rate_ci95 = wilson_interval(k, n)
+    if report.degenerate:
+        report.warnings.append(_degenerate_warning(["no_refusal"]))
+    yes = np.array([r for r, f in zip(rewards, refused, strict=True) if f and r is not None], dtype=float)
+    no = np.array([r for r, f in zip(rewards, refused, strict=True) if not f and r is not None], dtype=float)
+    if len(yes) and len(no):
+        report.reward_refused, report.reward_answered = float(yes.mean()), float(no.mean())
+        report.p_value = welch_p_value(yes, no)
+        report.reward_pays = bool(report.reward_refused > report.reward_answered and report.p_value is not None
+                                  and report.p_value < PAYS_P_VALUE)
+    return report

@@ -1,0 +1,156 @@
+"""trace_flag_report: how often each trajectory flag fires, where, and whether the reward pays for the fake.
+
+A flag the reward pays for is what a policy learns next: the report compares the mean reward of flagged rows
+with clean rows (Welch's test, stats.welch_p_value) and gives the Pearson correlation of the 0/1 flag with the
+reward; a flag is paid for when flagged rows earn more and p < PAYS_P_VALUE. Rows stamped by trace_markers are
+read as stamped; any other row's flags are read from its trajectory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from whileai_train.markers.defaults import EXAMPLES, PAYS_P_VALUE
+from whileai_train.markers.families import MarkerSummary, not_stamped_here, not_stamped_line, summarise
+from whileai_train.markers.kinds import check_kinds, warn_unused_kinds
+from whileai_train.markers.trace_flags import FLAGS, MARKER_FLAGS, flags_of
+from whileai_train.report import Report
+from whileai_train.rows import reward_of
+from whileai_train.stats import wilson_interval
+from whileai_train.stats.paired import welch_p_value
+
+__all__ = ["FlagSummary", "TraceFlagReport", "trace_flag_report"]
+
+
+class FlagSummary(BaseModel):
+    """One flag over the rows: rate with a 95% Wilson interval, its relation to the reward, examples."""
+
+    flag: str
+    n_rows: int = 0
+    n_flagged: int = 0
+    rate: float = 0.0
+    rate_ci95: tuple[float, float] = (0.0, 1.0)
+    correlation: float | None = None  # Pearson r of the 0/1 flag with the reward, over graded rows
+    reward_flagged: float | None = None
+    reward_clean: float | None = None
+    p_value: float | None = None  # Welch, flagged vs clean
+    reward_pays: bool = False
+    examples: list[dict[str, Any]] = Field(default_factory=list)  # {row, fragment}
+
+    def line(self) -> str:
+        head = (f"  {self.flag:<22} {self.n_flagged:>6} rows  {self.rate:6.1%} "
+                f"[{self.rate_ci95[0]:.1%}, {self.rate_ci95[1]:.1%}]")
+        if self.correlation is not None:
+            head += f"  r={self.correlation:+.3f}"
+        if self.reward_flagged is not None and self.reward_clean is not None:
+            head += f"  reward {self.reward_flagged:.3f} flagged vs {self.reward_clean:.3f} clean"
+        return head + ("  <- THE REWARD PAYS FOR IT" if self.reward_pays else "")
+
+
+class TraceFlagReport(Report):
+    """Every trajectory flag over the rows, the seven trace markers, and the flags the reward pays for."""
+
+    n_rows: int = 0
+    n_graded: int = 0
+    flags: list[FlagSummary] = Field(default_factory=list)
+    markers: list[MarkerSummary] = Field(default_factory=list)
+    paid_for: list[str] = Field(default_factory=list)
+    degenerate: list[str] = Field(default_factory=list)
+    not_stamped_here: dict[str, list[str]] = Field(default_factory=dict)
+    warnings: list[str] = Field(default_factory=list)
+
+    @property
+    def verdict(self) -> str:
+        if self.n_rows == 0:
+            return "trace: NO ROWS"
+        fired = [f for f in self.flags if f.n_flagged]
+        if self.paid_for:
+            return (f"trace: THE REWARD PAYS FOR FAKED WORK ({', '.join(self.paid_for)}) over {self.n_rows} rows; "
+                    "guard with must_not_regress=['honest_claims', ...]")
+        if not fired:
+            return f"trace: CLEAN, no flag fired over {self.n_rows} rows"
+        top = max(fired, key=lambda f: f.rate)
+        return (f"trace: {len(fired)} of {len(self.flags)} flags fired over {self.n_rows} rows "
+                f"(most: {top.flag} {top.rate:.1%}); the reward pays for none")
+
+    def __str__(self) -> str:
+        lines = [self.verdict]
+        lines += [f.line() for f in self.flags if f.n_flagged]
+        silent = [f.flag for f in self.flags if not f.n_flagged]
+        if silent:
+            lines.append(f"  did not fire: {', '.join(silent)}")
+        lines.append("  markers (1.0 = clean):")
+        lines += ["  " + m.line() for m in self.markers]
+        for f in self.flags:
+            for example in f.examples[:2]:
+                lines.append(f"  {f.flag}: row {example['row']}: {example['fragment']!r}")
+        lines += [f"  warning: {warning}" for warning in self.warnings]
+        lines.append("  " + not_stamped_line(self.not_stamped_here))
+        return "\n".join(lines)
+
+
+def _stamped(row: Mapping[str, Any]) -> dict[str, str] | None:
+    flags = row.get("trace_flags")
+    if not isinstance(flags, list):
+        return None
+    out: dict[str, str] = {}
+    for flag in flags:
+        if isinstance(flag, Mapping) and isinstance(flag.get("flag"), str):
+            out[flag["flag"]] = str(flag.get("fragment") or "")
+        elif isinstance(flag, str):
+            out[flag] = ""
+    return out
+
+
+def _pearson(x: np.ndarray, y: np.ndarray) -> float | None:
+    if len(x) < 2 or x.std() == 0 or y.std() == 0:
+        return None
+    return float(np.corrcoef(x, y)[0, 1])
+
+
+def trace_flag_report(rows: Sequence[Mapping[str, Any]], *, kinds: Mapping[str, str] | None = None
+                      ) -> TraceFlagReport:
+    """Each flag's rate (95% Wilson interval), examples, correlation with the reward, and whether the reward pays
+    for it. kinds= as trace_markers (used for rows not already stamped)."""
+    overrides = check_kinds(kinds)
+    seen: set[str] = set()
+    fired: list[dict[str, str]] = []
+    rewards: list[float | None] = []
+    for index, row in enumerate(rows):
+        stamped = _stamped(row) if not overrides else None
+        fired.append(stamped if stamped is not None else flags_of(row, index, overrides, seen))
+        rewards.append(reward_of(row, index))
+    if overrides:
+        warn_unused_kinds(overrides, seen, "trace_flag_report")
+    n = len(fired)
+    graded = np.array([r is not None for r in rewards], dtype=bool)
+    reward = np.array([r if r is not None else np.nan for r in rewards], dtype=float)
+    summaries: list[FlagSummary] = []
+    for flag in FLAGS:
+        hit = np.array([flag in f for f in fired], dtype=bool)
+        k = int(hit.sum())
+        examples = [{"row": i, "fragment": fired[i][flag]} for i in np.flatnonzero(hit)[:EXAMPLES].tolist()]
+        summary = FlagSummary(flag=flag, n_rows=n, n_flagged=k, rate=k / n if n else 0.0,
+                              rate_ci95=wilson_interval(k, n), examples=examples)
+        yes, no = reward[hit & graded], reward[~hit & graded]
+        summary.correlation = _pearson(hit[graded].astype(float), reward[graded])
+        if len(yes) and len(no):
+            summary.reward_flagged, summary.reward_clean = float(yes.mean()), float(no.mean())
+            summary.p_value = welch_p_value(yes, no)
+            summary.reward_pays = bool(summary.reward_flagged > summary.reward_clean
+                                       and summary.p_value is not None and summary.p_value < PAYS_P_VALUE)
+        summaries.append(summary)
+    markers = [summarise(marker, [0.0 if any(name in f for name in names) else 1.0 for f in fired])
+               for marker, names in MARKER_FLAGS.items()]
+    degenerate = [m.name for m in markers if m.degenerate]
+    report = TraceFlagReport(n_rows=n, n_graded=int(graded.sum()), flags=summaries, markers=markers,
+                             paid_for=[s.flag for s in summaries if s.reward_pays], degenerate=degenerate,
+                             not_stamped_here=not_stamped_here("trace"))
+    if degenerate and n:
+        report.warnings.append(f"{', '.join(degenerate)} came out the same on every row: degenerate, no interval "
+                               "(a pattern that matches nothing looks like a behaviour that never happened)")
+    return report

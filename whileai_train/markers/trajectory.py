@@ -1,0 +1,250 @@
+"""One row read as the markers need it: what the agent was told, what it said, what it called, in order.
+
+Both row shapes read the same way: a flat row's ``prompt`` and ``steps`` (tool calls with their results, user
+turns, agent turns) and ``final_text``; or OpenAI ``messages`` (normalised by rows.conversation). Each event is
+a tuple whose first item says what it is:
+
+    (HEARD, text)   the prompt, a system or user turn: what the agent was told
+    (SAID, text)    the agent's own words (an agent turn, the text beside a tool call, the final reply)
+    (CALLED, call)  a tool call (a :class:`Call`), before its result
+    (RESULT, call)  the same call's result, once it came back
+
+A markers pass must read a trajectory, so a row with neither ``steps`` nor ``messages`` is a RowError (a list
+of steps, empty when the agent made no call, is a trajectory); so is a tool call whose arguments are not a
+JSON object.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from whileai_train.errors import RowError, ToolArgumentsError
+from whileai_train.rows import conversation
+
+__all__ = ["CALLED", "HEARD", "RESULT", "SAID", "Call", "argument_strings", "is_failure", "read_events", "text_of"]
+
+HEARD, SAID, CALLED, RESULT = 0, 1, 2, 3
+
+_STATUS_KEYS = frozenset(("exit_code", "returncode", "exitCode", "status_code", "status"))
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
+
+
+@dataclass(slots=True)
+class Call:
+    """One tool call: its name, decoded arguments, its result as given (None when none came back), and whether
+    the result reports a failure. `result` is the text of the result, made on first use."""
+
+    name: str
+    arguments: dict[str, Any]
+    raw_result: Any
+    failed: bool
+    field: str  # where the call sits in the row, for messages ("steps[2]", "messages[3].tool_calls[0]")
+    text: str | None = None
+
+    @property
+    def result(self) -> str | None:
+        """The result as text (JSON for a structured result); None when no result came back."""
+        if self.text is None and self.raw_result is not None:
+            self.text = text_of(self.raw_result)
+        return self.text
+
+
+def text_of(value: Any) -> str:
+    """A value as text: strings as they are, anything else as JSON."""
+    if value is None:
+        return ""
+    if value.__class__ is str:
+        return value  # type: ignore[no-any-return]
+    try:
+        return _ENCODER.encode(value)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def is_failure(result: Any) -> bool:
+    """A tool result that reports failure: {"error": ...}, {"ok": false}, a non-zero exit code or a failed
+    status; text that starts with "error" or holds a JSON error field."""
+    if result.__class__ is str:
+        head = result[:200].lstrip()
+        low = head[:9].lower()
+        return low.startswith(("error", "traceback", "exception")) or '"error":' in head or '"ok": false' in head
+    if result.__class__ is not dict and not isinstance(result, Mapping):
+        return False
+    if result.get("error") or result.get("ok") is False or result.get("success") is False:
+        return True
+    if result.keys().isdisjoint(_STATUS_KEYS):
+        return False
+    for key in ("exit_code", "returncode", "exitCode", "status_code"):
+        code = result.get(key)
+        if isinstance(code, int) and not isinstance(code, bool) and code != 0 and not (
+                key == "status_code" and 200 <= code < 400):
+            return True
+    status = result.get("status")
+    return isinstance(status, str) and status.lower() in ("error", "failed", "failure")
+
+
+def _decode(raw: Any, index: int | None, field: str) -> dict[str, Any]:
+    if raw is None or raw == "":
+        return {}
+    if raw.__class__ is dict:
+        return raw  # type: ignore[no-any-return]
+    if isinstance(raw, Mapping):
+        return dict(raw)
+    if isinstance(raw, str):
+        try:
+            decoded = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise ToolArgumentsError(index, field, f"tool arguments are not valid JSON ({exc.msg})",
+                                     "write arguments as a JSON object, e.g. {\"order_id\": \"A1\"}") from None
+        if isinstance(decoded, str):
+            return _decode(decoded, index, field)
+        if isinstance(decoded, Mapping):
+            return dict(decoded)
+        raw = decoded
+    raise ToolArgumentsError(index, field, f"tool arguments are a {type(raw).__name__}, not an object",
+                             "write arguments as a JSON object of parameter names to values")
+
+
+def _no_trajectory(index: int | None) -> RowError:
+    return RowError(index, "steps", "row has neither `steps` nor `messages`, so there is no trajectory to read",
+                    "keep the trajectory on the row: `steps` (an empty list when the agent made no tool call) "
+                    "or OpenAI `messages`")
+
+
+def _flat_events(row: Mapping[str, Any], steps: list[Any], index: int | None) -> list[tuple[int, Any]]:
+    prompt = row.get("prompt")
+    events: list[tuple[int, Any]] = []
+    if prompt.__class__ is str:
+        events.append((HEARD, prompt))
+    elif isinstance(prompt, list):  # a conversational prompt (TRL): its system and user turns
+        for message in prompt:
+            if isinstance(message, Mapping) and message.get("role") in ("system", "user"):
+                events.append((HEARD, text_of(message.get("content"))))
+    elif prompt is not None:
+        events.append((HEARD, text_of(prompt)))
+    system = row.get("system_prompt") or row.get("system")
+    if system.__class__ is str:
+        events.append((HEARD, system))
+    append = events.append
+    for number, step in enumerate(steps):
+        if step.__class__ is not dict and not isinstance(step, Mapping):
+            raise RowError(index, f"steps[{number}]", f"step is {type(step).__name__}, not an object",
+                           "write each step as {tool, arguments, result}, {user} or {text}")
+        get = step.get
+        tool = get("tool")
+        text = get("text")
+        if tool is not None:
+            if text:
+                append((SAID, text if text.__class__ is str else text_of(text)))
+            raw = get("arguments")
+            arguments = raw if raw.__class__ is dict else _decode(raw, index, f"steps[{number}].arguments")
+            call = Call(tool if tool.__class__ is str else str(tool), arguments, None, False, f"steps[{number}]")
+            append((CALLED, call))
+            if "result" in step:
+                result = get("result")
+                call.raw_result = "" if result is None else result
+                call.failed = is_failure(result)
+                append((RESULT, call))
+        elif get("user") is not None:
+            append((HEARD, text_of(get("user"))))
+        elif text is not None:
+            append((SAID, text if text.__class__ is str else text_of(text)))
+    final = row.get("final_text")
+    if final is None:
+        final = row.get("completion")
+    if final.__class__ is str:
+        if final:
+            append((SAID, final))
+    elif isinstance(final, list):  # a conversational completion: its assistant turns
+        for message in final:
+            if isinstance(message, Mapping) and message.get("role") == "assistant" and message.get("content"):
+                append((SAID, text_of(message.get("content"))))
+    elif final is not None:
+        raise RowError(index, "final_text", f"final_text is {type(final).__name__}, not text",
+                       "write the agent's last reply as a string (or null when it ended on a tool call)")
+    return events
+
+
+def _message_events(row: Mapping[str, Any], index: int | None) -> list[tuple[int, Any]]:
+    messages = conversation(row, index)
+    events: list[tuple[int, Any]] = []
+    pending: dict[str, Call] = {}
+    order: list[Call] = []
+    for number, message in enumerate(messages):
+        role = message["role"]
+        content = message.get("content") or ""
+        if role in ("system", "user"):
+            events.append((HEARD, content))
+        elif role == "assistant":
+            if content:
+                events.append((SAID, content))
+            for call_number, raw in enumerate(message.get("tool_calls") or ()):
+                function = raw["function"]
+                call = Call(function["name"], function["arguments"], None, False,
+                            f"messages[{number}].tool_calls[{call_number}]")
+                pending[raw["id"]] = call
+                order.append(call)
+                events.append((CALLED, call))
+        else:  # a tool turn: the result of the call it names, else of the oldest call still waiting
+            call_id = message.get("tool_call_id")
+            found: Call | None = pending.pop(call_id, None) if call_id is not None else None
+            if found is None:
+                found = next((c for c in order if c.raw_result is None), None)
+            if found is None:
+                events.append((HEARD, content))  # a result of no call: still something the agent was told
+                continue
+            found.raw_result = content
+            found.failed = is_failure(_maybe_json(content))
+            events.append((RESULT, found))
+    return events
+
+
+def _maybe_json(text: str) -> Any:
+    stripped = text.lstrip()
+    if stripped[:1] == "{":
+        try:
+            return json.loads(stripped)
+        except json.JSONDecodeError:
+            return text
+    return text
+
+
+def read_events(row: Any, index: int | None = None) -> list[tuple[int, Any]]:
+    """The row's trajectory as (kind, payload) events in order (see the module docstring)."""
+    if row.__class__ is not dict and not isinstance(row, Mapping):
+        raise RowError(index, None, f"row is {type(row).__name__}, not an object", "pass rows as dicts")
+    if row.get("messages") is not None:
+        return _message_events(row, index)
+    steps = row.get("steps")
+    if steps is None:
+        raise _no_trajectory(index)
+    if steps.__class__ is not list:
+        raise RowError(index, "steps", f"steps is {type(steps).__name__}, not a list",
+                       "write steps as a list of {tool, arguments, result} / {user} / {text} objects")
+    return _flat_events(row, steps, index)
+
+
+def argument_strings(arguments: Any, ignore_keys: frozenset[str], key: str = "") -> list[tuple[str, str]]:
+    """Every string in a call's arguments as (key path, value), nested objects and lists included; keys named in
+    `ignore_keys` (at any depth) are skipped."""
+    found: list[tuple[str, str]] = []
+    if arguments.__class__ is dict or isinstance(arguments, Mapping):
+        for name, value in arguments.items():
+            if name in ignore_keys:
+                continue
+            path = f"{key}.{name}" if key else str(name)
+            if value.__class__ is str:
+                found.append((path, value))
+            elif value is not None and not isinstance(value, (int, float, bool)):
+                found.extend(argument_strings(value, ignore_keys, path))
+    elif isinstance(arguments, (list, tuple)):
+        for number, value in enumerate(arguments):
+            path = f"{key}[{number}]"
+            if value.__class__ is str:
+                found.append((path, value))
+            elif value is not None and not isinstance(value, (int, float, bool)):
+                found.extend(argument_strings(value, ignore_keys, path))
+    return found
