@@ -30,7 +30,7 @@ import time
 import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from transformers import TrainerControl, TrainerState, TrainingArguments
 
@@ -61,6 +61,8 @@ from whileai_train.errors import ConfigError
 from whileai_train.runs.run import Run
 
 __all__ = ["RewardMonitor", "monitor"]
+
+RewardFn = TypeVar("RewardFn", bound=Callable[..., Any])
 
 logger = logging.getLogger("whileai_train.callbacks")
 
@@ -238,13 +240,13 @@ class RewardMonitor(WhileCallback):
         self._said_endorsed = False
 
     # -- public ------------------------------------------------------------------------------------------
-    def wrap(self, reward_fn: Callable[..., Any]) -> Callable[..., Any]:
+    def wrap(self, reward_fn: RewardFn) -> RewardFn:
         """`reward_fn` as TRL accepts it (same name, sync/async kept, all keywords through) that also records
         each completion's reward, token length and ask for the feature scan; it scores the holdout as proxy.
         Wrap them in the order you pass them to GRPOTrainer (GRPOConfig.reward_weights follow that order)."""
         wrapped = wrap_reward(reward_fn, self.recorder)
         self._wrapped.append((wrapped.__name__, reward_fn))
-        return wrapped
+        return cast(RewardFn, wrapped)  # same name, parameters, sync/async nature and return values
 
     def summary(self) -> MonitorSummary:
         """The curve per eval, the alarms, the latest reading of each alarm, and whether training stopped."""
