@@ -10,26 +10,26 @@ import whileai_train as wai
 
 EXPECTED = {
     # errors
-    "ChatTemplateError", "ConfigError", "ExportRefusedError", "InputError", "LabelError", "PrivilegedLeakError",
-    "PublishGateError", "RowError", "RunError", "ToolArgumentsError", "WhileAIError",
+    "ChatTemplateError", "ConfigError", "ExportRefusedError", "InputError", "LabelError",
+    "PrivilegedLeakError", "PublishGateError", "RowError", "RunError", "ToolArgumentsError", "WhileAIError",
     # rows
     "Calibration", "Message", "Row", "Step", "ToolCall", "calibration_of", "read_rows", "task_key",
     # exporters
-    "ExportReport", "ToolCallRoundtrip", "export_dataset", "export_training", "training_rows", "export_preference",
-    "export_prompts", "to_dataset",
+    "ExportReport", "ToolCallRoundtrip", "export_dataset", "export_training", "training_rows",
+    "export_preference", "export_prompts", "to_dataset",
     # runs and callbacks
     "Run", "run", "SenderConfig", "Sink", "GPU_USD_PER_HOUR", "WhileCallback", "track",
     # reward monitor
     "RewardMonitor", "monitor", "format_hack_monitor", "MonitorSummary", "AlarmEntry", "EvalPoint", "Reading",
     # gates
-    "hack_scan", "HackScanReport", "FeatureScore", "reward_correlations", "CorrelationsReport", "dedupe_groups",
-    "DedupeReport", "DuplicateGroup", "near_duplicate_prompts", "NearDuplicateReport", "NearDuplicateGroup",
-    "NearDuplicatePair", "length_report", "LengthReport", "LengthStats", "decontaminate", "DecontaminateReport",
-    "publish_gate", "PublishGateReport",
+    "hack_scan", "HackScanReport", "FeatureScore", "reward_correlations", "CorrelationsReport",
+    "dedupe_groups", "DedupeReport", "DuplicateGroup", "near_duplicate_prompts", "NearDuplicateReport",
+    "NearDuplicateGroup", "NearDuplicatePair", "length_report", "LengthReport", "LengthStats",
+    "decontaminate", "DecontaminateReport", "publish_gate", "PublishGateReport",
     # selection
-    "optimize", "OptimizeResult", "select_for_rl", "RLSelectionReport", "select_for_sft", "SFTSelectionReport",
-    "build_preference_pairs", "PreferencePairs", "PreferencePairsReport", "curriculum", "CurriculumReport",
-    "TaskDifficulty",
+    "optimize", "OptimizeResult", "select_for_rl", "RLSelectionReport", "select_for_sft",
+    "SFTSelectionReport", "build_preference_pairs", "PreferencePairs", "PreferencePairsReport", "curriculum",
+    "CurriculumReport", "TaskDifficulty",
     # judge trust
     "attach_labels", "judge_trust", "JudgeTrustReport", "AgreementRate", "LengthBias", "format_judge_trust",
     "judge_probes", "JudgeProbesReport", "ProbeResult",
@@ -56,7 +56,7 @@ def test_all_is_a_literal_list() -> None:
 
 
 def test_lazy_names_and_the_type_checking_mirror_agree() -> None:
-    """`_EXPORTS` (what runs) and the TYPE_CHECKING imports (what type checkers read) name the same modules."""
+    """`_EXPORTS` (what runs) and the TYPE_CHECKING imports (what type checkers read) agree, name by name."""
     mirror: dict[str, str] = {}
     for node in _init_tree().body:
         if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING":

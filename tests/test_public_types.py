@@ -96,7 +96,7 @@ def test_no_public_signature_or_report_field_mentions_an_unexported_type() -> No
     assert hidden == []
 
 
-# --- the user script ------------------------------------------------------------------------------------------
+# --- the user script ----------------------------------------------------------------------------------------
 
 # each line: an expression a user writes, and the type mypy must reveal for it
 _CALLS: list[tuple[str, str]] = [
@@ -131,7 +131,8 @@ _CALLS: list[tuple[str, str]] = [
     ("wai.decontaminate(rows, 'eval.jsonl')", "whileai_train.gates.decontaminate.DecontaminateReport"),
     ("wai.publish_gate(rows)", "whileai_train.gates.publish_gate.PublishGateReport"),
     ("wai.publish_gate(rows).hack_scan", "whileai_train.gates.hack_scan.HackScanReport | None"),
-    ("wai.publish_gate(rows).near_duplicates", "whileai_train.gates.near_duplicates.NearDuplicateReport | None"),
+    ("wai.publish_gate(rows).near_duplicates",
+     "whileai_train.gates.near_duplicates.NearDuplicateReport | None"),
     ("wai.publish_gate(rows).length", "whileai_train.gates.hygiene.LengthReport | None"),
     ("wai.publish_gate(rows).pass_at", "whileai_train.measure.pass_at.PassAtReport | None"),
     ("wai.optimize(rows)[1]", "whileai_train.select.select_rl.RLSelectionReport"),
@@ -142,7 +143,8 @@ _CALLS: list[tuple[str, str]] = [
     ("wai.select_for_rl(rows).report", "whileai_train.select.select_rl.RLSelectionReport"),
     ("wai.select_for_sft(rows).report", "whileai_train.select.select_sft.SFTSelectionReport"),
     ("wai.select_for_rl(rows).rows", "list[dict[str, Any]]"),
-    ("wai.build_preference_pairs(rows).report", "whileai_train.select.preference_pairs.PreferencePairsReport"),
+    ("wai.build_preference_pairs(rows).report",
+     "whileai_train.select.preference_pairs.PreferencePairsReport"),
     ("wai.curriculum(rows)", "whileai_train.select.curriculum.CurriculumReport"),
     ("wai.attach_labels(rows, {'s1#0': 1})", "list[dict[str, Any]]"),
     ("wai.judge_trust(rows)", "whileai_train.judge.judge_trust.JudgeTrustReport"),
@@ -213,7 +215,8 @@ def _script() -> tuple[str, dict[int, tuple[str, str | None]]]:
     lines.append("def catch() -> None:")
     lines.append("    try:")
     lines.append("        pass")
-    names = [n for n in wai.__all__ if inspect.isclass(getattr(wai, n)) and issubclass(getattr(wai, n), Exception)]
+    names = [name for name in wai.__all__
+             if inspect.isclass(getattr(wai, name)) and issubclass(getattr(wai, name), Exception)]
     lines.append(f"    except ({', '.join('wai.' + n for n in names)}) as exc:")
     reveal("exc", None, indent="        ")
     return "\n".join(lines) + "\n", reveals
