@@ -1,8 +1,8 @@
 """Every exported TRL row is read as conversational by TRL's own `is_conversational`, whatever the hash seed.
 
 TRL looks at whichever supported key a row's key set yields first, so a row that mixed a prompt string with
-message lists would be read differently under different PYTHONHASHSEED values (FACTS.md). Each seed runs in
-its own interpreter, because the seed is fixed when Python starts.
+message lists would be read differently under different PYTHONHASHSEED values (docs/trl_facts.md). Each seed
+runs in its own interpreter, because the seed is fixed when Python starts.
 """
 
 from __future__ import annotations

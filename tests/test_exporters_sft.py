@@ -1,4 +1,4 @@
-"""SFT export behaviour without a trainer: shapes, masks, counts, and each exporter mistake in FACTS.md."""
+"""SFT export without a trainer: shapes, masks, counts, and each exporter mistake in docs/trl_facts.md."""
 
 from __future__ import annotations
 
@@ -88,7 +88,7 @@ def test_trl_arguments_are_dicts_without_a_tokenizer():
     assert report.tool_call_roundtrip.encoding == "dict" and not report.tool_call_roundtrip.rendered
 
 
-# --- FACTS.md "Exporter:" mistakes, one test each ------------------------------------------------------------
+# --- docs/trl_facts.md "Exporter" mistakes, one test each ---------------------------------------------------
 
 
 def test_a_row_ending_on_a_tool_result_never_trains_that_output():

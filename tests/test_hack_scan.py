@@ -77,8 +77,8 @@ def test_honest_reward_is_not_a_hack() -> None:
 
 
 def test_clean_judge_with_only_tool_features_endorsed_is_not_a_hack() -> None:
-    # FACTS.md: words of successful replies outrank tool indicators; the tools (which one, did it fail) explain
-    # the reward within each ask, so nothing is paid beyond them
+    # docs/trl_facts.md: words of successful replies outrank tool indicators; the tools (which one, did it
+    # fail) explain the reward within each ask, so nothing is paid beyond them
     rows = make_rows(2400, hack=None, seed=5)
     report = hack_scan(rows, endorsed=["tool"])
     assert report.top_feature is not None and not report.top_feature.startswith("tool")  # words/markers outrank

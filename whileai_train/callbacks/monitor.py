@@ -393,7 +393,7 @@ class RewardMonitor(WhileCallback):
             except Exception as exc:
                 if not self._evals and step == self._first_step:
                     # the baseline eval: a scorer that cannot take TRL's keywords is a mistake to say now,
-                    # before training spends its budget (FACTS.md: every eval failed, silently)
+                    # before training spends its budget (docs/trl_facts.md: every eval failed, silently)
                     raise ConfigError(f"the holdout eval at train begin failed: {type(exc).__name__}: {exc}. "
                                       "Fix: make gold/proxy accept TRL's reward keywords (prompts=, "
                                       "completions=, completion_ids=, the dataset columns, **kwargs).") from exc
