@@ -28,6 +28,11 @@ _MADE_BY_A_FACTORY = {"Run": "wai.run() builds it (its sender, meter and credent
 _JSON_VALUES = {("Step", "result"), ("Row", "privileged")}
 
 
+def _hints(thing: object) -> dict[str, object]:
+    """typing.get_type_hints, also resolving the public names a module imports only for type checkers."""
+    return typing.get_type_hints(thing, localns={name: getattr(wai, name) for name in wai.__all__})
+
+
 def _our_types(annotation: object) -> set[type]:
     found: set[type] = set()
     if isinstance(annotation, type):
@@ -72,7 +77,7 @@ def test_no_public_signature_or_report_field_mentions_an_unexported_type() -> No
     for name in wai.__all__:
         value = getattr(wai, name)
         if inspect.isfunction(value):
-            for parameter, annotation in typing.get_type_hints(value).items():
+            for parameter, annotation in _hints(value).items():
                 note(_our_types(annotation), f"{name}({parameter})")
         elif inspect.isclass(value):
             todo.append(value)
@@ -86,10 +91,10 @@ def test_no_public_signature_or_report_field_mentions_an_unexported_type() -> No
             for field, info in cls.model_fields.items():
                 note(_our_types(info.annotation), f"{cls.__name__}.{field}")
         if issubclass(cls, tuple) and hasattr(cls, "_fields"):
-            for field, annotation in typing.get_type_hints(cls).items():
+            for field, annotation in _hints(cls).items():
                 note(_our_types(annotation), f"{cls.__name__}.{field}")
         for method_name, method in _members(cls).items():
-            for parameter, annotation in typing.get_type_hints(method).items():
+            for parameter, annotation in _hints(method).items():
                 note(_our_types(annotation), f"{cls.__name__}.{method_name}({parameter})")
     hidden = sorted(f"{cls.__module__}.{cls.__name__} (in {where})" for cls, where in mentioned.items()
                     if id(cls) not in public)
@@ -160,6 +165,7 @@ _ERROR_FIELDS: list[tuple[str, str, str]] = [
     ("ToolArgumentsError", "field", "str | None"),
     ("ExportRefusedError", "rows", "list[int]"),
     ("PrivilegedLeakError", "rows", "list[int]"),
+    ("PublishGateError", "report", "whileai_train.gates.publish_gate.PublishGateReport | None"),
 ]
 
 _HEADER = '''\
