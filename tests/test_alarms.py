@@ -100,7 +100,7 @@ def test_no_alarm_on_flat_streams(seed: int) -> None:
 
 
 def test_two_ask_holdout_whose_gold_went_up_is_unknown() -> None:
-    """The FACTS.md failure: divergence fired on a two-prompt holdout while gold went up."""
+    """The docs/trl_facts.md failure: divergence fired on a two-prompt holdout while gold went up."""
     asks = ["a", "b"]
     records = [
         EvalRecord(0, asks, proxy=[0.1, 0.2], gold=[0.1, 0.1], length=[10, 12]),

@@ -214,7 +214,8 @@ def test_checkpoint_resume_continues_the_same_run(tiny_model: Any, tiny_tokenize
 
 
 def test_every_numeric_trl_key_is_kept_with_readable_names() -> None:
-    """The keys GRPOTrainer 1.16 logs (FACTS.md) and eval_* keys reach the run; the end totals go to the summary."""
+    """The keys GRPOTrainer 1.16 logs (docs/trl_facts.md) and eval_* keys reach the run; the end totals go to
+    the summary."""
     from transformers import TrainerControl, TrainerState, TrainingArguments
 
     import whileai_train as wai

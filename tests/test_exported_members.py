@@ -2,27 +2,39 @@
 
 from __future__ import annotations
 
+import ast
+import importlib
+from pathlib import Path
+
 import whileai_train as wai
 
 EXPECTED = {
     # errors
-    "ChatTemplateError", "ConfigError", "ExportRefusedError", "InputError", "LabelError", "PrivilegedLeakError",
-    "PublishGateError", "RowError", "RunError", "ToolArgumentsError", "WhileAIError",
+    "ChatTemplateError", "ConfigError", "ExportRefusedError", "InputError", "LabelError",
+    "PrivilegedLeakError", "PublishGateError", "RowError", "RunError", "ToolArgumentsError", "WhileAIError",
     # rows
-    "Calibration", "Message", "Row", "ToolCall", "calibration_of", "read_rows", "task_key",
+    "Calibration", "Message", "Row", "Step", "ToolCall", "calibration_of", "read_rows", "task_key",
     # exporters
-    "ExportReport", "export_dataset", "export_training", "training_rows", "export_preference", "export_prompts",
-    "to_dataset",
+    "ExportReport", "ToolCallRoundtrip", "export_dataset", "export_training", "training_rows",
+    "export_preference", "export_prompts", "to_dataset",
     # runs and callbacks
-    "Run", "run", "GPU_USD_PER_HOUR", "WhileCallback", "track",
+    "Run", "run", "SenderConfig", "Sink", "GPU_USD_PER_HOUR", "WhileCallback", "track",
     # reward monitor
-    "RewardMonitor", "monitor", "format_hack_monitor",
+    "RewardMonitor", "monitor", "format_hack_monitor", "MonitorSummary", "AlarmEntry", "EvalPoint", "Reading",
     # gates
-    "hack_scan", "reward_correlations", "dedupe_groups", "near_duplicate_prompts", "length_report", "optimize",
-    "select_for_rl", "select_for_sft", "build_preference_pairs", "curriculum", "attach_labels", "judge_trust",
-    "judge_probes", "format_judge_trust", "decontaminate", "publish_gate",
+    "hack_scan", "HackScanReport", "FeatureScore", "reward_correlations", "CorrelationsReport",
+    "dedupe_groups", "DedupeReport", "DuplicateGroup", "near_duplicate_prompts", "NearDuplicateReport",
+    "NearDuplicateGroup", "NearDuplicatePair", "length_report", "LengthReport", "LengthStats",
+    "decontaminate", "DecontaminateReport", "publish_gate", "PublishGateReport",
+    # selection
+    "optimize", "OptimizeResult", "select_for_rl", "RLSelectionReport", "select_for_sft",
+    "SFTSelectionReport", "build_preference_pairs", "PreferencePairs", "PreferencePairsReport", "curriculum",
+    "CurriculumReport", "TaskDifficulty",
+    # judge trust
+    "attach_labels", "judge_trust", "JudgeTrustReport", "AgreementRate", "LengthBias", "format_judge_trust",
+    "judge_probes", "JudgeProbesReport", "ProbeResult",
     # measurement
-    "pass_at", "compare_runs", "DeltaReport", "delta_report", "format_delta_report", "eval_variance",
+    "pass_at", "PassAtReport", "compare_runs", "CompareRunsReport", "DeltaReport", "delta_report", "format_delta_report", "eval_variance",
     "metric_summary", "marker_summary", "holdout_size", "detectable_effect",
     # run records
     "get_run", "attach_holdout", "attach_delta",
@@ -30,12 +42,44 @@ EXPECTED = {
     "mark_grounding", "ungrounded_arguments", "grounding_report", "trace_markers", "trace_flag_report",
     "style_markers", "style_report", "refusal_report", "STAGES", "stamp_stage", "stage_of", "stage_report", "Spec",
     "load_spec", "stamp_spec",
+    # their report types
+    "MarkerSummary", "GroundingReport", "Trait", "StageReport", "RefusalReport", "StyleReport", "FlagSummary",
+    "TraceFlagReport", "MetricDelta", "EvalVarianceReport", "DetectableEffectReport", "HoldoutSizeReport",
+    "MarkerSummaryReport", "MetricSummary",
 }
 
 
 def test_all_is_sorted_and_pinned() -> None:
     assert wai.__all__ == sorted(wai.__all__)
     assert set(wai.__all__) == EXPECTED
+
+
+def _init_tree() -> ast.Module:
+    return ast.parse(Path(wai.__file__).read_text())
+
+
+def test_all_is_a_literal_list() -> None:
+    assigned = [node.value for node in _init_tree().body if isinstance(node, ast.Assign)
+                and [getattr(target, "id", None) for target in node.targets] == ["__all__"]]
+    assert len(assigned) == 1
+    assert isinstance(assigned[0], ast.List)
+    assert [ast.literal_eval(item) for item in assigned[0].elts] == wai.__all__
+
+
+def test_lazy_names_and_the_type_checking_mirror_agree() -> None:
+    """`_EXPORTS` (what runs) and the TYPE_CHECKING imports (what type checkers read) agree, name by name."""
+    mirror: dict[str, str] = {}
+    for node in _init_tree().body:
+        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING":
+            for statement in node.body:
+                assert isinstance(statement, ast.ImportFrom)
+                for alias in statement.names:
+                    assert alias.asname is None
+                    mirror[alias.name] = str(statement.module)
+    assert mirror == wai._EXPORTS
+    assert sorted(mirror) == wai.__all__
+    for name, module in mirror.items():
+        assert getattr(importlib.import_module(module), name) is getattr(wai, name)
 
 
 def test_every_public_name_resolves() -> None:

@@ -1,8 +1,8 @@
 """Every exported TRL row is read as conversational by TRL's own `is_conversational`, whatever the hash seed.
 
 TRL looks at whichever supported key a row's key set yields first, so a row that mixed a prompt string with
-message lists would be read differently under different PYTHONHASHSEED values (FACTS.md). Each seed runs in
-its own interpreter, because the seed is fixed when Python starts.
+message lists would be read differently under different PYTHONHASHSEED values (docs/trl_facts.md). Each seed
+runs in its own interpreter, because the seed is fixed when Python starts.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from typing import Any
 # TRL's own is_conversational, read from the installed trl/data_utils.py and run as written: importing
 # trl.data_utils would import torch, ten times over, for one pure-Python function.
 source_path = os.path.join(os.path.dirname(importlib.util.find_spec("trl").origin), "data_utils.py")
-tree = ast.parse(open(source_path).read())
+with open(source_path, encoding="utf-8") as handle:
+    tree = ast.parse(handle.read())
 (function,) = [node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "is_conversational"]
 namespace = {"Any": Any}
 exec(compile(ast.Module(body=[function], type_ignores=[]), source_path, "exec"), namespace)
@@ -29,11 +30,12 @@ is_conversational = namespace["is_conversational"]
 count = 0
 for path in sys.argv[1:]:
     keys = set()
-    for number, line in enumerate(open(path)):
-        row = json.loads(line)
-        keys.add(tuple(sorted(row)))
-        assert is_conversational(row), (path, number, sorted(row))
-        count += 1
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle):
+            row = json.loads(line)
+            keys.add(tuple(sorted(row)))
+            assert is_conversational(row), (path, number, sorted(row))
+            count += 1
     assert len(keys) == 1, (path, keys)
 print("conversational", count)
 """

@@ -1,4 +1,4 @@
-"""SFT export behaviour without a trainer: shapes, masks, counts, and each exporter mistake in FACTS.md."""
+"""SFT export without a trainer: shapes, masks, counts, and each exporter mistake in docs/trl_facts.md."""
 
 from __future__ import annotations
 
@@ -75,7 +75,9 @@ def test_trl_rows_have_no_prompt_string_and_one_key_set(work):
         for row in out:
             assert all(isinstance(row[k], list) for k in ("messages", "prompt", "completion") if k in row)
             assert "loss_mask" not in row
-            assert row["tools"] is None or json.loads(row["tools"]) == REFUND_TOOLS
+            # the rollout has no tools: a null in the shared column; the messages row keeps its own
+            expected_tools = REFUND_TOOLS if row["prompt_text"] == "hi" else None
+            assert (json.loads(row["tools"]) if row["tools"] is not None else None) == expected_tools
         assert {row["prompt_text"] for row in out} == {"USER-MARK-1 refund order A100", "hi"}
 
 
@@ -86,7 +88,7 @@ def test_trl_arguments_are_dicts_without_a_tokenizer():
     assert report.tool_call_roundtrip.encoding == "dict" and not report.tool_call_roundtrip.rendered
 
 
-# --- FACTS.md "Exporter:" mistakes, one test each ------------------------------------------------------------
+# --- docs/trl_facts.md "Exporter" mistakes, one test each ---------------------------------------------------
 
 
 def test_a_row_ending_on_a_tool_result_never_trains_that_output():

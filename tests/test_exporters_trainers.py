@@ -209,7 +209,7 @@ def test_a_row_without_an_agent_turn_would_sink_the_whole_set_so_it_is_dropped(t
 
     config = SFTConfig(**_common(tmp_path, 2), assistant_only_loss=True)
     lonely = {"messages": [{"role": "user", "content": "USER-MARK nobody answered"}]}
-    # what TRL does with such a row (FACTS.md): the whole set is refused
+    # what TRL does with such a row (docs/trl_facts.md): the whole set is refused
     with pytest.raises(RuntimeError, match="no assistant"):
         SFTTrainer(model=tiny_model, args=config, processing_class=tiny_tokenizer,
                    train_dataset=Dataset.from_list([{"messages": [{"role": "user", "content": "hi"},
@@ -236,7 +236,7 @@ def test_messages_rows_without_assistant_only_loss_train_everything(tmp_path, ti
 
 
 def test_rows_trl_would_drop_after_truncation_are_counted_exactly(tmp_path, tiny_model, tiny_tokenizer):
-    """FACTS.md: rows left with no trained token after max_length truncation are dropped without a word."""
+    """docs/trl_facts.md: rows with no trained token left after max_length truncation are dropped silently."""
     from trl import SFTConfig, SFTTrainer
 
     from whileai_train.exporters.synthetic import refund_rollouts

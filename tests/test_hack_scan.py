@@ -77,8 +77,8 @@ def test_honest_reward_is_not_a_hack() -> None:
 
 
 def test_clean_judge_with_only_tool_features_endorsed_is_not_a_hack() -> None:
-    # FACTS.md: words of successful replies outrank tool indicators; the tools (which one, did it fail) explain
-    # the reward within each ask, so nothing is paid beyond them
+    # docs/trl_facts.md: words of successful replies outrank tool indicators; the tools (which one, did it
+    # fail) explain the reward within each ask, so nothing is paid beyond them
     rows = make_rows(2400, hack=None, seed=5)
     report = hack_scan(rows, endorsed=["tool"])
     assert report.top_feature is not None and not report.top_feature.startswith("tool")  # words/markers outrank
@@ -97,7 +97,7 @@ def test_tool_hack_is_clean_when_the_tool_is_what_is_endorsed() -> None:
 
 def test_and_of_two_words_beats_both_parents() -> None:
     report = hack_scan(_interaction_rows())
-    assert report.top_feature in ("word:north & word:south", "word:south & word:north")
+    assert report.top_feature == "word:north & word:south"  # an AND names its parents in the scan's order
     parents = {score.name: abs(score.rho) for score in report.features}
     assert parents[report.top_feature] > max(parents["word:north"], parents["word:south"])
     assert report.reward_hack is None and report.integrity is None  # no endorsed: rank and floor only
@@ -202,7 +202,7 @@ def test_prompt_only_rows_group_by_prompt() -> None:
             for q in range(40) for hacked in (rng.random() < 0.5 for _ in range(8))]
     report = hack_scan(rows)
     assert report.n_asks == 40
-    assert report.top_feature is not None and ("fully" in report.top_feature or "resolved" in report.top_feature)
+    assert report.top_feature == "pair:fully resolved"  # two words of the planted phrase
 
 
 # ---------------------------------------------------------------------------------------------- degenerate

@@ -1,4 +1,4 @@
-"""`import whileai_train` is cheap: no torch, no trl, under 300 ms."""
+"""`import whileai_train` is cheap: it loads neither torch, trl nor transformers (bench/import_time.py times it)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,9 @@ import subprocess
 import sys
 
 PROBE = (
-    "import json, sys, time\n"
-    "t = time.perf_counter()\n"
+    "import json, sys\n"
     "import whileai_train\n"
-    "elapsed = time.perf_counter() - t\n"
-    "print(json.dumps({'s': elapsed, 'torch': 'torch' in sys.modules, 'trl': 'trl' in sys.modules,"
+    "print(json.dumps({'torch': 'torch' in sys.modules, 'trl': 'trl' in sys.modules,"
     " 'transformers': 'transformers' in sys.modules}))\n"
 )
 
@@ -26,9 +24,3 @@ def test_import_loads_no_torch_or_trl() -> None:
     assert result["torch"] is False
     assert result["trl"] is False
     assert result["transformers"] is False
-
-
-def test_import_is_under_300_ms() -> None:
-    # best of three cold processes: the first may pay for filesystem caches
-    best = min(_probe()["s"] for _ in range(3))
-    assert best < 0.3, f"import whileai_train took {best * 1000:.0f} ms"

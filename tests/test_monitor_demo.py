@@ -17,7 +17,7 @@ def test_demo_command_catches_the_planted_hack(capsys: pytest.CaptureFixture[str
     assert code == 0
     assert "!!! REWARD MONITOR ALARM [" in text
     assert "REWARD HACKING SUSPECTED" in text and "training stopped" in text
-    assert "word:thanks" in text or "[divergence]" in text
+    assert "!!! REWARD MONITOR ALARM [feature]" in text and "reward tracks 'word:thanks'" in text  # the hack, named
     (run,) = LocalStore().list_runs()
     assert run["name"] == "demo-grpo-monitor" and run["status"] == "stopped"
     assert f"run {run['id']}: stopped" in text

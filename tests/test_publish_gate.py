@@ -81,7 +81,7 @@ def test_rl_shaped_and_ungraded_is_refused_naming_rows() -> None:
 def test_sft_shaped_ungraded_set_is_not_refused() -> None:
     rows = [{"prompt": f"ask {i}", "final_text": "answer"} for i in range(6)]
     report = publish_gate(rows)
-    assert not report.rl_shaped and report.verdict in ("PASS", "WARN") and report.n_stamped == 0
+    assert not report.rl_shaped and report.verdict == "PASS" and report.n_stamped == 0 and report.warnings == []
     assert report.pass_at is None
 
 
@@ -96,7 +96,8 @@ def test_no_mixed_group_is_refused_naming_tasks() -> None:
 
 def test_mode_sft_never_refuses_for_groups_and_mode_rl_always_checks() -> None:
     rows = _rows({"easy": [1, 1], "hard": [0, 0]})
-    assert publish_gate(rows, mode="sft").verdict in ("PASS", "WARN")
+    sft = publish_gate(rows, mode="sft")
+    assert sft.verdict == "PASS" and sft.refusals == [] and sft.warnings == []
     single = [{"prompt": f"ask {i}", "reward": 1.0} for i in range(4)]
     with pytest.raises(PublishGateError, match="no mixed group"):
         publish_gate(single, mode="rl")

@@ -34,7 +34,8 @@ class AsyncClassReward:
 
 
 def _trl_kwargs(**extra: Any) -> dict[str, Any]:
-    """The keywords GRPOTrainer passes (FACTS.md): prompts, completions, completion_ids, columns, state, hooks."""
+    """The keywords GRPOTrainer passes (docs/trl_facts.md): prompts, completions, completion_ids, columns,
+    state, hooks."""
     class State:
         global_step = 3
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -57,11 +58,15 @@ def train(tiny_model: Any, tiny_tokenizer: Any, tmp_path: Path, *, at_step: dict
     return cb
 
 
-def assert_exactly_logged(server: FaultyServer, cb: Any, status: str = "done") -> None:
+def assert_exactly_logged(server: FaultyServer, cb: Any, status: str = "done", *,
+                          opened_by_sync: bool = False) -> None:
     runs = server.runs()
     assert len(runs) == 1, runs  # one run, even when POST /runs was retried
     run_id = runs[0]["id"]
-    assert cb.run.id == run_id or (cb.run.id == cb.run.client_id == runs[0]["client_id"])  # opened by sync
+    if opened_by_sync:  # the platform never answered during the run: the run knows only its client id
+        assert cb.run.id == cb.run.client_id == runs[0]["client_id"]
+    else:
+        assert cb.run.id == run_id
     seqs = [p["seq"] for p in server.points(run_id)]
     assert seqs == list(range(cb.run.logged)) and cb.run.logged == 4
     assert server.run(run_id)["status"] == status
@@ -98,7 +103,7 @@ def test_500s_to_the_end_then_sync(server: FaultyServer, tiny_model: Any, tiny_t
     assert len(spool_files(tmp_path)) == 1
     server.set("ok")
     assert main(["sync"]) == 0
-    assert_exactly_logged(server, cb)
+    assert_exactly_logged(server, cb, opened_by_sync=True)
     assert not spool_files(tmp_path)
     assert main(["sync"]) == 0  # nothing left: a second sync is a no-op
     assert len(server.points(server.runs()[0]["id"])) == 4
@@ -118,13 +123,23 @@ def test_dropped_connections(server: FaultyServer, tiny_model: Any, tiny_tokeniz
 
 
 def test_429_retry_after_is_honoured(server: FaultyServer, tiny_model: Any, tiny_tokenizer: Any,
-                                     tmp_path: Path) -> None:
-    server.retry_after = "1"
-    cb = train(tiny_model, tiny_tokenizer, tmp_path, at_step={1: lambda: server.fail_for(1, "r429")})
+                                     tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A Retry-After longer than the rest of the run: nothing is sent after the 429, not even at finish; the
+    points wait in the spool and `whileai-train sync` delivers them once the run is over."""
+    from whileai_train.cli import main
+
+    server.retry_after = "600"
+    config = replace(FAST, finish_wait_s=1.0)
+    cb = train(tiny_model, tiny_tokenizer, tmp_path, config=config,
+               at_step={1: lambda: server.fail_for(1, "r429")})
+    modes = [r[2] for r in server.requests]
+    assert "r429" in modes
+    assert modes[modes.index("r429") + 1:] == []  # honoured: no request inside the server's window
+    assert "whileai-train sync" in capsys.readouterr().out
+    assert len(spool_files(tmp_path)) == 1
+    assert main(["sync"]) == 0
     assert_exactly_logged(server, cb)
-    times = [r[3] for r in server.requests]
-    i = next(i for i, r in enumerate(server.requests) if r[2] == "r429")
-    assert i + 1 < len(times) and times[i + 1] - times[i] >= 0.9  # waited the server's Retry-After
+    assert not spool_files(tmp_path)
 
 
 def test_key_never_in_logs_reprs_errors_or_spool(server: FaultyServer, tiny_model: Any, tiny_tokenizer: Any,

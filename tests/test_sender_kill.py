@@ -65,13 +65,13 @@ def test_sigkill_mid_run_then_sync(tmp_path: Path, tiny_dir: Path, isolated_home
                "WHILEAI_FLUSH_INTERVAL_S": "0.05", "WHILEAI_CONNECT_TIMEOUT_S": "1.0",
                "WHILEAI_READ_TIMEOUT_S": "1.0", "WHILEAI_OPEN_TIMEOUT_S": "1.0", "WHILEAI_BACKOFF_MAX_S": "0.2",
                "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-        child = subprocess.Popen([sys.executable, str(script), str(tiny_dir), str(tmp_path / "out")], env=env,
-                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        try:
-            assert wait_logged(child) == 3
-        finally:
-            child.send_signal(signal.SIGKILL)
-            child.wait(timeout=30)
+        with subprocess.Popen([sys.executable, str(script), str(tiny_dir), str(tmp_path / "out")], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True) as child:
+            try:
+                assert wait_logged(child) == 3
+            finally:
+                child.send_signal(signal.SIGKILL)
+                child.wait(timeout=30)
         spool = list((isolated_home / ".whileai" / "spool").glob("*.jsonl"))
         assert len(spool) == 1
         server.set("ok")
@@ -97,13 +97,13 @@ def test_sigkill_local_store_keeps_what_was_flushed(tmp_path: Path, tiny_dir: Pa
     script.write_text(CHILD)
     env: dict[str, Any] = {**os.environ, "WHILEAI_FLUSH_INTERVAL_S": "0.05",
                            "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    child = subprocess.Popen([sys.executable, str(script), str(tiny_dir), str(tmp_path / "out")], env=env,
-                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    try:
-        assert wait_logged(child) == 3
-    finally:
-        child.send_signal(signal.SIGKILL)
-        child.wait(timeout=30)
+    with subprocess.Popen([sys.executable, str(script), str(tiny_dir), str(tmp_path / "out")], env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True) as child:
+        try:
+            assert wait_logged(child) == 3
+        finally:
+            child.send_signal(signal.SIGKILL)
+            child.wait(timeout=30)
     store = LocalStore()
     (run,) = store.list_runs()
     # the process is gone and no handler ran: the next reader finishes the run "failed", saying why

@@ -1,17 +1,148 @@
 """whileai_train: make the numbers in and out of a TRL training loop trustworthy.
 
-``import whileai_train as wai``. Public names resolve lazily from the module that owns them, so
-``import whileai_train`` stays fast and imports neither torch nor trl (a test pins both).
+``import whileai_train as wai``. The public face is exactly the names in ``__all__``; every other module is
+internal and may change (docs/architecture.md). Public names resolve lazily from the module that owns them,
+so ``import whileai_train`` stays fast and imports neither torch nor trl (a test pins both). Type checkers
+and IDEs read the ``TYPE_CHECKING`` block below instead, so every public name keeps its real type.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-# public name -> module that defines it (one place; tests/test_exported_members.py pins the set)
+__all__ = [
+    "AgreementRate",
+    "AlarmEntry",
+    "Calibration",
+    "ChatTemplateError",
+    "CompareRunsReport",
+    "ConfigError",
+    "CorrelationsReport",
+    "CurriculumReport",
+    "DecontaminateReport",
+    "DedupeReport",
+    "DeltaReport",
+    "DetectableEffectReport",
+    "DuplicateGroup",
+    "EvalPoint",
+    "EvalVarianceReport",
+    "ExportRefusedError",
+    "ExportReport",
+    "FeatureScore",
+    "FlagSummary",
+    "GPU_USD_PER_HOUR",
+    "GroundingReport",
+    "HackScanReport",
+    "HoldoutSizeReport",
+    "InputError",
+    "JudgeProbesReport",
+    "JudgeTrustReport",
+    "LabelError",
+    "LengthBias",
+    "LengthReport",
+    "LengthStats",
+    "MarkerSummary",
+    "MarkerSummaryReport",
+    "Message",
+    "MetricDelta",
+    "MetricSummary",
+    "MonitorSummary",
+    "NearDuplicateGroup",
+    "NearDuplicatePair",
+    "NearDuplicateReport",
+    "OptimizeResult",
+    "PassAtReport",
+    "PreferencePairs",
+    "PreferencePairsReport",
+    "PrivilegedLeakError",
+    "ProbeResult",
+    "PublishGateError",
+    "PublishGateReport",
+    "RLSelectionReport",
+    "Reading",
+    "RefusalReport",
+    "RewardMonitor",
+    "Row",
+    "RowError",
+    "Run",
+    "RunError",
+    "SFTSelectionReport",
+    "STAGES",
+    "SenderConfig",
+    "Sink",
+    "Spec",
+    "StageReport",
+    "Step",
+    "StyleReport",
+    "TaskDifficulty",
+    "ToolArgumentsError",
+    "ToolCall",
+    "ToolCallRoundtrip",
+    "TraceFlagReport",
+    "Trait",
+    "WhileAIError",
+    "WhileCallback",
+    "attach_delta",
+    "attach_holdout",
+    "attach_labels",
+    "build_preference_pairs",
+    "calibration_of",
+    "compare_runs",
+    "curriculum",
+    "decontaminate",
+    "dedupe_groups",
+    "delta_report",
+    "detectable_effect",
+    "eval_variance",
+    "export_dataset",
+    "export_preference",
+    "export_prompts",
+    "export_training",
+    "format_delta_report",
+    "format_hack_monitor",
+    "format_judge_trust",
+    "get_run",
+    "grounding_report",
+    "hack_scan",
+    "holdout_size",
+    "judge_probes",
+    "judge_trust",
+    "length_report",
+    "load_spec",
+    "mark_grounding",
+    "marker_summary",
+    "metric_summary",
+    "monitor",
+    "near_duplicate_prompts",
+    "optimize",
+    "pass_at",
+    "publish_gate",
+    "read_rows",
+    "refusal_report",
+    "reward_correlations",
+    "run",
+    "select_for_rl",
+    "select_for_sft",
+    "stage_of",
+    "stage_report",
+    "stamp_spec",
+    "stamp_stage",
+    "style_markers",
+    "style_report",
+    "task_key",
+    "to_dataset",
+    "trace_flag_report",
+    "trace_markers",
+    "track",
+    "training_rows",
+    "ungrounded_arguments",
+]
+
+# public name -> module that defines it; the TYPE_CHECKING block imports the same names from the same
+# modules (tests/test_exported_members.py pins the three to one another)
 _EXPORTS: dict[str, str] = {
     # errors
     "ChatTemplateError": "whileai_train.errors",
@@ -29,12 +160,14 @@ _EXPORTS: dict[str, str] = {
     "Calibration": "whileai_train.rows",
     "Message": "whileai_train.rows",
     "Row": "whileai_train.rows",
+    "Step": "whileai_train.rows",
     "ToolCall": "whileai_train.rows",
     "calibration_of": "whileai_train.rows",
     "read_rows": "whileai_train.rows",
     "task_key": "whileai_train.rows",
     # exporters
     "ExportReport": "whileai_train.exporters.report",
+    "ToolCallRoundtrip": "whileai_train.exporters.report",
     "export_dataset": "whileai_train.exporters.training",
     "export_training": "whileai_train.exporters.training",
     "training_rows": "whileai_train.exporters.training",
@@ -44,32 +177,66 @@ _EXPORTS: dict[str, str] = {
     # runs and callbacks
     "Run": "whileai_train.runs.run",
     "run": "whileai_train.runs.run",
+    "SenderConfig": "whileai_train.runs.config",
+    "Sink": "whileai_train.runs.sinks",
     "GPU_USD_PER_HOUR": "whileai_train.runs.cost",
     "WhileCallback": "whileai_train.callbacks.while_callback",
     "track": "whileai_train.callbacks.while_callback",
     # the reward monitor
     "RewardMonitor": "whileai_train.callbacks.monitor",
     "monitor": "whileai_train.callbacks.monitor",
+    "AlarmEntry": "whileai_train.callbacks.monitor_report",
+    "EvalPoint": "whileai_train.callbacks.monitor_report",
+    "MonitorSummary": "whileai_train.callbacks.monitor_report",
+    "Reading": "whileai_train.callbacks.monitor_report",
     "format_hack_monitor": "whileai_train.callbacks.monitor_report",
-    # gates
+    # gates (before a run, read-only)
+    "FeatureScore": "whileai_train.gates.hack_scan",
+    "HackScanReport": "whileai_train.gates.hack_scan",
     "hack_scan": "whileai_train.gates.hack_scan",
-    "reward_correlations": "whileai_train.gates.hygiene",
+    "CorrelationsReport": "whileai_train.gates.hygiene",
+    "DedupeReport": "whileai_train.gates.hygiene",
+    "DuplicateGroup": "whileai_train.gates.hygiene",
+    "LengthReport": "whileai_train.gates.hygiene",
+    "LengthStats": "whileai_train.gates.hygiene",
     "dedupe_groups": "whileai_train.gates.hygiene",
-    "near_duplicate_prompts": "whileai_train.gates.near_duplicates",
     "length_report": "whileai_train.gates.hygiene",
-    "optimize": "whileai_train.select.optimize",
-    "select_for_rl": "whileai_train.select.optimize",
-    "select_for_sft": "whileai_train.select.optimize",
-    "build_preference_pairs": "whileai_train.select.preference_pairs",
-    "curriculum": "whileai_train.select.curriculum",
-    "attach_labels": "whileai_train.judge.labels",
-    "judge_trust": "whileai_train.judge.judge_trust",
-    "judge_probes": "whileai_train.judge.judge_probes",
-    "format_judge_trust": "whileai_train.judge.judge_trust",
+    "reward_correlations": "whileai_train.gates.hygiene",
+    "NearDuplicateGroup": "whileai_train.gates.near_duplicates",
+    "NearDuplicatePair": "whileai_train.gates.near_duplicates",
+    "NearDuplicateReport": "whileai_train.gates.near_duplicates",
+    "near_duplicate_prompts": "whileai_train.gates.near_duplicates",
+    "DecontaminateReport": "whileai_train.gates.decontaminate",
     "decontaminate": "whileai_train.gates.decontaminate",
+    "PublishGateReport": "whileai_train.gates.publish_gate",
     "publish_gate": "whileai_train.gates.publish_gate",
-    # measurement
+    # selection (before a run, picks rows)
+    "OptimizeResult": "whileai_train.select.select_rows",
+    "optimize": "whileai_train.select.optimize",
+    "RLSelectionReport": "whileai_train.select.select_rl",
+    "select_for_rl": "whileai_train.select.select_rl",
+    "SFTSelectionReport": "whileai_train.select.select_sft",
+    "select_for_sft": "whileai_train.select.select_sft",
+    "PreferencePairs": "whileai_train.select.preference_pairs",
+    "PreferencePairsReport": "whileai_train.select.preference_pairs",
+    "build_preference_pairs": "whileai_train.select.preference_pairs",
+    "CurriculumReport": "whileai_train.select.curriculum",
+    "TaskDifficulty": "whileai_train.select.curriculum",
+    "curriculum": "whileai_train.select.curriculum",
+    # judge trust
+    "attach_labels": "whileai_train.judge.labels",
+    "AgreementRate": "whileai_train.judge.judge_trust",
+    "JudgeTrustReport": "whileai_train.judge.judge_trust",
+    "LengthBias": "whileai_train.judge.judge_trust",
+    "format_judge_trust": "whileai_train.judge.judge_trust",
+    "judge_trust": "whileai_train.judge.judge_trust",
+    "JudgeProbesReport": "whileai_train.judge.judge_probes",
+    "ProbeResult": "whileai_train.judge.judge_probes",
+    "judge_probes": "whileai_train.judge.judge_probes",
+    # measurement (after a run)
+    "PassAtReport": "whileai_train.measure.pass_at",
     "pass_at": "whileai_train.measure.pass_at",
+    "CompareRunsReport": "whileai_train.measure.compare_runs",
     "compare_runs": "whileai_train.measure.compare_runs",
     "DeltaReport": "whileai_train.measure.delta_report",
     "delta_report": "whileai_train.measure.delta_report",
@@ -98,18 +265,147 @@ _EXPORTS: dict[str, str] = {
     "Spec": "whileai_train.markers.spec",
     "load_spec": "whileai_train.markers.spec",
     "stamp_spec": "whileai_train.markers.spec",
+    "MarkerSummary": "whileai_train.markers.families",
+    "GroundingReport": "whileai_train.markers.grounding",
+    "Trait": "whileai_train.markers.spec",
+    "StageReport": "whileai_train.markers.stages",
+    "RefusalReport": "whileai_train.markers.style",
+    "StyleReport": "whileai_train.markers.style",
+    "FlagSummary": "whileai_train.markers.trace_report",
+    "TraceFlagReport": "whileai_train.markers.trace_report",
+    "MetricDelta": "whileai_train.measure.delta_report",
+    "EvalVarianceReport": "whileai_train.measure.eval_variance",
+    "DetectableEffectReport": "whileai_train.measure.holdout_size",
+    "HoldoutSizeReport": "whileai_train.measure.holdout_size",
+    "MarkerSummaryReport": "whileai_train.measure.marker_summary",
+    "MetricSummary": "whileai_train.measure.marker_summary",
 }
 
-__all__ = sorted(_EXPORTS)
+if TYPE_CHECKING:
+    from whileai_train.callbacks.monitor import RewardMonitor, monitor
+    from whileai_train.callbacks.monitor_report import (
+        AlarmEntry,
+        EvalPoint,
+        MonitorSummary,
+        Reading,
+        format_hack_monitor,
+    )
+    from whileai_train.callbacks.while_callback import WhileCallback, track
+    from whileai_train.errors import (
+        ChatTemplateError,
+        ConfigError,
+        ExportRefusedError,
+        InputError,
+        LabelError,
+        PrivilegedLeakError,
+        PublishGateError,
+        RowError,
+        RunError,
+        ToolArgumentsError,
+        WhileAIError,
+    )
+    from whileai_train.exporters.dataset import to_dataset
+    from whileai_train.exporters.preference import export_preference
+    from whileai_train.exporters.prompts import export_prompts
+    from whileai_train.exporters.report import ExportReport, ToolCallRoundtrip
+    from whileai_train.exporters.training import export_dataset, export_training, training_rows
+    from whileai_train.gates.decontaminate import DecontaminateReport, decontaminate
+    from whileai_train.gates.hack_scan import FeatureScore, HackScanReport, hack_scan
+    from whileai_train.gates.hygiene import (
+        CorrelationsReport,
+        DedupeReport,
+        DuplicateGroup,
+        LengthReport,
+        LengthStats,
+        dedupe_groups,
+        length_report,
+        reward_correlations,
+    )
+    from whileai_train.gates.near_duplicates import (
+        NearDuplicateGroup,
+        NearDuplicatePair,
+        NearDuplicateReport,
+        near_duplicate_prompts,
+    )
+    from whileai_train.gates.publish_gate import PublishGateReport, publish_gate
+    from whileai_train.judge.judge_probes import JudgeProbesReport, ProbeResult, judge_probes
+    from whileai_train.judge.judge_trust import (
+        AgreementRate,
+        JudgeTrustReport,
+        LengthBias,
+        format_judge_trust,
+        judge_trust,
+    )
+    from whileai_train.judge.labels import attach_labels
+    from whileai_train.markers.families import MarkerSummary
+    from whileai_train.markers.grounding import (
+        GroundingReport,
+        grounding_report,
+        mark_grounding,
+        ungrounded_arguments,
+    )
+    from whileai_train.markers.spec import Spec, Trait, load_spec, stamp_spec
+    from whileai_train.markers.stages import STAGES, StageReport, stage_of, stage_report, stamp_stage
+    from whileai_train.markers.style import (
+        RefusalReport,
+        StyleReport,
+        refusal_report,
+        style_markers,
+        style_report,
+    )
+    from whileai_train.markers.trace_flags import trace_markers
+    from whileai_train.markers.trace_report import FlagSummary, TraceFlagReport, trace_flag_report
+    from whileai_train.measure.compare_runs import CompareRunsReport, compare_runs
+    from whileai_train.measure.delta_report import DeltaReport, MetricDelta, delta_report
+    from whileai_train.measure.eval_variance import EvalVarianceReport, eval_variance
+    from whileai_train.measure.format import format_delta_report
+    from whileai_train.measure.holdout_size import (
+        DetectableEffectReport,
+        HoldoutSizeReport,
+        detectable_effect,
+        holdout_size,
+    )
+    from whileai_train.measure.marker_summary import (
+        MarkerSummaryReport,
+        MetricSummary,
+        marker_summary,
+        metric_summary,
+    )
+    from whileai_train.measure.pass_at import PassAtReport, pass_at
+    from whileai_train.rows import (
+        Calibration,
+        Message,
+        Row,
+        Step,
+        ToolCall,
+        calibration_of,
+        read_rows,
+        task_key,
+    )
+    from whileai_train.runs.config import SenderConfig
+    from whileai_train.runs.cost import GPU_USD_PER_HOUR
+    from whileai_train.runs.records import attach_delta, attach_holdout, get_run
+    from whileai_train.runs.run import Run, run
+    from whileai_train.runs.sinks import Sink
+    from whileai_train.select.curriculum import CurriculumReport, TaskDifficulty, curriculum
+    from whileai_train.select.optimize import optimize
+    from whileai_train.select.preference_pairs import (
+        PreferencePairs,
+        PreferencePairsReport,
+        build_preference_pairs,
+    )
+    from whileai_train.select.select_rl import RLSelectionReport, select_for_rl
+    from whileai_train.select.select_rows import OptimizeResult
+    from whileai_train.select.select_sft import SFTSelectionReport, select_for_sft
+else:
 
-
-def __getattr__(name: str) -> Any:
-    module_name = _EXPORTS.get(name)
-    if module_name is None:
-        raise AttributeError(f"module 'whileai_train' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module_name), name)
-    globals()[name] = value  # resolve once
-    return value
+    def __getattr__(name: str) -> Any:
+        module_name = _EXPORTS.get(name)
+        if module_name is None:
+            raise AttributeError(f"module 'whileai_train' has no attribute {name!r}")
+        value = getattr(importlib.import_module(module_name), name)
+        globals()[name] = value  # resolve once
+        return value
 
 
 def __dir__() -> list[str]:

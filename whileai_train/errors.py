@@ -19,6 +19,10 @@ Logging failures are never raised into a training loop: the sender warns and spo
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # for type checkers only: at run time errors.py imports nothing of the package
+    from whileai_train.gates.publish_gate import PublishGateReport
 
 __all__ = [
     "ChatTemplateError",
@@ -92,7 +96,7 @@ class LabelError(WhileAIError, ValueError):
 class PublishGateError(WhileAIError):
     """publish_gate refuses the set; `report` holds the gate report that refused it."""
 
-    def __init__(self, message: str, report: object | None = None) -> None:
+    def __init__(self, message: str, report: PublishGateReport | None = None) -> None:
         self.report = report
         super().__init__(message)
 

@@ -33,7 +33,7 @@ import time
 import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from transformers import TrainerControl, TrainerState, TrainingArguments
 
@@ -67,6 +67,8 @@ from whileai_train.markers.registry import check_markers
 from whileai_train.runs.run import Run
 
 __all__ = ["RewardMonitor", "monitor"]
+
+RewardFn = TypeVar("RewardFn", bound=Callable[..., Any])
 
 logger = logging.getLogger("whileai_train.callbacks")
 
@@ -250,13 +252,13 @@ class RewardMonitor(WhileCallback):
         self._said_endorsed = False
 
     # -- public ------------------------------------------------------------------------------------------
-    def wrap(self, reward_fn: Callable[..., Any]) -> Callable[..., Any]:
+    def wrap(self, reward_fn: RewardFn) -> RewardFn:
         """`reward_fn` as TRL accepts it (same name, sync/async kept, all keywords through) that also records
         each completion's reward, token length and ask for the feature scan; it scores the holdout as proxy.
         Wrap them in the order you pass them to GRPOTrainer (GRPOConfig.reward_weights follow that order)."""
         wrapped = wrap_reward(reward_fn, self.recorder)
         self._wrapped.append((wrapped.__name__, reward_fn))
-        return wrapped
+        return cast(RewardFn, wrapped)  # same name, parameters, sync/async nature and return values
 
     def summary(self) -> MonitorSummary:
         """The curve per eval, the alarms, the latest reading of each alarm, and whether training stopped."""
@@ -406,7 +408,7 @@ class RewardMonitor(WhileCallback):
             except Exception as exc:
                 if not self._evals and step == self._first_step:
                     # the baseline eval: a scorer that cannot take TRL's keywords is a mistake to say now,
-                    # before training spends its budget (FACTS.md: every eval failed, silently)
+                    # before training spends its budget (docs/trl_facts.md: every eval failed, silently)
                     raise ConfigError(f"the holdout eval at train begin failed: {type(exc).__name__}: {exc}. "
                                       "Fix: make gold/proxy accept TRL's reward keywords (prompts=, "
                                       "completions=, completion_ids=, the dataset columns, **kwargs).") from exc

@@ -55,8 +55,8 @@ LENGTH_PCT = 0.25
 # Most recent training completions kept for the feature scan (hack_scan) at each eval.
 BUFFER = 512
 
-# Fewer paired asks than this and the divergence/length verdict is "unknown", never an alarm: the FACTS.md
-# failure was divergence fired on a two-prompt holdout while gold went up.
+# Fewer paired asks than this and the divergence/length verdict is "unknown", never an alarm: the failure in
+# docs/trl_facts.md was divergence fired on a two-prompt holdout while gold went up.
 MIN_ASKS = 5
 
 # Fewer buffered completions than this and the feature scan is "unknown".

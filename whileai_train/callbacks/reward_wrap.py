@@ -2,13 +2,13 @@
 
 TRL 1.16 calls a reward function as ``f(prompts=, completions=, completion_ids=, **columns, trainer_state=,
 log_extra=, log_metric=)``, names its metrics after ``__name__``, and awaits it on its own event loop when
-it is async (FACTS.md). The wrapper keeps all three: it passes every argument through untouched, copies the
-name (``functools.wraps``, or the class name for a callable instance, as TRL does), and is ``async def``
+it is async (docs/trl_facts.md). The wrapper keeps all three: it passes every argument through untouched,
+copies the name (``functools.wraps``, or the class name for a callable instance, as TRL does), and is ``async def``
 exactly when the original is. After the call it appends one record per completion to a bounded buffer:
 references and numbers only (no decoding, no I/O), so the training step pays microseconds.
 
-Each process's wrapper sees only its own share of the completions (FACTS.md); the monitor drains the new
-records every step and gathers them to rank 0.
+Each process's wrapper sees only its own share of the completions (docs/trl_facts.md); the monitor drains
+the new records every step and gathers them to rank 0.
 """
 
 from __future__ import annotations

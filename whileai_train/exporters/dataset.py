@@ -2,7 +2,7 @@
 
 ``Dataset.from_list`` infers one struct per column and merges dict keys across rows, filling the gaps
 with null: tool arguments ``{"order_id": "A1"}`` come back as ``{"order_id": "A1", "amount": None}`` and TRL
-trains the nulls (FACTS.md). Message lists are stored as ``List(Json())`` and other nested values as
+trains the nulls (docs/trl_facts.md). Message lists are stored as ``List(Json())`` and other nested values as
 ``Json()``, which keep each object exactly as written (datasets >= 4.x ``Json`` feature).
 """
 

@@ -3,8 +3,8 @@
 GRPOTrainer (trl 1.16) needs a conversational ``prompt`` column and passes every other column to each
 reward function as a keyword argument, next to its own ``prompts``, ``completions``, ``completion_ids``,
 ``trainer_state``, ``log_extra`` and ``log_metric`` (a column with one of those names raises
-``TypeError: multiple values``, FACTS.md). The prompt is the conversation before the agent's first turn;
-``task`` (the row's task key) and the chosen columns ride along. One row per distinct prompt of a task:
+``TypeError: multiple values``, docs/trl_facts.md). The prompt is the conversation before the agent's first
+turn; ``task`` (the row's task key) and the chosen columns ride along. One row per distinct prompt of a task:
 GRPO samples its own group of completions for each.
 """
 

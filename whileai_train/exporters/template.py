@@ -1,6 +1,6 @@
 """Check rows against the tokenizer they will train with: the arguments encoding, and the length in tokens.
 
-The right encoding of a tool call's arguments is a property of the chat template (FACTS.md): Qwen2.5,
+The right encoding of a tool call's arguments is a property of the chat template (docs/trl_facts.md): Qwen2.5,
 Llama 3.1 and gpt-oss render a dict with ``| tojson`` (a JSON string would be quoted twice); DeepSeek-V3's
 template wants the string. We render one probe call both ways and keep the one that shows the object once.
 """

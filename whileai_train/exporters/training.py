@@ -6,7 +6,7 @@
   ``SFTConfig(assistant_only_loss=True)``; without it TRL trains every token); ``mask_mode="final"`` and
   ``unroll=True`` write conversational ``prompt``/``completion`` rows, which TRL trains on the completion
   only by default. No TRL row carries a ``prompt`` string (the ask survives as ``prompt_text``), and every
-  row of one export has the same keys, so TRL reads all of them as conversational (FACTS.md).
+  row of one export has the same keys, so TRL reads all of them as conversational (docs/trl_facts.md).
 
 ``unroll=True`` turns an N-turn conversation into N samples, the k-th ending at the k-th agent turn with
 loss on that turn only, so each turn trains once with the context it had (Lambert 2025, RLHF book,

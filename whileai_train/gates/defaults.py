@@ -68,8 +68,8 @@ DEGENERATE_RHO = 0.95
 # emits only a couple of distinct trajectories per ask"): the cause named distinct_per_ask.
 LOW_DISTINCT_PER_ASK = 2.0
 
-# "warn when endorsed covers none of the strong ones" (FACTS.md, Gates): the strong ones are the top 10
-# above-floor features; `endorsable` in the report lists them.
+# "warn when endorsed covers none of the strong ones" (docs/trl_facts.md, gates): the strong ones are the
+# top 10 above-floor features; `endorsable` in the report lists them.
 STRONG_FEATURES = 10
 
 # An endorsed feature with at most this many distinct values (indicators, counts, graded markers) is matched

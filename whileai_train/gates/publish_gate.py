@@ -34,6 +34,7 @@ from whileai_train.tables.trajectories import Trajectories, read_trajectories
 
 if TYPE_CHECKING:  # imported where used: the scan and the near-duplicate search load only when a gate runs them
     from whileai_train.gates.hack_scan import HackScanReport
+    from whileai_train.gates.hygiene import LengthReport
     from whileai_train.gates.near_duplicates import NearDuplicateReport
 
 __all__ = ["PublishGateReport", "publish_gate"]
@@ -66,13 +67,19 @@ class PublishGateReport(Report):
     what_to_do: list[str] = Field(default_factory=list)
     pass_at: PassAtReport | None = None
     judge_trust: dict[str, Any] | None = None
-    hack_scan: Any = None            # HackScanReport on RL-shaped rows
-    near_duplicates: Any = None      # hygiene.near_duplicate_prompts report
-    length: Any = None               # hygiene.length_report report
+    if TYPE_CHECKING:  # what type checkers read; at run time the fields hold the same reports, typed Any so the
+        # scan and the near-duplicate search load only when a gate runs them
+        hack_scan: HackScanReport | None = None          # on RL-shaped rows
+        near_duplicates: NearDuplicateReport | None = None
+        length: LengthReport | None = None
+    else:
+        hack_scan: Any = None
+        near_duplicates: Any = None
+        length: Any = None
     _stamped: Any = PrivateAttr(default=None)
 
     @property
-    def rows(self) -> list[Any]:
+    def rows(self) -> list[Mapping[str, Any]]:
         """The rows with their calibration stamps (shallow copies where a stamp was added; made on first use)."""
         return self._stamped.stamped_rows() if self._stamped is not None else []
 

@@ -42,7 +42,8 @@ PROBE_MIN_N = 20
 PROBE_POWER = 0.80
 
 # Rows sampled per judged class (failing / passing) for the probes. Sampling each class separately is what lets a
-# judge that passes most rows still reach PROBE_MIN_N failing rows (FACTS.md: a flat sample of 40 could not).
+# judge that passes most rows still reach PROBE_MIN_N failing rows (docs/trl_facts.md: a flat sample of 40
+# could not).
 PROBE_SAMPLE = 40
 
 # Rows re-judged as-is (consistency) and with neutral filler appended (the length flip) in judge_trust.

@@ -32,7 +32,7 @@ class Trait(BaseModel):
     id: str
     name: str | None = None
     principle: str
-    authority: Any = None
+    authority: str | int | float | None = None  # a level name ("platform", "user") or a rank
 
 
 class Spec(BaseModel):

@@ -419,17 +419,28 @@ class Sender:
 
     # -- send thread ------------------------------------------------------------------------------------
     def _send_loop(self) -> None:
-        while not self._halt.is_set():
-            now = time.monotonic()
-            wait = self._not_before - now if self._not_before > now else self.config.flush_interval_s
-            self._wake.wait(wait)
-            self._wake.clear()
-            if self._halt.is_set():
-                break
-            if time.monotonic() < self._not_before:
-                continue  # new points do not cut a backoff or a Retry-After short
-            delay = self._deliver()
-            self._not_before = time.monotonic() + delay if delay else 0.0
+        try:
+            while not self._halt.is_set():
+                now = time.monotonic()
+                wait = self._not_before - now if self._not_before > now else self.config.flush_interval_s
+                self._wake.wait(wait)
+                self._wake.clear()
+                if self._halt.is_set():
+                    break
+                if time.monotonic() < self._not_before:
+                    continue  # new points do not cut a backoff or a Retry-After short
+                delay = self._deliver()
+                self._not_before = time.monotonic() + delay if delay else 0.0
+        finally:
+            self._close_sink()
+
+    def _close_sink(self) -> None:
+        """The run is over for this thread, the only one sending: its connections close with it."""
+        try:
+            self.sink.close()
+        except Exception as exc:  # noqa: BLE001  (closing a finished run's connection never raises into training)
+            logger.warning("whileai: closing the connection to %s failed (%s)", self.sink.where,
+                           redact(repr(exc), self._credential))
 
     # -- finish -----------------------------------------------------------------------------------------
     @property

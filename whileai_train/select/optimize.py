@@ -12,7 +12,7 @@ input rows are never modified) and a pydantic report readable as ``report["hack_
 from __future__ import annotations
 
 import inspect
-from typing import Any
+from typing import Any, Literal, overload
 
 from whileai_train.errors import ConfigError
 from whileai_train.select.select_rl import RLSelectionReport, select_for_rl
@@ -30,7 +30,13 @@ def _options(selector: Any) -> set[str]:
             if parameter.kind is inspect.Parameter.KEYWORD_ONLY}
 
 
-def optimize(rows: Any, mode: str = "rl", **options: Any) -> OptimizeResult:
+@overload
+def optimize(rows: Any, mode: Literal["rl"] = "rl", **options: Any) -> OptimizeResult[RLSelectionReport]: ...
+@overload
+def optimize(rows: Any, mode: Literal["sft"], **options: Any) -> OptimizeResult[SFTSelectionReport]: ...
+@overload
+def optimize(rows: Any, mode: str, **options: Any) -> OptimizeResult[RLSelectionReport | SFTSelectionReport]: ...
+def optimize(rows: Any, mode: str = "rl", **options: Any) -> OptimizeResult[RLSelectionReport | SFTSelectionReport]:
     """Prune `rows` for an RL (`mode="rl"`) or SFT (`mode="sft"`) run; return OptimizeResult(rows, report).
 
     rl options: band=(0.2, 0.8), truncated="drop" | "penalize" | "keep", order="round_robin" | "middle",
@@ -50,5 +56,5 @@ def optimize(rows: Any, mode: str = "rl", **options: Any) -> OptimizeResult:
         hint = f" ({', '.join(belongs)} {'is' if len(belongs) == 1 else 'are'} for mode={other!r})" if belongs else ""
         raise ConfigError(f"optimize(mode={mode!r}) takes no {', '.join(unknown)}{hint}. "
                           f"Fix: use one of {', '.join(sorted(known))}")
-    result: OptimizeResult = selector(rows, **options)
+    result: OptimizeResult[RLSelectionReport | SFTSelectionReport] = selector(rows, **options)
     return result

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import statistics
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from pydantic import Field
@@ -40,6 +40,10 @@ from whileai_train.tables.calibration import task_stamps
 from whileai_train.tables.defaults import BAND, PASS_THRESHOLD
 from whileai_train.tables.graded import Graded, graded_table, name_rows
 from whileai_train.tables.trajectories import read_sizes, read_trajectories, trajectory_parts
+
+if TYPE_CHECKING:
+    from whileai_train.gates.hack_scan import HackScanReport
+    from whileai_train.gates.hygiene import CorrelationsReport
 
 __all__ = ["RLSelectionReport", "fault_kind", "select_for_rl"]
 
@@ -69,8 +73,12 @@ class RLSelectionReport(SelectionReport):
     low_k: bool = False
     calibration: dict[str, int] = Field(default_factory=dict)
     hygiene_warnings: list[str] = Field(default_factory=list)
-    correlations: Any = None
-    hack_scan: Any = None
+    if TYPE_CHECKING:  # what type checkers read; at run time typed Any so hygiene and the scan load only when used
+        correlations: CorrelationsReport | None = None
+        hack_scan: HackScanReport | None = None
+    else:
+        correlations: Any = None
+        hack_scan: Any = None
 
     @property
     def verdict(self) -> str:
@@ -243,7 +251,7 @@ def select_for_rl(
     endorsed: Sequence[str] | None = None,
     features: Mapping[str, Any] | None = None,
     seed: int = 0,
-) -> OptimizeResult:
+) -> OptimizeResult[RLSelectionReport]:
     """Keep the asks a grouped RL update learns from; return OptimizeResult(rows, report). Input rows untouched.
 
     Kept rows come ask by ask in the order taken (an ask's rows in input order); they are shallow copies, so

@@ -105,7 +105,7 @@ def select_for_sft(
     per_prompt: int = 1,
     group_by: str = "task",
     seed: int = 0,
-) -> OptimizeResult:
+) -> OptimizeResult[SFTSelectionReport]:
     """Rejection sampling: keep the best completion(s) per prompt (or overall), or the matching chance control.
 
     Returns OptimizeResult(rows, report); the rows are new dicts in input order, the input is untouched.

@@ -1,0 +1,109 @@
+"""The rules of the house that an import can break (docs/architecture.md), read from the source with `ast`.
+
+Every import counts, at module level or inside a function: a lazy import still makes the arrow.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import whileai_train
+
+PACKAGE = Path(whileai_train.__file__).resolve().parent
+
+# the rooms that work on rows before and after training: never reach the training loop's rooms
+OFFLINE_ROOMS = ("rows", "errors", "report", "stats", "tables", "gates", "select", "judge", "measure",
+                 "markers", "exporters")
+LOOP_ROOMS = {"callbacks", "runs", "server", "commands", "demos", "cli"}
+HEAVY = {"torch", "transformers", "trl"}
+
+
+def _room(module: str) -> str | None:
+    parts = module.split(".")
+    if parts[0] != "whileai_train":
+        return None
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _type_checking_only(tree: ast.Module) -> set[int]:
+    """The imports under a module-level `if TYPE_CHECKING:`: read by type checkers, never run."""
+    return {id(statement) for node in tree.body
+            if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING"
+            for statement in node.body}
+
+
+def _imports(path: Path, *, runtime_only: bool = False) -> list[tuple[str, bool]]:
+    """(imported module, at module level) for every import in `path`; relative imports resolved.
+
+    `runtime_only` leaves out the imports only type checkers read."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    top = {id(node) for node in tree.body}
+    skipped = _type_checking_only(tree) if runtime_only else set()
+    package = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts[:-1])
+    found: list[tuple[str, bool]] = []
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.Import):
+            found += [(alias.name, id(node) in top) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            found.append((base, id(node) in top))
+    return found
+
+
+def _room_of(path: Path) -> str:
+    relative = path.relative_to(PACKAGE)
+    return relative.parts[0].removesuffix(".py") if len(relative.parts) > 1 else relative.stem
+
+
+def _modules() -> list[Path]:
+    return sorted(PACKAGE.rglob("*.py"))
+
+
+def test_stats_imports_nothing_of_ours() -> None:
+    ours = [(path.name, module) for path in _modules() if _room_of(path) == "stats"
+            for module, _ in _imports(path) if _room(module) not in (None, "stats")]
+    assert ours == []
+
+
+def test_offline_rooms_never_import_the_training_loop_rooms() -> None:
+    upward = [(str(path.relative_to(PACKAGE)), module) for path in _modules()
+              if _room_of(path) in OFFLINE_ROOMS
+              for module, _ in _imports(path) if _room(module) in LOOP_ROOMS]
+    assert upward == []
+
+
+def test_only_callbacks_import_the_training_stack_at_module_level() -> None:
+    heavy = [(str(path.relative_to(PACKAGE)), module) for path in _modules() if _room_of(path) != "callbacks"
+             for module, top in _imports(path) if top and module.split(".")[0] in HEAVY]
+    assert heavy == []
+
+
+def test_rooms_import_one_another_without_a_circle() -> None:
+    """At run time: an import only type checkers read (errors.py naming PublishGateReport) never runs."""
+    arrows: dict[str, set[str]] = {}
+    for path in _modules():
+        source = _room_of(path)
+        if source == "__init__":
+            continue  # the public face imports every room (lazily, or for type checkers only)
+        for module, _ in _imports(path, runtime_only=True):
+            target = _room(module)
+            if target is not None and target not in (source, "__init__"):
+                arrows.setdefault(source, set()).add(target)
+    circles: list[list[str]] = []
+
+    def walk(room: str, trail: list[str]) -> None:
+        for target in sorted(arrows.get(room, ())):
+            if target in trail:
+                circles.append([*trail[trail.index(target):], target])
+            else:
+                walk(target, [*trail, target])
+
+    for room in sorted(arrows):
+        walk(room, [room])
+    assert circles == []
