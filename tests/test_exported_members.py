@@ -7,7 +7,7 @@ import whileai_train as wai
 EXPECTED = {
     # errors
     "ChatTemplateError", "ConfigError", "ExportRefusedError", "InputError", "LabelError", "PrivilegedLeakError",
-    "PublishGateError", "RowError", "RunError", "ToolArgumentsError", "WhileAIError",
+    "PublishGateError", "RowError", "RunError", "ToolArgumentsError", "TrainingSelectionError", "WhileAIError",
     # rows
     "Calibration", "Message", "Row", "ToolCall", "calibration_of", "read_rows", "task_key",
     # exporters

@@ -83,8 +83,8 @@ def _odd_rows() -> list[dict]:
                                      {"system_prompt": "Be brief."}])
 def test_trl_file_is_the_json_encoding_of_training_rows(tmp_path: Path, options):
     rows = _odd_rows()
-    out, report = wai.training_rows(rows, format="trl", **options)
-    written = wai.export_dataset(rows, tmp_path / "x.jsonl", format="trl", **options)
+    out, report = wai.training_rows(rows, format="trl", check="warn", **options)
+    written = wai.export_dataset(rows, tmp_path / "x.jsonl", format="trl", check="warn", **options)
     expected = "".join(dumps(row) + "\n" for row in out)
     assert (tmp_path / "x.jsonl").read_text(encoding="utf-8") == expected
     assert written.model_dump(exclude={"path"}) == report.model_dump(exclude={"path"})

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import whileai_train as wai
-from whileai_train.exporters import shape, training
+from whileai_train.exporters import shape
 from whileai_train.exporters.leaks import agent_said, quotes_privileged
 from whileai_train.exporters.synthetic import REFUND_TOOLS, refund_rollouts
 
@@ -24,7 +24,6 @@ def general(monkeypatch):
     """Run the block with the flat walk switched off (every row through the general path)."""
     def use_general() -> Any:
         monkeypatch.setattr(shape, "flat_walk", lambda *args, **kwargs: None)
-        monkeypatch.setattr(training, "flat_walk", lambda *args, **kwargs: None)
     return use_general
 
 
@@ -126,9 +125,10 @@ def test_flat_walk_shapes_as_the_general_path(options, general):
                                      {"system_prompt": "Be brief.", "tools": REFUND_TOOLS}])
 def test_flat_walk_exports_as_the_general_path(tmp_path, options, general):
     rows = [row for index, row in enumerate(_varied_rows(400)) if not isinstance(_shape_all([row], {})[0][0], str)]
-    written = wai.export_dataset(rows, tmp_path / "fast.jsonl", format="trl", validate=False, **options)
+    written = wai.export_dataset(rows, tmp_path / "fast.jsonl", format="trl", validate=False, check="warn", **options)
     general()
-    again = wai.export_dataset(rows, tmp_path / "general.jsonl", format="trl", validate=False, **options)
+    again = wai.export_dataset(rows, tmp_path / "general.jsonl", format="trl", validate=False, check="warn",
+                               **options)
     assert (tmp_path / "fast.jsonl").read_bytes() == (tmp_path / "general.jsonl").read_bytes()
     assert written.model_dump(exclude={"path"}) == again.model_dump(exclude={"path"})
     assert written.privileged_leaks and written.tool_call_roundtrip.invalid

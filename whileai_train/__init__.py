@@ -24,6 +24,7 @@ _EXPORTS: dict[str, str] = {
     "RowError": "whileai_train.errors",
     "RunError": "whileai_train.errors",
     "ToolArgumentsError": "whileai_train.errors",
+    "TrainingSelectionError": "whileai_train.errors",
     "WhileAIError": "whileai_train.errors",
     # the row contract
     "Calibration": "whileai_train.rows",
