@@ -3,7 +3,9 @@
 ``Dataset.from_list`` infers one struct per column and merges dict keys across rows, filling the gaps
 with null: tool arguments ``{"order_id": "A1"}`` come back as ``{"order_id": "A1", "amount": None}`` and TRL
 trains the nulls (FACTS.md). Message lists are stored as ``List(Json())`` and other nested values as
-``Json()``, which keep each object exactly as written (datasets >= 4.x ``Json`` feature).
+``Json()``, which keep each object exactly as written (datasets >= 4.x ``Json`` feature). Carried stamps keep
+their types: text as string, whole numbers as int64, numbers as float64, objects (``calibration``,
+``markers``) as Json.
 """
 
 from __future__ import annotations
@@ -66,4 +68,6 @@ def to_dataset(rows: Any) -> Any:
         rows = list(iter_input(rows))
     if not rows:
         raise InputError("no rows to put in a dataset. Fix: pass the exported rows")
-    return Dataset.from_list(rows, features=export_features(rows))
+    columns = dict.fromkeys(key for row in rows for key in row)  # every row's keys (from_list reads the first's)
+    return Dataset.from_dict({key: [row.get(key) for row in rows] for key in columns},
+                             features=export_features(rows))

@@ -16,7 +16,7 @@ from whileai_train.errors import ConfigError, TrainingSelectionError
 from whileai_train.exporters.defaults import CHECKS, MIN_MIXED_TASKS
 from whileai_train.exporters.report import DroppedTasks, ExportReport, Selection
 
-__all__ = ["SftTally", "check_selection_options", "mixed_selection", "task_class"]
+__all__ = ["SftTally", "check_selection_options", "count_rewards", "mixed_selection", "task_class"]
 
 _SHOWN_TASKS = 20  # failing tasks named in the report and the error; the count covers them all
 
@@ -117,7 +117,7 @@ def mixed_selection(report: ExportReport, method: str, classes: dict[str, str], 
                           tasks_used=used, min_mixed_tasks=min_mixed_tasks, dropped=dropped)
     report.selection = selection
     if used < min_mixed_tasks:
-        why = "; ".join(f"{d.kind} {d.tasks} ({d.reason})" for d in dropped) or "every task given is mixed"
+        why = "; ".join(f"{d.kind} {d.tasks} ({d.reason})" for d in dropped) or "none, every task given is mixed"
         report.warnings.append(
             f"{used} mixed tasks used of {len(classes)} given, fewer than min_mixed_tasks={min_mixed_tasks}: "
             f"{method.upper()} learns only from tasks with both a pass and a fail. Not learned from: {why}. Fix: "

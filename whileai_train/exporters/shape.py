@@ -375,12 +375,15 @@ def carried_plain(stamps: dict[str, Any], index: int) -> bool:
     """Whether jsonl.dumps_plain writes a row's carried stamps as dumps does; a typed error naming the key
     when JSON cannot hold one (NaN, infinity, a set, an object)."""
     plain = True
-    for key, value in stamps.items():
+    for value in stamps.values():
         kind = type(value)
-        if kind is str or kind is int or kind is bool or value is None:
+        if kind is str or value is None or kind is int or kind is bool:
+            continue
+        if kind is float and (value == 0.0 or 1e-4 <= abs(value) < 1e16):  # plain_float, without the call
             continue
         flags = _walk(value)
         if flags is None:
+            key = next(key for key, item in stamps.items() if item is value)
             raise RowError(index, key, f"{key} holds a value JSON cannot write (NaN, infinity, or a non-JSON type)",
                            f"keep {key} to JSON values (text, finite numbers, booleans, null, lists, objects), or "
                            "drop the key before exporting")

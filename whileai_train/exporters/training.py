@@ -140,7 +140,12 @@ class _Export:
         for index, row in enumerate(iter_input(source)):
             c.n += 1
             # a reward of the wrong type (or NaN, infinity) is bad input, named before the row is shaped
-            reward = reward_of(row, index) if isinstance(row, Mapping) else None
+            if type(row) is dict:
+                reward = row.get("reward")
+                if reward is not None and (type(reward) is not float or reward - reward != 0.0):
+                    reward = reward_of(row, index)  # the rule: an int read as a float, anything else refused
+            else:
+                reward = reward_of(row, index) if isinstance(row, Mapping) else None
             shaped = shape_row(row, index, system_prompt=self.system_prompt, max_tool_output_chars=self.cap,
                                tools=self.tools)
             if shaped.notes:
