@@ -64,6 +64,10 @@ def _varied_rows(n: int) -> list[dict[str, Any]]:
             steps.append(step)
         row["steps"] = steps
         row["final_text"] = rng.choice([row["final_text"], None, "", "Internal Risk  Code RC-0001 it is"])
+        if i % 5 == 1:  # steps that end with the agent's reply, and a final_text repeating it or not
+            reply = rng.choice(["Refunded.", "on it", ""])
+            steps.append({"text": reply})
+            row["final_text"] = rng.choice([reply, reply, "Refund failed.", None])
         if rng.random() < 0.2:
             row["tools"] = rng.choice([REFUND_TOOLS, [], None])
         if rng.random() < 0.1:
@@ -132,6 +136,32 @@ def test_flat_walk_exports_as_the_general_path(tmp_path, options, general):
     assert (tmp_path / "fast.jsonl").read_bytes() == (tmp_path / "general.jsonl").read_bytes()
     assert written.model_dump(exclude={"path"}) == again.model_dump(exclude={"path"})
     assert written.privileged_leaks and written.tool_call_roundtrip.invalid
+    assert written.final_text_repeated and written.final_text_differs and written.selection.failing
+
+
+def test_flat_walk_gives_the_general_path_in_every_exporter(tmp_path, general):
+    """OpenAI SFT rows, preference pairs and GRPO prompts: the same rows and reports from both walks."""
+    from whileai_train.exporters.preference import preference_rows
+    from whileai_train.exporters.prompts import prompt_rows
+
+    rows = [row for index, row in enumerate(_varied_rows(400)) if not isinstance(_shape_all([row], {})[0][0], str)]
+
+    def everything() -> list[Any]:
+        results = []
+        for options in ({}, {"unroll": True}, {"mask_mode": "final", "max_tool_output_chars": 8}):
+            out, report = wai.training_rows(rows, validate=False, check="warn", **options)
+            results.append((out, report.model_dump()))
+        out, report = preference_rows(rows, validate=False)
+        results.append((out, report.model_dump()))
+        out, report = prompt_rows(rows, system_prompt="S")
+        results.append((out, report.model_dump()))
+        return results
+
+    fast = everything()
+    general()
+    assert everything() == fast
+    assert fast[0][1]["final_text_repeated"] and fast[0][1]["final_text_differs"]
+    assert fast[3][1]["selection"]["tasks_used"]
 
 
 def test_leak_screen_reads_what_the_full_scan_reads():

@@ -442,8 +442,22 @@ def encode_messages(messages: list[dict[str, Any]], encoding: str) -> list[dict[
 
 def strip_ids(message: Mapping[str, Any]) -> tuple[Any, ...]:
     """A message's comparable content: role, text and calls (name + arguments), without tool-call ids."""
-    calls = tuple(
-        (call["function"]["name"], json.dumps(call["function"]["arguments"], sort_keys=True, default=str))
-        for call in message.get("tool_calls") or ()
-    )
+    calls = tuple((call["function"]["name"], _comparable(call["function"]["arguments"]))
+                  for call in message.get("tool_calls") or ())
     return (message["role"], message.get("content") or "", calls)
+
+
+def _comparable(arguments: Any) -> str:
+    """Arguments as sorted JSON text; keys of mixed types (1 and "b") are compared as the text JSON writes."""
+    try:
+        return json.dumps(arguments, sort_keys=True, default=str)
+    except TypeError:
+        return json.dumps(_text_keys(arguments), sort_keys=True, default=str)
+
+
+def _text_keys(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(key): _text_keys(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_text_keys(item) for item in value]
+    return value
