@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from whileai_train.tables.defaults import PASS_THRESHOLD
+
 __all__ = ["DroppedTasks", "ExportReport", "Selection", "ToolCallRoundtrip"]
 
 
@@ -37,7 +39,7 @@ class Selection(BaseModel):
 
     method: Literal["sft", "dpo", "grpo"]
     check: Literal["refuse", "warn"] = "refuse"
-    threshold: float = 0.5
+    threshold: float = PASS_THRESHOLD
     rows: int = 0  # source rows behind what was written
     passing: int = 0
     failing: int = 0
