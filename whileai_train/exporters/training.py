@@ -161,10 +161,12 @@ class _Export:
             c.invalid += invalid
             source_row = shaped.row  # a wai.Row arrives as its dict
             privileged = source_row.get("privileged")
-            if privileged is not None and quotes_privileged(shaped.messages[: last + 1], privileged, said=shaped.said):
+            messages = shaped.messages
+            if privileged is not None and quotes_privileged(
+                    messages if len(messages) == last + 1 else messages[: last + 1], privileged, said=shaped.said):
                 report.privileged_leaks.append(index)
             # the source row's cap counts: added to the report once, also under unroll, and on each row it gives
-            cut = _cuts(shaped.capped, last if cuts_trailing else len(shaped.messages))
+            cut = _cuts(shaped.capped, last if cuts_trailing else len(messages)) if shaped.capped else (0, 0)
             c.truncated += cut[0]
             c.chars_cut += cut[1]
             if cuts_trailing and len(shaped.messages) > last + 1:
@@ -180,29 +182,27 @@ class _Export:
             stamps = {key: get(key) for key in columns}
             plain = carried_plain(stamps, index) and trl and shaped.plain
             task = task_key(source_row)
-            wrote = False
-            longest: tuple[list[dict[str, Any]], str] | None = None
             stamps["tool_output_truncated"], stamps["tool_output_chars_cut"] = cut
-            for out, internal, first in self._samples(shaped, task, stamps):
+            samples = self._samples(shaped, task, stamps)
+            c.n_written += len(samples)
+            longest: tuple[list[dict[str, Any]], str] | None = None
+            for out, end, first in samples:
                 if template is not None:
-                    rendered = encode_messages(internal, template.encoding)
+                    rendered = encode_messages(shaped.messages[:end], template.encoding)
                     over, text = template.too_long(rendered, shaped.tools, index)
                     if over:
                         c.too_long += 1
                         c.lost += template.context_fills(rendered[:first], shaped.tools, index)
                     longest = (rendered, text)
-                c.n_written += 1
-                wrote = True
                 yield out, plain
-            if wrote:
+            if samples:
                 tally.add(index, task, reward)
             if longest is not None and trl:
                 _calls, missing = template.missing_arguments(*longest)  # type: ignore[union-attr]
                 c.invalid += missing
 
-    def _samples(self, shaped: Shaped, task: str, stamps: dict[str, Any],
-                 ) -> Iterator[tuple[dict[str, Any], list[dict[str, Any]], int]]:
-        """(row to write, its conversation with dict arguments, index of its first trained message)."""
+    def _samples(self, shaped: Shaped, task: str, stamps: dict[str, Any]) -> list[tuple[dict[str, Any], int, int]]:
+        """(row to write, how many of shaped.messages it holds, index of its first trained message) per sample."""
         messages, agent, c = shaped.messages, shaped.agent, self.counts
         last = agent[-1]
         own = shaped.tools
@@ -213,14 +213,15 @@ class _Export:
             if own is not None:
                 extra["tools"] = own
             if self.unroll:
+                unrolled = []
                 for step, k in enumerate(agent):
                     mask = [0] * (k + 1)
                     mask[k] = 1
                     c.trained += 1
                     c.masked += k
-                    yield {"messages": wire[: k + 1], "loss_mask": mask, **extra, "unroll_step": step,
-                           "unroll_turns": len(agent)}, messages[: k + 1], k
-                return
+                    unrolled.append(({"messages": wire[: k + 1], "loss_mask": mask, **extra, "unroll_step": step,
+                                      "unroll_turns": len(agent)}, k + 1, k))
+                return unrolled
             if self.mask_mode == "final":
                 mask = [0] * len(messages)
                 mask[last] = 1
@@ -229,25 +230,25 @@ class _Export:
             trained = sum(mask)
             c.trained += trained
             c.masked += len(mask) - trained
-            yield {"messages": wire, "loss_mask": mask, **extra}, messages, mask.index(1)
-            return
+            return [({"messages": wire, "loss_mask": mask, **extra}, len(messages), mask.index(1))]
         kept = messages if len(messages) == last + 1 else messages[: last + 1]
         kept = encode_messages(kept, self.encoding)
         tools_text = None if own is None else (self.tools_text if own is self.tools else dumps(own))
         if self.mask_mode == "assistant" and not self.unroll:
             c.trained += len(agent)
             c.masked += len(kept) - len(agent)
-            yield ({"messages": kept, "prompt_text": shaped.ask, "task": task, "tools": tools_text, **stamps},
-                   messages[: last + 1], agent[0])
-            return
+            return [({"messages": kept, "prompt_text": shaped.ask, "task": task, "tools": tools_text, **stamps},
+                     last + 1, agent[0])]
+        samples = []
         for k in (agent if self.unroll else (last,)):
             if k == 0:
                 self.notes["agent_turn_without_context"] = self.notes.get("agent_turn_without_context", 0) + 1
                 continue
             c.trained += 1
             c.masked += k
-            yield ({"prompt": kept[:k], "completion": [kept[k]], "prompt_text": shaped.ask, "task": task,
-                    "tools": tools_text, **stamps}, messages[: k + 1], k)
+            samples.append(({"prompt": kept[:k], "completion": [kept[k]], "prompt_text": shaped.ask, "task": task,
+                             "tools": tools_text, **stamps}, k + 1, k))
+        return samples
 
     def check_selection(self) -> None:
         """The train-step check on what was written: refuse failing rows (check="refuse") or warn."""
