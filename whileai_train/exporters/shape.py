@@ -22,7 +22,8 @@ from whileai_train.exporters.leaks import agent_words
 from whileai_train.rows import _arguments_dict, _as_text, conversation, iter_jsonl
 
 __all__ = ["CONSUMED", "FINAL_DIFFERS", "FINAL_REPEATED", "NO_ROWS", "Shaped", "Walked", "carried_plain",
-           "check_arguments", "encode_messages", "final_reply", "flat_walk", "input_rows", "iter_input", "shape_general", "shape_row", "strip_ids"]
+           "check_arguments", "encode_messages", "final_reply", "flat_walk", "input_rows", "iter_input",
+           "shape_general", "shape_row", "strip_ids"]
 
 # Row keys the export turns into the conversation (or scrubs: `privileged`); every other key is a stamp.
 CONSUMED = frozenset({"messages", "steps", "final_text", "prompt", "privileged", "tools"})
@@ -52,10 +53,6 @@ class Shaped:
 
     def note(self, key: str) -> None:
         self.notes[key] = self.notes.get(key, 0) + 1
-
-    def metadata(self) -> dict[str, Any]:
-        """The row's own keys that pass through to openai rows (never `privileged`: the export scrubs it)."""
-        return {key: value for key, value in self.row.items() if key not in CONSUMED}
 
 
 NO_ROWS = "no rows to export. Fix: pass at least one row"

@@ -17,7 +17,7 @@ source row's tool outputs were capped (``tool_output_truncated``, ``tool_output_
 report adds up once per source row, so every unrolled sample of a row carries the same). SFTTrainer and
 DPOTrainer drop the columns they do not read before batching (remove_unused_columns).
 
-Before anything is kept, the train-step check (selection.py): rows with a failing reward are refused with
+Before the file is put in place, the train-step check (selection.py): rows with a failing reward are refused with
 TrainingSelectionError unless ``check="warn"``; rows with no reward pass as demonstrations, and the report's
 ``selection`` block counts passing, failing and ungraded rows.
 
