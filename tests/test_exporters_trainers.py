@@ -38,13 +38,17 @@ def _common(tmp_path: Path, batch: int) -> dict[str, Any]:
             "seed": 0}
 
 
-def _sft_batch(model: Any, tokenizer: Any, dataset: Any, tmp_path: Path, batch: int, **config: Any) -> Any:
+def _sft_batch(model: Any, tokenizer: Any, dataset: Any, tmp_path: Path, batch: int, *, stamps: tuple[str, ...] = (),
+               **config: Any) -> Any:
+    """Decode the trained spans of the trainer's first batch, then train 2 steps. `stamps`: columns the trainer's
+    prepared data set still holds and its batch does not (remove_unused_columns drops them)."""
     from trl import SFTConfig, SFTTrainer
 
     trainer = SFTTrainer(model=model, args=SFTConfig(**_common(tmp_path, batch), **config), train_dataset=dataset,
                          processing_class=tokenizer)
     examples = []
     inputs = next(iter(trainer.get_train_dataloader()))
+    assert set(stamps) <= set(trainer.train_dataset.column_names) and not set(stamps) & set(inputs)
     for ids, labels in zip(inputs["input_ids"].tolist(), inputs["labels"].tolist()):
         text = tokenizer.decode([i for i in ids if i != tokenizer.pad_token_id])
         spans = trained_spans(tokenizer, ids, [label != -100 for label in labels])
@@ -315,7 +319,8 @@ def test_sft_trains_a_repeated_final_reply_once_refuses_failing_rows_then_trains
     dataset = _load(path, how)
     assert [stamp["pass_rate"] for stamp in dataset["calibration"]] == [0.125, 0.25, 0.375]
     assert dataset["reward"] == [1.0, 1.0, 0.0] and dataset["task_id"] == ["marked-0", "marked-1", "marked-2"]
-    examples = _sft_batch(tiny_model, tiny_tokenizer, dataset, tmp_path, 3, assistant_only_loss=True)
+    examples = _sft_batch(tiny_model, tiny_tokenizer, dataset, tmp_path, 3, assistant_only_loss=True,
+                          stamps=("calibration", "reward", "task_id", "markers", "tool_output_chars_cut"))
     trained = {order: "\n".join(spans) for order, _text, spans in examples}
     texts = {order: text for order, text, _spans in examples}
     assert texts["A100"].count("AGENT-3 refunded A100") == 1 and trained["A100"].count("AGENT-3") == 1
