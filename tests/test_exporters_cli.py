@@ -36,7 +36,7 @@ def test_export_sft_final_refuses_failing_rows_then_writes_them_with_check_warn(
     assert f"selection (sft, check=warn): 16 rows trained: {16 - failing} passing, {failing} failing" in text
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     columns = {"prompt", "completion", "prompt_text", "task", "tools", *STAMP_COLUMNS, "tool_output_truncated",
-               "tool_output_chars_cut"}
+               "tool_output_chars_cut"}  # the cap counts: this export caps tool output
     assert len(rows) == 16 and all(set(row) == columns for row in rows)
     assert json.loads(rows[0]["tools"]) == REFUND_TOOLS
 

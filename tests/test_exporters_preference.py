@@ -122,8 +122,7 @@ def test_openai_preference_shape_has_json_string_arguments(work):
     (row,) = [json.loads(line) for line in (work / "o.jsonl").read_text().splitlines()]
     side_stamps = [key for key in STAMP_COLUMNS if key not in ("scenario_id", "task_id", "calibration")]
     assert set(row) == {"input", "preferred_output", "non_preferred_output", "scenario_id", "task_id", "calibration",
-                        *(f"{side}_{key}" for side in ("chosen", "rejected") for key in side_stamps),
-                        "tool_output_truncated", "tool_output_chars_cut"}
+                        *(f"{side}_{key}" for side in ("chosen", "rejected") for key in side_stamps)}
     arguments = row["preferred_output"][0]["tool_calls"][0]["function"]["arguments"]
     assert json.loads(arguments) == {"order_id": "A1"}
 

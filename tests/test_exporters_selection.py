@@ -129,6 +129,8 @@ def test_sft_rows_carry_every_stamp_and_their_cap_counts(fmt, options):
     # the source row's cap counts on each of its rows, the same figures the report adds once per source row
     assert {(row["tool_output_truncated"], row["tool_output_chars_cut"]) for row in first} == {(2, 15)}
     assert (report.tool_output_truncated, report.tool_output_chars_cut) == (4, 30)
+    uncapped, _ = wai.training_rows([_stamped()], format=fmt, **options)  # no cap, no cap columns
+    assert all("tool_output_truncated" not in row and "tool_output_chars_cut" not in row for row in uncapped)
 
 
 def test_to_dataset_keeps_the_stamps_types(work):

@@ -312,9 +312,10 @@ def test_sft_trains_a_repeated_final_reply_once_refuses_failing_rows_then_trains
     rows = [repeated, differing, failing]
     path = tmp_path / "sft.jsonl"
     with pytest.raises(TrainingSelectionError, match="1 of 3 rows have a failing reward") as caught:
-        wai.export_dataset(rows, path, format="trl", tokenizer=tiny_tokenizer)
+        wai.export_dataset(rows, path, format="trl", tokenizer=tiny_tokenizer, max_tool_output_chars=200)
     assert caught.value.tasks == {"marked-2": 1} and not path.exists()
-    report = wai.export_dataset(rows, path, format="trl", tokenizer=tiny_tokenizer, check="warn")
+    report = wai.export_dataset(rows, path, format="trl", tokenizer=tiny_tokenizer, max_tool_output_chars=200,
+                                check="warn")
     assert (report.final_text_repeated, report.final_text_differs, report.selection.failing) == (1, 1, 1)
     dataset = _load(path, how)
     assert [stamp["pass_rate"] for stamp in dataset["calibration"]] == [0.125, 0.25, 0.375]

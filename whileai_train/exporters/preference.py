@@ -12,7 +12,8 @@ graded rows of each task: a passing rollout (reward >= 0.5) against a failing on
 Each pair carries its rows' stamps as extra columns (DPOTrainer drops the columns it does not read): the task's
 (``scenario_id``, ``task_id``, ``calibration``) once, from the chosen row (else the rejected one), and every other stamp per side as
 ``chosen_<key>`` / ``rejected_<key>`` (``chosen_reward``, ``rejected_rollout_index``, ...), the same columns on
-every pair. The report's ``selection`` counts the tasks DPO learns from (both a pass and a fail) against the
+every pair; with ``max_tool_output_chars``, the prompt's cap counts (``tool_output_truncated``,
+``tool_output_chars_cut``). The report's ``selection`` counts the tasks DPO learns from (both a pass and a fail) against the
 tasks given, and warns under ``min_mixed_tasks``.
 """
 
@@ -223,7 +224,8 @@ def preference_rows(pairs_or_rows: Any, *, format: str = "trl", max_tool_output_
             for key in side_columns:
                 stamps[prefix + key] = side_row.get(key)
         carried_plain(stamps, source)  # a stamp JSON cannot write is bad input, named here
-        stamps["tool_output_truncated"], stamps["tool_output_chars_cut"] = len(capped), sum(capped)
+        if max_tool_output_chars is not None:
+            stamps["tool_output_truncated"], stamps["tool_output_chars_cut"] = len(capped), sum(capped)
         prompt = encode_messages(chosen.messages[:at], encoding)
         good = encode_messages([chosen.messages[at]], encoding)
         bad = encode_messages([rejected.messages[at]], encoding)

@@ -12,9 +12,10 @@ Every row also carries the source row's stamps as extra columns: the row contrac
 ``calibration``, ``scenario_id``, ``task_id``, ``rollout_index``, ``reward``, ``markers``, ``model_version``,
 ``finish_reason`` ...; null where a row has none) and the unknown keys of the first row written, so every row
 has the same columns (a later row's new key is counted in ``columns_not_carried``, as is, on TRL rows, a key
-TRL would read as data, TRL_READ_COLUMNS; ``privileged`` is never written). Each row also says how many of its
-source row's tool outputs were capped (``tool_output_truncated``, ``tool_output_chars_cut``: the figures the
-report adds up once per source row, so every unrolled sample of a row carries the same). SFTTrainer and
+TRL would read as data, TRL_READ_COLUMNS; ``privileged`` is never written). With ``max_tool_output_chars``,
+each row also says how many of its source row's tool outputs were capped (``tool_output_truncated``,
+``tool_output_chars_cut``: the figures the report adds up once per source row, so every unrolled sample of a
+row carries the same). SFTTrainer and
 DPOTrainer drop the columns they do not read before batching (remove_unused_columns).
 
 Before the file is put in place, the train-step check (selection.py): rows with a failing reward are refused with
@@ -135,6 +136,7 @@ class _Export:
         cuts_trailing = trl or self.unroll
         skip = _TRL_SKIP if trl else _OPENAI_SKIP
         left_out = report.columns_not_carried
+        capping = self.cap is not None  # the cap counts are columns of an export that caps tool output
         columns: tuple[str, ...] = ()  # the stamps every row carries: fixed by the first row written
         known: frozenset[str] = frozenset()  # row keys that are written or consumed
         for index, row in enumerate(iter_input(source)):
@@ -182,7 +184,8 @@ class _Export:
             stamps = {key: get(key) for key in columns}
             plain = carried_plain(stamps, index) and trl and shaped.plain
             task = task_key(source_row)
-            stamps["tool_output_truncated"], stamps["tool_output_chars_cut"] = cut
+            if capping:
+                stamps["tool_output_truncated"], stamps["tool_output_chars_cut"] = cut
             samples = self._samples(shaped, task, stamps)
             c.n_written += len(samples)
             longest: tuple[list[dict[str, Any]], str] | None = None
