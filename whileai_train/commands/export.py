@@ -40,7 +40,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "--max-length tokens with its chat template")
     parser.add_argument("--max-length", type=int, default=None, help="the trainer's max_length (default 1024)")
     parser.add_argument("--columns", nargs="+", default=None, help="prompts: row keys to carry for the reward")
-    parser.add_argument("--check", choices=("refuse", "warn"), default="refuse",
+    from whileai_train.exporters.defaults import CHECKS
+
+    parser.add_argument("--check", choices=CHECKS, default=CHECKS[0],
                         help="sft: rows with a failing reward are refused (exit 1, nothing written); warn trains "
                              "on them on purpose and says so in the report")
     parser.add_argument("--no-validate", action="store_true",
