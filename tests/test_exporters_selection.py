@@ -219,6 +219,14 @@ def test_the_threshold_decides_and_bad_check_values_are_config_errors(work):
     for bad in ("ignore", None, True):
         with pytest.raises(ConfigError, match="check="):
             wai.export_dataset(rows, work / "x.jsonl", check=bad)
+    for bad in ("0.5", None, float("nan"), True):
+        with pytest.raises(ConfigError, match="threshold="):
+            wai.export_dataset(rows, work / "x.jsonl", threshold=bad)
+        with pytest.raises(ConfigError, match="threshold="):
+            wai.export_prompts(rows, work / "x.jsonl", threshold=bad)
+    for bad in (-1, 2.5, "32"):
+        with pytest.raises(ConfigError, match="min_mixed_tasks="):
+            wai.export_preference(rows, work / "x.jsonl", min_mixed_tasks=bad)
     assert list(work.iterdir()) == []
 
 

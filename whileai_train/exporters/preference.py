@@ -172,7 +172,7 @@ def preference_rows(pairs_or_rows: Any, *, format: str = "trl", max_tool_output_
     """The pairs `export_preference` would write, and its report; writes nothing."""
     check_common(format=format, max_tool_output_chars=max_tool_output_chars, system_prompt=system_prompt,
                  tools=tools, max_length=max_length)
-    check_selection_options(min_mixed_tasks=min_mixed_tasks)
+    check_selection_options(min_mixed_tasks=min_mixed_tasks, threshold=threshold)
     template = TemplateCheck(tokenizer, max_length or TRL_MAX_LENGTH) if tokenizer is not None else None
     encoding = "json_string" if format == "openai" else (template.encoding if template else "dict")
     report = ExportReport(kind="preference", format=format)  # type: ignore[arg-type]  # checked above

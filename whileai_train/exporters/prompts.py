@@ -69,7 +69,7 @@ def prompt_rows(rows: Any, *, columns: Sequence[str] | None = None, system_promp
                 min_mixed_tasks: int = MIN_MIXED_TASKS) -> tuple[list[dict[str, Any]], ExportReport]:
     """The prompt rows `export_prompts` would write, and its report; writes nothing."""
     check_common(format="trl", max_tool_output_chars=None, system_prompt=system_prompt, tools=None)
-    check_selection_options(min_mixed_tasks=min_mixed_tasks)
+    check_selection_options(min_mixed_tasks=min_mixed_tasks, threshold=threshold)
     carried = _columns(columns)
     report = ExportReport(kind="prompts", format="trl")
     seen: set[tuple[str, str]] = set()

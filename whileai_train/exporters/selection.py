@@ -9,12 +9,14 @@ the count given and the reason per class left out. The product text's train step
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import Any
 
 from whileai_train.errors import ConfigError, TrainingSelectionError
 from whileai_train.exporters.defaults import CHECKS, MIN_MIXED_TASKS
 from whileai_train.exporters.report import DroppedTasks, ExportReport, Selection
+from whileai_train.tables.defaults import PASS_THRESHOLD
 
 __all__ = ["SftTally", "check_selection_options", "count_rewards", "mixed_selection", "task_class"]
 
@@ -36,7 +38,11 @@ _REASONS = {
 }
 
 
-def check_selection_options(*, check: Any = "refuse", min_mixed_tasks: Any = MIN_MIXED_TASKS) -> None:
+def check_selection_options(*, check: Any = "refuse", min_mixed_tasks: Any = MIN_MIXED_TASKS,
+                            threshold: Any = PASS_THRESHOLD) -> None:
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not math.isfinite(threshold):
+        raise ConfigError(f"threshold={threshold!r}: give the reward at or above which a row passes, a finite number "
+                          f"(default {PASS_THRESHOLD})")
     if check not in CHECKS:
         raise ConfigError(f"check={check!r} is not one of {CHECKS}. Fix: 'refuse' (the default) refuses SFT rows "
                           "with a failing reward, 'warn' trains on them on purpose and says so in the report")

@@ -105,7 +105,7 @@ class _Export:
         check_common(format=format, max_tool_output_chars=max_tool_output_chars, system_prompt=system_prompt,
                      tools=tools, max_length=max_length)
         check_training(mask_mode=mask_mode, unroll=unroll)
-        check_selection_options(check=check)
+        check_selection_options(check=check, threshold=threshold)
         self.format, self.mask_mode, self.unroll = format, mask_mode, unroll
         self.cap, self.system_prompt, self.tools, self.validate = max_tool_output_chars, system_prompt, tools, validate
         self.check = check
