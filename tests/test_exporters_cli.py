@@ -29,11 +29,11 @@ def test_export_sft_final_refuses_failing_rows_then_writes_them_with_check_warn(
     assert main(command) == 1 and not out.exists()
     err = capsys.readouterr().err
     assert f"{failing} of 16 rows have a failing reward" in err and "--check warn" in err
-    assert f"selection (sft, check=refuse): 16 rows trained: {16 - failing} passing, {failing} failing" in err
+    assert f"selection (sft, check=refuse): 16 rows to learn from: {16 - failing} passing, {failing} failing" in err
     assert main([*command, "--check", "warn"]) == 0
     text = capsys.readouterr().out
     assert text.startswith("export check the warnings: 16 training rows") and "completion_only_loss=True" in text
-    assert f"selection (sft, check=warn): 16 rows trained: {16 - failing} passing, {failing} failing" in text
+    assert f"selection (sft, check=warn): 16 rows to learn from: {16 - failing} passing, {failing} failing" in text
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     columns = {"prompt", "completion", "prompt_text", "task", "tools", *STAMP_COLUMNS, "tool_output_truncated",
                "tool_output_chars_cut"}  # the cap counts: this export caps tool output

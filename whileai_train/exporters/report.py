@@ -54,13 +54,14 @@ class Selection(BaseModel):
     def lines(self) -> list[str]:
         """The block as the report prints it."""
         if self.method == "sft":
-            lines = [(f"  selection (sft, check={self.check}): {self.rows} rows trained: {self.passing} passing, "
+            lines = [(f"  selection (sft, check={self.check}): {self.rows} rows to learn from: {self.passing} passing, "
                       f"{self.failing} failing (reward < {self.threshold:g}), {self.ungraded} ungraded "
                       "(demonstrations: they pass the check)")]
             if self.failing:
                 shown = ", ".join(f"{task} ({count})" for task, count in self.failing_tasks.items())
                 more = self.tasks_failing - len(self.failing_tasks)
-                lines.append(f"    failing rows in {self.tasks_failing} tasks: {shown}{f' and {more} more' if more else ''}")
+                tasks = f"{self.tasks_failing} task{'' if self.tasks_failing == 1 else 's'}"
+                lines.append(f"    failing rows in {tasks}: {shown}{f' and {more} more' if more else ''}")
             return lines
         lines = [(f"  selection ({self.method}): {self.tasks_used} mixed tasks used of {self.tasks_given} given "
                   f"(min_mixed_tasks {self.min_mixed_tasks}); rows {self.rows}: {self.passing} passing, "

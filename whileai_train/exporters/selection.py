@@ -38,6 +38,10 @@ _REASONS = {
 }
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def check_selection_options(*, check: Any = "refuse", min_mixed_tasks: Any = MIN_MIXED_TASKS,
                             threshold: Any = PASS_THRESHOLD) -> None:
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not math.isfinite(threshold):
@@ -87,7 +91,7 @@ class SftTally:
         named = ", ".join(f"{task} ({count})" for task, count in shown.items())
         more = len(self.failing_tasks) - len(shown)
         what = (f"{failing} of {selection.rows} rows have a failing reward (below {self.threshold:g}), in "
-                f"{len(self.failing_tasks)} tasks: {named}{f' and {more} more' if more else ''}")
+                f"{_count(len(self.failing_tasks), 'task')}: {named}{f' and {more} more' if more else ''}")
         if check == "refuse":
             raise TrainingSelectionError(
                 f"{what}. SFT imitates every row, so they would be trained as examples to follow; nothing was "
