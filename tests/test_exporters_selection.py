@@ -171,6 +171,14 @@ def test_preference_pairs_carry_the_task_stamps_once_and_each_sides_own():
     assert "privileged" not in row and "chosen_privileged" not in row
 
 
+def test_given_pairs_carry_the_pairs_own_stamps():
+    pair = {"prompt": "refund A1", "chosen": "done", "rejected": "no", "task_id": "t1", "calibration": _CALIBRATION,
+            "batch": 7}
+    (row,), _report = preference_rows([pair])
+    assert (row["task_id"], row["calibration"], row["chosen_batch"], row["rejected_batch"]) == (
+        "t1", _CALIBRATION, 7, 7)
+
+
 # --- the train-step check: SFT ------------------------------------------------------------------------------------
 
 

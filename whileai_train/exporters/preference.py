@@ -76,9 +76,9 @@ def _side(pair: Mapping[str, Any], key: str, index: int) -> dict[str, Any]:
         raise RowError(index, key, f"{key} is a {type(side).__name__}",
                        f"give {key} as a row, a list of messages, or the reply text")
     row: dict[str, Any] = {"messages": head + tail}
-    for extra in ("privileged", "tools", "task_id", "scenario_id"):
-        if pair.get(extra) is not None:
-            row[extra] = pair[extra]
+    for extra, value in pair.items():  # the pair's own keys (privileged, tools, task_id, calibration ...) are the side's
+        if extra not in ("chosen", "rejected", "prompt") and value is not None:
+            row[extra] = value
     return row
 
 
