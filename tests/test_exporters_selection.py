@@ -299,6 +299,12 @@ def test_grpo_prompt_rows_carry_the_group_and_the_calibration():
     assert {d.kind: d.tasks for d in selection.dropped} == {"all_pass": 1, "ungraded": 1}
     assert (selection.passing, selection.failing, selection.ungraded) == (3, 2, 2)
     assert any("2 mixed tasks used of 4 given" in w for w in report.warnings)
+    # the stamp, measured over every repeat, decides over the rows at hand (here one passing row of a hard task)
+    hard = _graded("hard", [1.0], calibration={"task_id": "hard", "n": 16, "pass_rate": 0.0625})
+    solved = _graded("solved", [1.0, 0.0], calibration={"task_id": "solved", "n": 16, "pass_rate": 1.0})
+    _out, stamped = prompt_rows(hard + solved)
+    assert (stamped.selection.tasks_used, [(d.kind, d.tasks) for d in stamped.selection.dropped]) == (
+        1, [("all_pass", 1)])
     assert report.trainer_config["reward kwargs"][:5] == ["task", "calibration", "k", "passes", "fails"]
 
 

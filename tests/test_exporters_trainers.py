@@ -349,7 +349,7 @@ def test_grpo_reward_functions_receive_calibration_and_the_group(tmp_path, tiny_
     rows = []
     for task, rewards in ((0, [1.0, 0.0, 0.0]), (1, [1.0, 1.0])):
         for reward in rewards:
-            rows.append(dict(marked_rollout(task), reward=reward, calibration=_calibration(task + 3),
+            rows.append(dict(marked_rollout(task), reward=reward, calibration=_calibration(3 if task == 0 else 8),
                              reference=f"refund A10{task}"))
     path = tmp_path / "prompts.jsonl"
     report = wai.export_prompts(rows, path, columns=["task_id", "reference"])
@@ -365,7 +365,7 @@ def test_grpo_reward_functions_receive_calibration_and_the_group(tmp_path, tiny_
                           processing_class=tiny_tokenizer)
     trainer.train()
     assert trainer.state.global_step == 2 and calls
-    expected = {"marked-0": (_calibration(3), 8, 1, 2, "refund A100"), "marked-1": (_calibration(4), 8, 2, 0,
+    expected = {"marked-0": (_calibration(3), 8, 1, 2, "refund A100"), "marked-1": (_calibration(8), 8, 2, 0,
                                                                                   "refund A101")}
     seen = set()
     for call in calls:

@@ -10,8 +10,8 @@ What a reward function reads rides along on every row: ``task`` (the task key), 
 stamp, as ``Calibration.model_dump`` writes it, null when no row of the task has one), ``k`` (the graded
 repeats behind it: the stamp's ``n``, else the task's graded rows here), ``passes`` and ``fails`` (the task's
 graded rows here, at or above / below the pass threshold), and the chosen columns (the reference and gold
-fields by default). The report's ``selection`` counts the tasks GRPO can learn from (a pass and a fail, or a
-calibrated pass rate strictly between 0 and 1) against the tasks given, and warns under ``min_mixed_tasks``;
+fields by default). The report's ``selection`` counts the tasks GRPO can learn from (a calibrated pass rate
+strictly between 0 and 1, else a pass and a fail among the task's graded rows here) against the tasks given, and warns under ``min_mixed_tasks``;
 every prompt is still written (GRPO samples afresh, and past grades are evidence, not a verdict).
 """
 

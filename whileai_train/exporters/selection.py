@@ -102,8 +102,9 @@ class SftTally:
 
 
 def task_class(passes: int, fails: int, pass_rate: float | None = None) -> str:
-    """mixed / all_pass / all_fail / ungraded, from a task's graded rows (or its calibration pass rate)."""
-    if pass_rate is not None and not passes and not fails:
+    """mixed / all_pass / all_fail / ungraded: from the task's calibration pass rate when it has one (measured
+    over all its graded repeats), else from its graded rows at hand."""
+    if pass_rate is not None:
         return "mixed" if 0.0 < pass_rate < 1.0 else ("all_pass" if pass_rate >= 1.0 else "all_fail")
     if passes and fails:
         return "mixed"
