@@ -8,9 +8,11 @@ streamed: nothing holds the whole set, so peak memory must stay flat from 100k t
     generate  generate each row only                                     (the input; cost shared by all)
     baseline  generate each row, json.dumps it, write the line          (the floor for any exporter)
     export    generate each row, export_dataset(format="trl") to a file  (shaping, argument checks,
-              leak guard, counts, write; one line per mode: assistant (default), final, unroll)
+              leak guard, counts, stamps carried, the train-step check, write; one line per mode:
+              assistant (default), final, unroll). The generated rows are half failing, so the export runs
+              with check="warn" (the check counts the same either way; "refuse" would raise at the end)
 
-The target (issue 2: >= 50k rows/s) is read on the end-to-end figure: `export_dataset` consuming the
+The target (>= 50k rows/s, the project's) is read on the end-to-end figure: `export_dataset` consuming the
 generator, rows/s = rows / (generate + export). "exporter alone" subtracts the generator's own time.
 The machine is shared and noisy: use --repeat (best of N, each in a fresh interpreter) and read the ratio
 to the baseline measured in the same run; "cpu s" is the child's own CPU time over the same span (wall time
@@ -31,6 +33,21 @@ at 100k), so the "after" column gives the range over 2-3 runs (best of 2-3 each)
     1M    unroll                         41.5k-46.0k (1.48x-1.63x)
 
 Peak memory 28 MB at both sizes (it was 30 MB).
+
+Measured here on 2026-12-01 (2 shared CPUs, load average 4.5-6.6), 100k rows, best of 3, two rounds each,
+"before" (94d5b77) and "after" alternating in the same session; end-to-end rows/s (x the baseline in the same
+run; cpu s of the child). After: one SFT path (the hand-inlined copy of the TRL case removed), every row
+carrying its stamps (10 row-contract columns, null where absent, and the first row's unknown keys: 72.5 -> 91.1
+MB written), the train-step check and the final_text rule:
+
+    mode       before                              after
+    assistant  121k-132k (1.12x-1.24x, 0.75 cpu s)  63.5k-75.6k (1.99x-2.38x, 1.17-1.20 cpu s)
+    final      86k-135k  (1.09x-1.75x, 0.73-0.76)   75.3k-83.6k (1.80x-2.01x, 1.18-1.19)
+    unroll     100k-101k (1.48x-1.49x, 0.97-0.99)   56.0k-65.4k (2.30x-2.71x, 1.53-1.59)
+
+Every mode stays above the 50k target. Per row (in-process CPU time, rows made beforehand): the flat walk
+~4.3 us, building the Shaped ~0.7 us, stamps + the check ~1.3 us, the rest of the one path ~2.7 us, orjson and
+the write ~2.0 us.
 """
 
 from __future__ import annotations
@@ -58,7 +75,7 @@ elif kind == "baseline":
             handle.write(json.dumps(row) + "\n")
 else:
     options = {"unroll": True} if mode == "unroll" else {"mask_mode": mode}
-    report = wai.export_dataset(refund_rollouts(n), path, format="trl", **options)
+    report = wai.export_dataset(refund_rollouts(n), path, format="trl", check="warn", **options)
     assert report.n == n, report
 print(json.dumps({"seconds": time.perf_counter() - start, "cpu": time.process_time() - cpu}))
 """

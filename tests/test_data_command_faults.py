@@ -24,7 +24,8 @@ GOOD = json.dumps({"scenario_id": "a", "prompt": "cancel order 7", "final_text":
 @pytest.fixture()
 def rows_file(tmp_path: Path) -> Path:
     path = tmp_path / "rows.jsonl"
-    path.write_text("".join(json.dumps(row) + "\n" for row in refund_rollouts(8)), encoding="utf-8")
+    passing = [row for row in refund_rollouts(16) if row["reward"] >= 0.5]  # SFT refuses failing rows
+    path.write_text("".join(json.dumps(row) + "\n" for row in passing), encoding="utf-8")
     return path
 
 

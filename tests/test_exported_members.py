@@ -10,12 +10,13 @@ import whileai_train as wai
 
 EXPECTED = {
     # errors
-    "ChatTemplateError", "ConfigError", "ExportRefusedError", "InputError", "LabelError",
-    "PrivilegedLeakError", "PublishGateError", "RowError", "RunError", "ToolArgumentsError", "WhileAIError",
+    "ChatTemplateError", "ConfigError", "ExportRefusedError", "InputError", "LabelError", "PrivilegedLeakError",
+    "PublishGateError", "RowError", "RunError", "ToolArgumentsError", "TrainingSelectionError", "WhileAIError",
     # rows
     "Calibration", "Message", "Row", "Step", "ToolCall", "calibration_of", "read_rows", "task_key",
     # exporters
-    "ExportReport", "ToolCallRoundtrip", "export_dataset", "export_training", "training_rows",
+    "ExportReport", "ToolCallRoundtrip", "Selection", "DroppedTasks", "export_dataset", "export_training",
+    "training_rows",
     "export_preference", "export_prompts", "to_dataset",
     # runs and callbacks
     "Run", "run", "SenderConfig", "Sink", "GPU_USD_PER_HOUR", "WhileCallback", "track",

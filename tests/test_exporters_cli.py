@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from whileai_train.cli import main
+from whileai_train.exporters.defaults import STAMP_COLUMNS
 from whileai_train.exporters.synthetic import REFUND_TOOLS, refund_rollouts
 
 
@@ -18,17 +19,25 @@ def rows_file(tmp_path: Path) -> Path:
     return path
 
 
-def test_export_sft_final_writes_trl_rows(tmp_path, rows_file, capsys):
+def test_export_sft_final_refuses_failing_rows_then_writes_them_with_check_warn(tmp_path, rows_file, capsys):
     out = tmp_path / "sft.jsonl"
     tools = tmp_path / "tools.json"
     tools.write_text(json.dumps(REFUND_TOOLS))
-    code = main(["export", str(rows_file), str(out), "--mask-mode", "final", "--tools", str(tools),
-                 "--max-tool-output-chars", "20"])
-    assert code == 0
+    command = ["export", str(rows_file), str(out), "--mask-mode", "final", "--tools", str(tools),
+               "--max-tool-output-chars", "20"]
+    failing = sum(1 for row in refund_rollouts(16) if row["reward"] < 0.5)
+    assert main(command) == 1 and not out.exists()
+    err = capsys.readouterr().err
+    assert f"{failing} of 16 rows have a failing reward" in err and "--check warn" in err
+    assert f"selection (sft, check=refuse): 16 rows to learn from: {16 - failing} passing, {failing} failing" in err
+    assert main([*command, "--check", "warn"]) == 0
     text = capsys.readouterr().out
-    assert text.startswith("export ok: 16 training rows") and "completion_only_loss=True" in text
+    assert text.startswith("export check the warnings: 16 training rows") and "completion_only_loss=True" in text
+    assert f"selection (sft, check=warn): 16 rows to learn from: {16 - failing} passing, {failing} failing" in text
     rows = [json.loads(line) for line in out.read_text().splitlines()]
-    assert len(rows) == 16 and all(set(row) == {"prompt", "completion", "prompt_text", "task", "tools"} for row in rows)
+    columns = {"prompt", "completion", "prompt_text", "task", "tools", *STAMP_COLUMNS, "tool_output_truncated",
+               "tool_output_chars_cut"}  # the cap counts: this export caps tool output
+    assert len(rows) == 16 and all(set(row) == columns for row in rows)
     assert json.loads(rows[0]["tools"]) == REFUND_TOOLS
 
 
@@ -47,7 +56,7 @@ def test_a_leak_exits_1_and_writes_nothing(tmp_path, capsys):
     source.write_text("".join(json.dumps(row) + "\n" for row in rows))
     assert main(["export", str(source), str(tmp_path / "o.jsonl")]) == 1
     assert "privileged_leak" in capsys.readouterr().err and not (tmp_path / "o.jsonl").exists()
-    assert main(["export", str(source), str(tmp_path / "o.jsonl"), "--no-validate"]) == 0
+    assert main(["export", str(source), str(tmp_path / "o.jsonl"), "--no-validate", "--check", "warn"]) == 0
 
 
 def test_unusable_input_exits_2(tmp_path, capsys):

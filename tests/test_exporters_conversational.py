@@ -48,7 +48,7 @@ def _exports(folder: Path) -> list[Path]:
     paths = []
     for name, kwargs in {"assistant": {}, "final": {"mask_mode": "final"}, "unroll": {"unroll": True}}.items():
         paths.append(folder / f"sft-{name}.jsonl")
-        wai.export_dataset(rows, paths[-1], format="trl", system_prompt="be brief", **kwargs)
+        wai.export_dataset(rows, paths[-1], format="trl", system_prompt="be brief", check="warn", **kwargs)
     paths.append(folder / "dpo.jsonl")
     wai.export_preference(list(refund_rollouts(32)), paths[-1])
     paths.append(folder / "grpo.jsonl")

@@ -8,6 +8,7 @@ the leak scan give the verdicts of the general code.
 
 from __future__ import annotations
 
+import json
 import math
 import random
 import struct
@@ -76,19 +77,35 @@ def _odd_rows() -> list[dict]:
     rows[12]["steps"][0]["arguments"] = {"big": 2 ** 80}
     rows[13]["steps"][0]["arguments"] = '{"a": 2.0e20, "b": 1e-7}'
     rows[14]["steps"][0]["result"] = {"k": 1e-9, "u": "ü"}
+    # carried stamps: exponent floats, big integers, a text subclass, non-text keys (carried_plain's verdicts)
+    rows[0]["team"] = "refunds"
+    rows[15]["markers"] = {"m": 1e-7, "n": None}
+    rows[16]["reward"] = 2.5e-5
+    rows[17]["team"] = _Text("desk")
+    rows[18]["lineage"] = {1: "x", "y": [1e20]}
+    rows[19]["markers"] = {"big": 2 ** 80}
+    rows[20]["calibration"] = {"task_id": "refund-5", "n": 4, "pass_rate": 0.1, "pass_rate_ci95": (0.01, 0.4)}
     return rows
+
+
+class _Text(str):
+    pass
 
 
 @pytest.mark.parametrize("options", [{}, {"mask_mode": "final"}, {"unroll": True}, {"max_tool_output_chars": 10},
                                      {"system_prompt": "Be brief."}])
 def test_trl_file_is_the_json_encoding_of_training_rows(tmp_path: Path, options):
     rows = _odd_rows()
-    out, report = wai.training_rows(rows, format="trl", **options)
-    written = wai.export_dataset(rows, tmp_path / "x.jsonl", format="trl", **options)
+    out, report = wai.training_rows(rows, format="trl", check="warn", **options)
+    written = wai.export_dataset(rows, tmp_path / "x.jsonl", format="trl", check="warn", **options)
     expected = "".join(dumps(row) + "\n" for row in out)
     assert (tmp_path / "x.jsonl").read_text(encoding="utf-8") == expected
     assert written.model_dump(exclude={"path"}) == report.model_dump(exclude={"path"})
     assert report.tool_call_roundtrip.invalid == 2  # the tuple and the int key
+    written_rows = [json.loads(line) for line in expected.splitlines()]
+    assert {"m": 1e-7, "n": None} in [row["markers"] for row in written_rows]
+    assert {"1": "x", "y": [1e20]} in [row["lineage"] for row in written_rows]
+    assert {row["team"] for row in written_rows} == {"refunds", "desk", None}
 
 
 def test_argument_verdicts():

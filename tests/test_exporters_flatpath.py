@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import whileai_train as wai
-from whileai_train.exporters import shape, training
+from whileai_train.exporters import shape
 from whileai_train.exporters.leaks import agent_said, quotes_privileged
 from whileai_train.exporters.synthetic import REFUND_TOOLS, refund_rollouts
 
@@ -24,7 +24,6 @@ def general(monkeypatch):
     """Run the block with the flat walk switched off (every row through the general path)."""
     def use_general() -> Any:
         monkeypatch.setattr(shape, "flat_walk", lambda *args, **kwargs: None)
-        monkeypatch.setattr(training, "flat_walk", lambda *args, **kwargs: None)
     return use_general
 
 
@@ -65,6 +64,10 @@ def _varied_rows(n: int) -> list[dict[str, Any]]:
             steps.append(step)
         row["steps"] = steps
         row["final_text"] = rng.choice([row["final_text"], None, "", "Internal Risk  Code RC-0001 it is"])
+        if i % 5 == 1:  # steps that end with the agent's reply, and a final_text repeating it or not
+            reply = rng.choice(["Refunded.", "on it", ""])
+            steps.append({"text": reply})
+            row["final_text"] = rng.choice([reply, reply, "Refund failed.", None])
         if rng.random() < 0.2:
             row["tools"] = rng.choice([REFUND_TOOLS, [], None])
         if rng.random() < 0.1:
@@ -126,12 +129,39 @@ def test_flat_walk_shapes_as_the_general_path(options, general):
                                      {"system_prompt": "Be brief.", "tools": REFUND_TOOLS}])
 def test_flat_walk_exports_as_the_general_path(tmp_path, options, general):
     rows = [row for index, row in enumerate(_varied_rows(400)) if not isinstance(_shape_all([row], {})[0][0], str)]
-    written = wai.export_dataset(rows, tmp_path / "fast.jsonl", format="trl", validate=False, **options)
+    written = wai.export_dataset(rows, tmp_path / "fast.jsonl", format="trl", validate=False, check="warn", **options)
     general()
-    again = wai.export_dataset(rows, tmp_path / "general.jsonl", format="trl", validate=False, **options)
+    again = wai.export_dataset(rows, tmp_path / "general.jsonl", format="trl", validate=False, check="warn",
+                               **options)
     assert (tmp_path / "fast.jsonl").read_bytes() == (tmp_path / "general.jsonl").read_bytes()
     assert written.model_dump(exclude={"path"}) == again.model_dump(exclude={"path"})
     assert written.privileged_leaks and written.tool_call_roundtrip.invalid
+    assert written.final_text_repeated and written.final_text_differs and written.selection.failing
+
+
+def test_flat_walk_gives_the_general_path_in_every_exporter(tmp_path, general):
+    """OpenAI SFT rows, preference pairs and GRPO prompts: the same rows and reports from both walks."""
+    from whileai_train.exporters.preference import preference_rows
+    from whileai_train.exporters.prompts import prompt_rows
+
+    rows = [row for index, row in enumerate(_varied_rows(400)) if not isinstance(_shape_all([row], {})[0][0], str)]
+
+    def everything() -> list[Any]:
+        results = []
+        for options in ({}, {"unroll": True}, {"mask_mode": "final", "max_tool_output_chars": 8}):
+            out, report = wai.training_rows(rows, validate=False, check="warn", **options)
+            results.append((out, report.model_dump()))
+        out, report = preference_rows(rows, validate=False)
+        results.append((out, report.model_dump()))
+        out, report = prompt_rows(rows, system_prompt="S")
+        results.append((out, report.model_dump()))
+        return results
+
+    fast = everything()
+    general()
+    assert everything() == fast
+    assert fast[0][1]["final_text_repeated"] and fast[0][1]["final_text_differs"]
+    assert fast[3][1]["selection"]["tasks_used"]
 
 
 def test_leak_screen_reads_what_the_full_scan_reads():

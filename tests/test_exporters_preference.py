@@ -10,6 +10,7 @@ import pytest
 
 import whileai_train as wai
 from whileai_train.errors import ConfigError, ExportRefusedError, PrivilegedLeakError
+from whileai_train.exporters.defaults import STAMP_COLUMNS
 from whileai_train.exporters.synthetic import refund_rollouts
 
 
@@ -119,7 +120,9 @@ def test_openai_preference_shape_has_json_string_arguments(work):
     pair = {"chosen": _side("a", "A1", "done"), "rejected": _side("a", "B2", "x")}
     wai.export_preference([pair], work / "o.jsonl", format="openai")
     (row,) = [json.loads(line) for line in (work / "o.jsonl").read_text().splitlines()]
-    assert set(row) == {"input", "preferred_output", "non_preferred_output"}
+    side_stamps = [key for key in STAMP_COLUMNS if key not in ("scenario_id", "task_id", "calibration")]
+    assert set(row) == {"input", "preferred_output", "non_preferred_output", "scenario_id", "task_id", "calibration",
+                        *(f"{side}_{key}" for side in ("chosen", "rejected") for key in side_stamps)}
     arguments = row["preferred_output"][0]["tool_calls"][0]["function"]["arguments"]
     assert json.loads(arguments) == {"order_id": "A1"}
 
@@ -146,7 +149,9 @@ def test_prompts_stop_before_the_first_agent_turn_and_carry_columns(work):
     out = [json.loads(line) for line in (work / "p.jsonl").read_text().splitlines()]
     assert report.n_written == 2 and report.dropped == {"duplicate_prompt": 6}
     for row in out:
-        assert set(row) == {"prompt", "task", "task_id", "scenario_id", "privileged"}
+        assert set(row) == {"prompt", "task", "calibration", "k", "passes", "fails", "task_id", "scenario_id",
+                            "privileged", "reference", "gold"}
+        assert (row["k"], row["passes"] + row["fails"], row["calibration"]) == (4, 4, None)
         assert [m["role"] for m in row["prompt"]] == ["system", "user"]
         assert row["privileged"]["fraud_note"].startswith("internal risk code")
 
@@ -160,7 +165,8 @@ def test_reserved_or_string_columns_are_config_errors(bad):
 def test_prompt_columns_have_one_shape_with_nulls_for_missing_keys():
     rows = [{"prompt": "a", "task_id": "t1"}, {"prompt": "b", "scenario_id": "s2", "weight": 2}]
     out, _report = _prompt_rows(rows, columns=["task_id", "scenario_id", "weight"])
-    assert [set(r) for r in out] == [{"prompt", "task", "task_id", "scenario_id", "weight"}] * 2
+    assert [set(r) for r in out] == [{"prompt", "task", "calibration", "k", "passes", "fails", "task_id",
+                                      "scenario_id", "weight"}] * 2
     assert out[0]["weight"] is None and out[1]["task"] == "s2"
 
 

@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import whileai_train as wai
 from whileai_train.errors import ChatTemplateError, ConfigError, ExportRefusedError, PrivilegedLeakError
 from whileai_train.exporters.synthetic import REFUND_TOOLS, marked_rollout, refund_rollouts
+
+
+def _demonstrations(n: int, **kwargs: Any) -> Iterator[dict[str, Any]]:
+    """Generated rollouts graded as passes: these tests are about the rows' shape, not the train-step check."""
+    return (dict(row, reward=1.0) for row in refund_rollouts(n, **kwargs))
 
 
 @pytest.fixture()
@@ -30,7 +37,7 @@ def test_export_training_is_the_same_function_object():
 
 def test_training_rows_writes_nothing_and_matches_the_file(work, monkeypatch):
     monkeypatch.chdir(work)
-    rows = list(refund_rollouts(6))
+    rows = list(_demonstrations(6))
     out, report = wai.training_rows(rows, format="trl")
     assert list(work.iterdir()) == []
     assert report.path is None and report.n_written == len(out) == 6
@@ -41,7 +48,7 @@ def test_training_rows_writes_nothing_and_matches_the_file(work, monkeypatch):
 
 def test_default_path_is_in_the_current_directory(work, monkeypatch):
     monkeypatch.chdir(work)
-    report = wai.export_dataset(list(refund_rollouts(2)), format="trl", mask_mode="final")
+    report = wai.export_dataset(list(_demonstrations(2)), format="trl", mask_mode="final")
     assert Path(report.path) == work / "export-trl-final.jsonl" and Path(report.path).exists()
 
 
@@ -161,7 +168,7 @@ def test_a_reply_to_a_trailing_user_step_is_kept():
 
 
 def test_tokenizer_chooses_dict_for_qwen_and_checks_every_call(tiny_tokenizer):
-    _out, report = wai.training_rows(list(refund_rollouts(4)), format="trl", tokenizer=tiny_tokenizer)
+    _out, report = wai.training_rows(list(_demonstrations(4)), format="trl", tokenizer=tiny_tokenizer)
     rt = report.tool_call_roundtrip
     assert (rt.encoding, rt.rendered, rt.checked, rt.invalid) == ("dict", True, 8, 0)
     assert report.max_length == 1024 and report.too_long == 0
@@ -186,7 +193,7 @@ def test_template_without_tool_calls_is_a_typed_error(tiny_tokenizer):
 
 
 def test_rows_longer_than_max_length_are_counted(tiny_tokenizer):
-    _out, report = wai.training_rows(list(refund_rollouts(3)), format="trl", tokenizer=tiny_tokenizer, max_length=30)
+    _out, report = wai.training_rows(list(_demonstrations(3)), format="trl", tokenizer=tiny_tokenizer, max_length=30)
     assert report.too_long == 3 and report.max_length == 30
     assert any("max_length=30" in w for w in report.warnings)
     assert report.trainer_config == {"assistant_only_loss": True, "max_length": 30}
@@ -196,7 +203,7 @@ def test_rows_longer_than_max_length_are_counted(tiny_tokenizer):
 
 
 def _leaky() -> list[dict]:
-    rows = list(refund_rollouts(4))
+    rows = list(_demonstrations(4))
     rows[2] = dict(rows[2], final_text="Done. Internal risk code RC-0000 noted.")
     return rows
 
@@ -212,7 +219,7 @@ def test_a_reply_quoting_its_privileged_context_is_refused_naming_the_row(work):
 
 
 def test_a_value_the_agent_was_shown_is_not_a_leak():
-    row = dict(refund_rollouts(1).__next__(), final_text="Your note says internal risk code RC-0000.")
+    row = dict(_demonstrations(1).__next__(), final_text="Your note says internal risk code RC-0000.")
     row["steps"] = [dict(row["steps"][0], result="internal risk code RC-0000")] + row["steps"][1:]
     _out, report = wai.training_rows([row], format="trl")
     assert report.privileged_leaks == []
@@ -223,9 +230,9 @@ def test_a_value_the_agent_was_shown_is_not_a_leak():
 
 def test_streams_from_an_iterator_and_a_jsonl_path(work):
     source = work / "rows.jsonl"
-    source.write_text("".join(json.dumps(r) + "\n" for r in refund_rollouts(5)))
+    source.write_text("".join(json.dumps(r) + "\n" for r in _demonstrations(5)))
     from_path = wai.export_dataset(source, work / "a.jsonl", format="trl")
-    from_iter = wai.export_dataset(refund_rollouts(5), work / "b.jsonl", format="trl")
+    from_iter = wai.export_dataset(_demonstrations(5), work / "b.jsonl", format="trl")
     assert from_path.n_written == from_iter.n_written == 5
     assert (work / "a.jsonl").read_text() == (work / "b.jsonl").read_text()
 
@@ -236,16 +243,16 @@ def test_streams_from_an_iterator_and_a_jsonl_path(work):
 ])
 def test_arguments_that_cannot_work_raise_config_error_before_reading(work, kwargs):
     with pytest.raises(ConfigError):
-        wai.export_dataset(refund_rollouts(2), work / "x.jsonl", **kwargs)
+        wai.export_dataset(_demonstrations(2), work / "x.jsonl", **kwargs)
     assert list(work.iterdir()) == []
 
 
 def test_report_reads_verdict_first(work):
-    report = wai.export_dataset(list(refund_rollouts(3)) + [{"prompt": "x"}], work / "r.jsonl", format="trl")
+    report = wai.export_dataset(list(_demonstrations(3)) + [{"prompt": "x"}], work / "r.jsonl", format="trl")
     text = str(report)
     assert text.splitlines()[0].startswith("export check the warnings: 3 training rows from 4 input rows")
     assert "no_assistant_turn 1" in text and "assistant_only_loss=True" in text
-    clean = wai.export_dataset(list(refund_rollouts(3)), work / "c.jsonl", format="trl")
+    clean = wai.export_dataset(list(_demonstrations(3)), work / "c.jsonl", format="trl")
     assert str(clean).startswith("export ok: 3 training rows") and clean.ok
     assert set(report.model_dump()) >= {"n", "format", "mask_mode", "unrolled", "trained_messages",
                                         "masked_messages", "tool_output_truncated", "tool_output_chars_cut",

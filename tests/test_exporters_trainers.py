@@ -38,13 +38,17 @@ def _common(tmp_path: Path, batch: int) -> dict[str, Any]:
             "seed": 0}
 
 
-def _sft_batch(model: Any, tokenizer: Any, dataset: Any, tmp_path: Path, batch: int, **config: Any) -> Any:
+def _sft_batch(model: Any, tokenizer: Any, dataset: Any, tmp_path: Path, batch: int, *, stamps: tuple[str, ...] = (),
+               **config: Any) -> Any:
+    """Decode the trained spans of the trainer's first batch, then train 2 steps. `stamps`: columns the trainer's
+    prepared data set still holds and its batch does not (remove_unused_columns drops them)."""
     from trl import SFTConfig, SFTTrainer
 
     trainer = SFTTrainer(model=model, args=SFTConfig(**_common(tmp_path, batch), **config), train_dataset=dataset,
                          processing_class=tokenizer)
     examples = []
     inputs = next(iter(trainer.get_train_dataloader()))
+    assert set(stamps) <= set(trainer.train_dataset.column_names) and not set(stamps) & set(inputs)
     for ids, labels in zip(inputs["input_ids"].tolist(), inputs["labels"].tolist()):
         text = tokenizer.decode([i for i in ids if i != tokenizer.pad_token_id])
         spans = trained_spans(tokenizer, ids, [label != -100 for label in labels])
@@ -135,7 +139,7 @@ def _pair(task: int) -> dict[str, Any]:
              "function": {"name": "refund", "arguments": json_args(order, tag)}}]},
             {"role": "tool", "tool_call_id": f"{call_prefix}2", "content": result},
             {"role": "assistant", "content": reply},
-        ], "task_id": f"t{task}"}
+        ], "task_id": f"t{task}", "calibration": {"task_id": f"t{task}", "n": 8, "pass_rate": 0.5 + task / 8}}
 
     return {"chosen": side("CHOSEN-MARK", "call_", "TOOL-MARK-3 ok", "AGENT-3 done"),
             "rejected": side("REJECTED-MARK", "other_", "TOOL-MARK-4 error", "AGENT-3 sorry")}
@@ -156,8 +160,11 @@ def test_dpo_pairs_score_only_the_diverging_agent_turn(tmp_path, tiny_model, tin
     path = tmp_path / "dpo.jsonl"
     report = wai.export_preference([_pair(0), _pair(1)], path, format="trl", tokenizer=tiny_tokenizer)
     assert report.n_written == 2 and report.trl_turns_cut == 2
+    dataset = _load(path, how)
+    # the stamps ride along as columns DPOTrainer does not read (it drops them before the batch)
+    assert [stamp["pass_rate"] for stamp in dataset["calibration"]] == [0.5, 0.625]
     trainer = DPOTrainer(model=tiny_model, ref_model=build_tiny_model(tiny_tokenizer),
-                         args=DPOConfig(**_common(tmp_path, 2)), train_dataset=_load(path, how),
+                         args=DPOConfig(**_common(tmp_path, 2)), train_dataset=dataset,
                          processing_class=tiny_tokenizer)
     inputs = next(iter(trainer.get_train_dataloader()))
     marks = []
@@ -242,7 +249,7 @@ def test_rows_trl_would_drop_after_truncation_are_counted_exactly(tmp_path, tiny
     from whileai_train.exporters.synthetic import refund_rollouts
 
     rows = list(refund_rollouts(12, seed=5))  # some with a user turn: prompts of different lengths
-    out, _ = wai.training_rows(rows, format="trl", mask_mode="final")
+    out, _ = wai.training_rows(rows, format="trl", mask_mode="final", check="warn")  # half of them fail
     prompt_tokens = [len(tiny_tokenizer(tiny_tokenizer.apply_chat_template(row["prompt"], tokenize=False,
                                                                          add_generation_prompt=True),
                                         add_special_tokens=False)["input_ids"]) for row in out]
@@ -250,7 +257,7 @@ def test_rows_trl_would_drop_after_truncation_are_counted_exactly(tmp_path, tiny
     assert min(prompt_tokens) < max_length <= max(prompt_tokens)
     path = tmp_path / "final.jsonl"
     report = wai.export_dataset(rows, path, format="trl", mask_mode="final", tokenizer=tiny_tokenizer,
-                                max_length=max_length)
+                                max_length=max_length, check="warn")
     assert 0 < report.too_long_untrained < report.n_written
     trainer = SFTTrainer(model=tiny_model, args=SFTConfig(**_common(tmp_path, 2), max_length=max_length),
                          processing_class=tiny_tokenizer, train_dataset=_load(path, "json"))
@@ -281,3 +288,90 @@ def test_pairs_dpo_would_drop_for_a_long_prompt_are_counted_exactly(tmp_path, ti
                          args=DPOConfig(**_common(tmp_path, 2), max_length=max_length),
                          train_dataset=_load(path, "json"), processing_class=tiny_tokenizer)
     assert len(trainer.train_dataset) == report.n_written - report.too_long_untrained
+
+
+# --- what the trainer learns from: the final reply, the stamps, the train-step check ------------------------
+
+
+def _calibration(task: int) -> dict[str, Any]:
+    return {"task_id": f"marked-{task}", "student": "tiny", "n": 8, "pass_rate": task / 8, "pass_rate_ci95": None,
+            "mean_kl": None}
+
+
+@pytest.mark.parametrize("how", ["json", "to_dataset"])
+def test_sft_trains_a_repeated_final_reply_once_refuses_failing_rows_then_trains_them_on_purpose(
+        tmp_path, tiny_model, tiny_tokenizer, how):
+    from whileai_train.errors import TrainingSelectionError
+
+    repeated = dict(marked_rollout(0), calibration=_calibration(1))  # steps end with the reply final_text repeats
+    repeated["steps"].append({"text": "AGENT-3 refunded A100"})
+    differing = dict(marked_rollout(1), calibration=_calibration(2))  # final_text contradicts the last step
+    differing["steps"].append({"text": "AGENT-3 refunded A101"})
+    differing["final_text"] = "AGENT-4 refund failed for A101"
+    failing = dict(marked_rollout(2), reward=0.0, calibration=_calibration(3))
+    rows = [repeated, differing, failing]
+    path = tmp_path / "sft.jsonl"
+    with pytest.raises(TrainingSelectionError, match="1 of 3 rows have a failing reward") as caught:
+        wai.export_dataset(rows, path, format="trl", tokenizer=tiny_tokenizer, max_tool_output_chars=200)
+    assert caught.value.tasks == {"marked-2": 1} and not path.exists()
+    report = wai.export_dataset(rows, path, format="trl", tokenizer=tiny_tokenizer, max_tool_output_chars=200,
+                                check="warn")
+    assert (report.final_text_repeated, report.final_text_differs, report.selection.failing) == (1, 1, 1)
+    dataset = _load(path, how)
+    assert [stamp["pass_rate"] for stamp in dataset["calibration"]] == [0.125, 0.25, 0.375]
+    assert dataset["reward"] == [1.0, 1.0, 0.0] and dataset["task_id"] == ["marked-0", "marked-1", "marked-2"]
+    examples = _sft_batch(tiny_model, tiny_tokenizer, dataset, tmp_path, 3, assistant_only_loss=True,
+                          stamps=("calibration", "reward", "task_id", "markers", "tool_output_chars_cut"))
+    trained = {order: "\n".join(spans) for order, _text, spans in examples}
+    texts = {order: text for order, text, _spans in examples}
+    assert texts["A100"].count("AGENT-3 refunded A100") == 1 and trained["A100"].count("AGENT-3") == 1
+    assert "AGENT-3 refunded A101" in trained["A101"] and "AGENT-4 refund failed" in trained["A101"]
+    assert "AGENT-3 refunded A102" in trained["A102"]  # the failing row, trained because check="warn" said so
+    for _order, text, spans in examples:
+        _check_spans(text, spans)  # nothing but agent turns trained, in every row
+
+
+def test_unroll_trains_a_repeated_final_reply_in_one_sample(tmp_path, tiny_model, tiny_tokenizer):
+    repeated = marked_rollout(0)
+    repeated["steps"].append({"text": "AGENT-3 refunded A100"})
+    path = tmp_path / "unroll.jsonl"
+    report = wai.export_dataset([repeated], path, format="trl", unroll=True, tokenizer=tiny_tokenizer)
+    assert report.n_written == 3 and report.final_text_repeated == 1
+    examples = _sft_batch(tiny_model, tiny_tokenizer, _load(path, "json"), tmp_path, 3)
+    assert sorted(agent for _order, text, spans in examples for agent in _check_spans(text, spans)) == [
+        "AGENT-1", "AGENT-2", "AGENT-3"]
+
+
+@pytest.mark.parametrize("how", ["json", "to_dataset"])
+def test_grpo_reward_functions_receive_calibration_and_the_group(tmp_path, tiny_model, tiny_tokenizer, how):
+    from trl import GRPOConfig, GRPOTrainer
+
+    rows = []
+    for task, rewards in ((0, [1.0, 0.0, 0.0]), (1, [1.0, 1.0])):
+        for reward in rewards:
+            rows.append(dict(marked_rollout(task), reward=reward, calibration=_calibration(3 if task == 0 else 8),
+                             reference=f"refund A10{task}"))
+    path = tmp_path / "prompts.jsonl"
+    report = wai.export_prompts(rows, path, columns=["task_id", "reference"])
+    assert report.selection.tasks_used == 1 and report.selection.tasks_given == 2
+    calls: list[dict[str, Any]] = []
+
+    def refund_reward(prompts, completions, **kwargs):
+        calls.append(kwargs)
+        return [float(len(c[0]["content"]) % 2) for c in completions]
+
+    config = GRPOConfig(**_common(tmp_path, 2), num_generations=2, max_completion_length=6)
+    trainer = GRPOTrainer(model=tiny_model, reward_funcs=refund_reward, args=config, train_dataset=_load(path, how),
+                          processing_class=tiny_tokenizer)
+    trainer.train()
+    assert trainer.state.global_step == 2 and calls
+    expected = {"marked-0": (_calibration(3), 8, 1, 2, "refund A100"), "marked-1": (_calibration(8), 8, 2, 0,
+                                                                                  "refund A101")}
+    seen = set()
+    for call in calls:
+        assert {"task", "calibration", "k", "passes", "fails", "task_id", "reference"} <= set(call)
+        for task, stamp, k, passes, fails, reference in zip(call["task"], call["calibration"], call["k"],
+                                                           call["passes"], call["fails"], call["reference"]):
+            assert (stamp, k, passes, fails, reference) == expected[task]
+            seen.add(task)
+    assert seen == {"marked-0", "marked-1"}

@@ -26,6 +26,7 @@ __all__ = [
     "DedupeReport",
     "DeltaReport",
     "DetectableEffectReport",
+    "DroppedTasks",
     "DuplicateGroup",
     "EvalPoint",
     "EvalVarianceReport",
@@ -71,6 +72,7 @@ __all__ = [
     "RunError",
     "SFTSelectionReport",
     "STAGES",
+    "Selection",
     "SenderConfig",
     "Sink",
     "Spec",
@@ -82,6 +84,7 @@ __all__ = [
     "ToolCall",
     "ToolCallRoundtrip",
     "TraceFlagReport",
+    "TrainingSelectionError",
     "Trait",
     "WhileAIError",
     "WhileCallback",
@@ -155,6 +158,7 @@ _EXPORTS: dict[str, str] = {
     "RowError": "whileai_train.errors",
     "RunError": "whileai_train.errors",
     "ToolArgumentsError": "whileai_train.errors",
+    "TrainingSelectionError": "whileai_train.errors",
     "WhileAIError": "whileai_train.errors",
     # the row contract
     "Calibration": "whileai_train.rows",
@@ -168,6 +172,8 @@ _EXPORTS: dict[str, str] = {
     # exporters
     "ExportReport": "whileai_train.exporters.report",
     "ToolCallRoundtrip": "whileai_train.exporters.report",
+    "Selection": "whileai_train.exporters.report",
+    "DroppedTasks": "whileai_train.exporters.report",
     "export_dataset": "whileai_train.exporters.training",
     "export_training": "whileai_train.exporters.training",
     "training_rows": "whileai_train.exporters.training",
@@ -302,12 +308,13 @@ if TYPE_CHECKING:
         RowError,
         RunError,
         ToolArgumentsError,
+        TrainingSelectionError,
         WhileAIError,
     )
     from whileai_train.exporters.dataset import to_dataset
     from whileai_train.exporters.preference import export_preference
     from whileai_train.exporters.prompts import export_prompts
-    from whileai_train.exporters.report import ExportReport, ToolCallRoundtrip
+    from whileai_train.exporters.report import DroppedTasks, ExportReport, Selection, ToolCallRoundtrip
     from whileai_train.exporters.training import export_dataset, export_training, training_rows
     from whileai_train.gates.decontaminate import DecontaminateReport, decontaminate
     from whileai_train.gates.hack_scan import FeatureScore, HackScanReport, hack_scan

@@ -7,7 +7,8 @@
     │       └── ToolArgumentsError    a tool call's arguments are not a JSON object
     ├── ChatTemplateError (ValueError)  the tokenizer's chat template cannot render what the export needs
     ├── ExportRefusedError            an export would train something it must not; nothing was written
-    │   └── PrivilegedLeakError       a reply quotes its own privileged context (.rows names them)
+    │   ├── PrivilegedLeakError       a reply quotes its own privileged context (.rows names them)
+    │   └── TrainingSelectionError    SFT rows with a failing reward, refused (.tasks, .selection)
     ├── LabelError (ValueError)       attach_labels: keys name no row, or one key names two rows
     ├── PublishGateError              publish_gate refuses the set (ungraded, no mixed group, ...)
     └── RunError                      a run cannot be opened as asked (bad url, bad key format, ...)
@@ -36,6 +37,7 @@ __all__ = [
     "RunError",
     "RunFinishedError",
     "ToolArgumentsError",
+    "TrainingSelectionError",
     "WhileAIError",
 ]
 
@@ -87,6 +89,19 @@ class ExportRefusedError(WhileAIError):
 
 class PrivilegedLeakError(ExportRefusedError):
     """A reply quotes its own privileged context (privileged_leak); `rows` names them."""
+
+
+class TrainingSelectionError(ExportRefusedError):
+    """The train-step check refuses an SFT set with failing rows: SFT imitates every row, so a failing
+    rollout would be trained as an example to follow. `rows` are their indices, `tasks` maps each of their
+    tasks to its failing rows, `selection` is the export report's selection block. Fix: select the passes,
+    or pass check="warn" to train on them on purpose."""
+
+    def __init__(self, message: str, rows: Sequence[int] = (), tasks: dict[str, int] | None = None,
+                 selection: object | None = None) -> None:
+        self.tasks = dict(tasks or {})
+        self.selection = selection
+        super().__init__(message, rows=rows)
 
 
 class LabelError(WhileAIError, ValueError):

@@ -1,9 +1,9 @@
 """`whileai-train export ROWS.jsonl OUT.jsonl [--kind sft|preference|prompts] [--format trl] ...`.
 
 Writes training rows TRL trains as meant (or the OpenAI wire rows) and prints the export report.
-Exit codes: 0 written, 1 refused (a privileged leak, nothing to train), 2 unusable input or arguments
-(binary, non-UTF-8 or broken input, or an output path that is one of the inputs). The written file's mode
-follows the umask, as any new file's does.
+Exit codes: 0 written, 1 refused (a privileged leak, failing SFT rows without --check warn, nothing to
+train), 2 unusable input or arguments (binary, non-UTF-8 or broken input, or an output path that is one of
+the inputs). The written file's mode follows the umask, as any new file's does.
 """
 
 from __future__ import annotations
@@ -43,6 +43,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "--max-length tokens with its chat template")
     parser.add_argument("--max-length", type=int, default=None, help="the trainer's max_length (default 1024)")
     parser.add_argument("--columns", nargs="+", default=None, help="prompts: row keys to carry for the reward")
+    from whileai_train.exporters.defaults import CHECKS
+
+    parser.add_argument("--check", choices=CHECKS, default=CHECKS[0],
+                        help="sft: rows with a failing reward are refused (exit 1, nothing written); warn trains "
+                             "on them on purpose and says so in the report")
     parser.add_argument("--no-validate", action="store_true",
                         help="write rows that quote their privileged context instead of refusing")
     parser.add_argument("--json", action="store_true", help="print the report as one JSON object")
@@ -117,7 +122,8 @@ def run(args: argparse.Namespace) -> int:
             report = export_dataset(args.rows, args.out, format=args.format, mask_mode=args.mask_mode,
                                     unroll=args.unroll, max_tool_output_chars=args.max_tool_output_chars,
                                     system_prompt=args.system_prompt, tools=tools, tokenizer=tokenizer,
-                                    validate=not args.no_validate, max_length=args.max_length)
+                                    validate=not args.no_validate, max_length=args.max_length,
+                                    check=args.check)
         elif args.kind == "preference":
             from whileai_train.exporters.preference import export_preference
 
@@ -131,6 +137,9 @@ def run(args: argparse.Namespace) -> int:
             report = export_prompts(args.rows, args.out, columns=args.columns, system_prompt=args.system_prompt)
     except ExportRefusedError as exc:
         print(f"export refused: {exc}", file=sys.stderr)
+        selection = getattr(exc, "selection", None)  # TrainingSelectionError: what the trainer would learn from
+        if selection is not None:
+            print("\n".join(selection.lines()), file=sys.stderr)
         return EXIT_REFUSED
     except (InputError, ConfigError, WhileAIError, OSError, json.JSONDecodeError) as exc:
         print(f"export failed: {exc}", file=sys.stderr)

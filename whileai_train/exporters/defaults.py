@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 __all__ = [
+    "CHECKS",
     "ENCODINGS",
     "FORMATS",
     "MASK_MODES",
+    "MIN_MIXED_TASKS",
     "PRIVILEGED_MIN_CHARS",
     "RESERVED_REWARD_COLUMNS",
+    "STAMP_COLUMNS",
     "TOOL_OUTPUT_MARKER",
     "TRL_MAX_LENGTH",
+    "TRL_READ_COLUMNS",
 ]
 
 # The marker appended to a capped tool message; the wording is the product text's ("Export training rows").
@@ -37,3 +41,28 @@ MASK_MODES = ("assistant", "final")
 # or a JSON string (the OpenAI wire format; DeepSeek-V3's template). docs/trl_facts.md: "Tool-call
 # function.arguments".
 ENCODINGS = ("dict", "json_string")
+
+# The train-step check's two answers (the product text, "Train a model": SFT on failing rows is refused with
+# TrainingSelectionError unless check="warn", which trains on them on purpose).
+CHECKS = ("refuse", "warn")
+
+# GRPO, DPO and RM learn only from tasks with both a pass and a fail; fewer mixed tasks than this warns with the
+# count used against the count given (the product text, "Train a model": min_mixed_tasks, 32).
+MIN_MIXED_TASKS = 32
+
+# Columns trl 1.16's SFT, DPO and GRPO trainers (and trl.data_utils) read from a data set, seen in the installed
+# trainers' code: a row key with one of these names would change what is trained, so it is never carried along
+# as an extra column (the report names the keys left out). Every other column is ignored by SFT and DPO
+# (remove_unused_columns drops it before the batch) and handed to GRPO's reward functions.
+TRL_READ_COLUMNS = frozenset({
+    "messages", "prompt", "completion", "chosen", "rejected", "text", "label", "conversations", "tools", "images",
+    "image", "chat_template_kwargs", "input_ids", "labels", "attention_mask", "assistant_masks", "completion_mask",
+    "seq_lengths", "prompt_ids", "chosen_ids", "rejected_ids", "ref_chosen_logps", "ref_rejected_logps",
+})
+
+# The stamps of the row contract (whileai_train.rows.Row, the product text's rollout row) written on every SFT
+# row, null where a row has none: every row of one export has the same columns, because load_dataset("json")
+# refuses a file whose later rows bring columns the first ones lacked (seen with datasets 5.2 past its first
+# 10 MB block).
+STAMP_COLUMNS = ("scenario_id", "task_id", "rollout_index", "reward", "calibration", "markers", "model_version",
+                 "policy_version", "finish_reason", "lineage")

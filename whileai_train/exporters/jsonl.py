@@ -16,7 +16,7 @@ _encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan
 dumps = _encoder.encode
 
 _orjson: Any
-try:  # orjson writes the same compact line ~10x faster; only used where its output is known to be identical
+try:  # orjson writes the same compact line, faster; only used where its output is known to be identical
     import orjson as _orjson
 except ImportError:  # pragma: no cover - orjson is a dependency; stay correct without it
     _orjson = None

@@ -8,6 +8,13 @@ on a side would be trained; later turns are cut and the pairs that lost some are
 
 Pairs are given (``{"chosen": row, "rejected": row}``, sides as rows or message lists), or built from the
 graded rows of each task: a passing rollout (reward >= 0.5) against a failing one, each row used once.
+
+Each pair carries its rows' stamps as extra columns (DPOTrainer drops the columns it does not read): the task's
+(``scenario_id``, ``task_id``, ``calibration``) once, from the chosen row (else the rejected one), and every other stamp per side as
+``chosen_<key>`` / ``rejected_<key>`` (``chosen_reward``, ``rejected_rollout_index``, ...), the same columns on
+every pair; with ``max_tool_output_chars``, the prompt's cap counts (``tool_output_truncated``,
+``tool_output_chars_cut``). The report's ``selection`` counts the tasks DPO learns from (both a pass and a fail) against the
+tasks given, and warns under ``min_mixed_tasks``.
 """
 
 from __future__ import annotations
@@ -16,13 +23,23 @@ from collections.abc import Mapping
 from typing import Any
 
 from whileai_train.errors import ExportRefusedError, PrivilegedLeakError, RowError
-from whileai_train.exporters.defaults import TRL_MAX_LENGTH
+from whileai_train.exporters.defaults import MIN_MIXED_TASKS, STAMP_COLUMNS, TRL_MAX_LENGTH, TRL_READ_COLUMNS
 from whileai_train.exporters.jsonl import atomic_jsonl, dumps
 from whileai_train.exporters.leaks import quotes_privileged
 from whileai_train.exporters.options import check_common, default_path
 from whileai_train.exporters.report import ExportReport
+from whileai_train.exporters.selection import (
+    check_selection_options,
+    count_rewards,
+    mixed_selection,
+    task_class,
+)
 from whileai_train.exporters.shape import (
+    CONSUMED,
+    FINAL_DIFFERS,
+    FINAL_REPEATED,
     Shaped,
+    carried_plain,
     check_arguments,
     encode_messages,
     iter_input,
@@ -59,19 +76,47 @@ def _side(pair: Mapping[str, Any], key: str, index: int) -> dict[str, Any]:
         raise RowError(index, key, f"{key} is a {type(side).__name__}",
                        f"give {key} as a row, a list of messages, or the reply text")
     row: dict[str, Any] = {"messages": head + tail}
-    for extra in ("privileged", "tools", "task_id", "scenario_id"):
-        if pair.get(extra) is not None:
-            row[extra] = pair[extra]
+    for extra, value in pair.items():  # the pair's own keys (privileged, tools, task_id, calibration ...) are the side's
+        if extra not in ("chosen", "rejected", "prompt") and value is not None:
+            row[extra] = value
     return row
 
 
 _Pair = tuple[int, int, dict[str, Any], dict[str, Any]]
 
+# Stamps of the task (the same on both sides of a pair built from rows): carried once, from the chosen row.
+_TASK_STAMPS = ("scenario_id", "task_id", "calibration")
+_WRITTEN = frozenset({"prompt_text", "task", "input", "preferred_output", "non_preferred_output",
+                      "tool_output_truncated", "tool_output_chars_cut"})
 
-def _pairs(items: list[Any], threshold: float, report: ExportReport) -> list[_Pair]:
+
+def _stamp_columns(pairs: list[_Pair], trl: bool, report: ExportReport) -> tuple[list[str], list[str]]:
+    """(task columns, per-side keys): the same columns on every pair, whatever keys each row holds."""
+    skip = CONSUMED | _WRITTEN | (TRL_READ_COLUMNS if trl else frozenset())
+    unknown: dict[str, None] = {}
+    for _chosen, _rejected, chosen_row, rejected_row in pairs:
+        for row in (chosen_row, rejected_row):
+            for key in row:
+                if key not in skip and key not in STAMP_COLUMNS:
+                    unknown[key] = None
+            if trl:
+                for key in row.keys() & (TRL_READ_COLUMNS - CONSUMED):
+                    report.columns_not_carried[key] = report.columns_not_carried.get(key, 0) + 1
+    sides = [key for key in (*STAMP_COLUMNS, *unknown) if key not in _TASK_STAMPS]
+    if trl:
+        for key in [key for key in sides if f"chosen_{key}" in TRL_READ_COLUMNS or f"rejected_{key}" in TRL_READ_COLUMNS]:
+            sides.remove(key)
+            report.columns_not_carried[key] = report.columns_not_carried.get(key, 0) + 1
+    return list(_TASK_STAMPS), sides
+
+
+def _pairs(items: list[Any], threshold: float, report: ExportReport,
+           classes: dict[str, str]) -> list[_Pair]:
     """(chosen index, rejected index, chosen row, rejected row): given pairs, or pass vs fail within each task.
 
-    In the rows case every row is read (a bad row is bad input even when it would not be paired).
+    In the rows case every row is read (a bad row is bad input even when it would not be paired). `classes`
+    gets each task given: its task_class (pairs built from rows), or "no_usable_pair" (given pairs) until a
+    pair of the task is written.
     """
     is_pair = [isinstance(item, Mapping) and "chosen" in item and "rejected" in item for item in items]
     if any(is_pair):
@@ -79,18 +124,26 @@ def _pairs(items: list[Any], threshold: float, report: ExportReport) -> list[_Pa
             index = is_pair.index(False)
             raise RowError(index, "chosen", "this item is not a pair while others are",
                            "pass either pairs ({chosen, rejected}) or graded rows, not both")
-        return [(i, i, _side(item, "chosen", i), _side(item, "rejected", i)) for i, item in enumerate(items)]
+        given = [(i, i, _side(item, "chosen", i), _side(item, "rejected", i)) for i, item in enumerate(items)]
+        for given_pair in given:
+            classes[task_key(given_pair[2])] = "no_usable_pair"
+        return given
     tasks: dict[str, tuple[list[int], list[int]]] = {}
     for index, row in enumerate(items):
         if not isinstance(row, Mapping):
             raise RowError(index, None, f"row is a {type(row).__name__}, not an object", "pass rows as dicts")
         conversation(row, index)
         reward = reward_of(row, index)
+        key = task_key(row)
         if reward is None:
             report.drop("ungraded")
+            classes.setdefault(key, "ungraded")
             continue
-        passes, fails = tasks.setdefault(task_key(row), ([], []))
+        passes, fails = tasks.setdefault(key, ([], []))
         (passes if reward >= threshold else fails).append(index)
+    for key, (passes, fails) in tasks.items():
+        kind = task_class(len(passes), len(fails))
+        classes[key] = "no_usable_pair" if kind == "mixed" else kind  # "mixed" once one of its pairs is written
     pairs = []
     for passes, fails in tasks.values():
         if not passes or not fails:
@@ -114,11 +167,12 @@ def _divergence(chosen: Shaped, rejected: Shaped) -> int:
 
 def preference_rows(pairs_or_rows: Any, *, format: str = "trl", max_tool_output_chars: int | None = None,
                     system_prompt: str | None = None, tools: list[Any] | None = None, tokenizer: Any = None,
-                    validate: bool = True, max_length: int | None = None,
-                    threshold: float = PASS_THRESHOLD) -> tuple[list[dict[str, Any]], ExportReport]:
+                    validate: bool = True, max_length: int | None = None, threshold: float = PASS_THRESHOLD,
+                    min_mixed_tasks: int = MIN_MIXED_TASKS) -> tuple[list[dict[str, Any]], ExportReport]:
     """The pairs `export_preference` would write, and its report; writes nothing."""
     check_common(format=format, max_tool_output_chars=max_tool_output_chars, system_prompt=system_prompt,
                  tools=tools, max_length=max_length)
+    check_selection_options(min_mixed_tasks=min_mixed_tasks, threshold=threshold)
     template = TemplateCheck(tokenizer, max_length or TRL_MAX_LENGTH) if tokenizer is not None else None
     encoding = "json_string" if format == "openai" else (template.encoding if template else "dict")
     report = ExportReport(kind="preference", format=format)  # type: ignore[arg-type]  # checked above
@@ -129,10 +183,18 @@ def preference_rows(pairs_or_rows: Any, *, format: str = "trl", max_tool_output_
     items = list(iter_input(pairs_or_rows))
     report.n = len(items)
     out: list[dict[str, Any]] = []
-    for source, other, chosen_row, rejected_row in _pairs(items, threshold, report):
+    classes: dict[str, str] = {}
+    pairs = _pairs(items, threshold, report, classes)
+    task_columns, side_columns = _stamp_columns(pairs, format == "trl", report)
+    rewards: list[float | None] = []
+    for source, other, chosen_row, rejected_row in pairs:
         sides = [shape_row(row, index, system_prompt=system_prompt, max_tool_output_chars=max_tool_output_chars,
                            tools=tools) for row, index in ((chosen_row, source), (rejected_row, other))]
         chosen, rejected = sides
+        for side in sides:
+            for note in (FINAL_REPEATED, FINAL_DIFFERS):
+                if note in side.notes:
+                    setattr(report, note, getattr(report, note) + 1)
         at = _divergence(chosen, rejected)
         if at >= min(len(chosen.messages), len(rejected.messages)):
             report.drop("no_divergence")
@@ -157,6 +219,13 @@ def preference_rows(pairs_or_rows: Any, *, format: str = "trl", max_tool_output_
         capped = [cut for position, cut in chosen.capped.items() if position < at]
         report.tool_output_truncated += len(capped)
         report.tool_output_chars_cut += sum(capped)
+        stamps = {key: chosen_row.get(key, rejected_row.get(key)) for key in task_columns}
+        for prefix, side_row in (("chosen_", chosen_row), ("rejected_", rejected_row)):
+            for key in side_columns:
+                stamps[prefix + key] = side_row.get(key)
+        carried_plain(stamps, source)  # a stamp JSON cannot write is bad input, named here
+        if max_tool_output_chars is not None:
+            stamps["tool_output_truncated"], stamps["tool_output_chars_cut"] = len(capped), sum(capped)
         prompt = encode_messages(chosen.messages[:at], encoding)
         good = encode_messages([chosen.messages[at]], encoding)
         bad = encode_messages([rejected.messages[at]], encoding)
@@ -173,13 +242,16 @@ def preference_rows(pairs_or_rows: Any, *, format: str = "trl", max_tool_output_
         report.masked_messages += len(prompt)
         if format == "openai":
             row: dict[str, Any] = {"input": {"messages": prompt}, "preferred_output": good,
-                                   "non_preferred_output": bad}
+                                   "non_preferred_output": bad, **stamps}
             if chosen.tools is not None:
                 row["input"]["tools"] = chosen.tools
         else:
             row = {"prompt": prompt, "chosen": good, "rejected": bad, "prompt_text": chosen.ask,
-                   "task": task_key(chosen_row), "tools": dumps(chosen.tools) if chosen.tools is not None else None}
+                   "task": task_key(chosen_row), "tools": dumps(chosen.tools) if chosen.tools is not None else None,
+                   **stamps}
         out.append(row)
+        classes[task_key(chosen_row)] = "mixed"
+        rewards.extend((reward_of(chosen_row, source), reward_of(rejected_row, other)))
     report.n_written = len(out)
     leaks = report.privileged_leaks
     if leaks and validate:
@@ -196,6 +268,15 @@ def preference_rows(pairs_or_rows: Any, *, format: str = "trl", max_tool_output_
                                f"DPOTrainer drops the {report.too_long_untrained} pairs whose prompt alone fills it")
     if report.privileged_leaks and not validate:
         report.warnings.append(f"{len(leaks)} pairs quote privileged context and were written (validate=False)")
+    if report.final_text_differs:
+        report.warnings.append(f"{report.final_text_differs} sides' final_text differs from the agent reply their "
+                               "steps end with: both turns were kept")
+    if report.columns_not_carried:
+        keys = ", ".join(f"{key} ({count})" for key, count in sorted(report.columns_not_carried.items()))
+        report.warnings.append(f"row keys TRL reads as data were not carried as columns: {keys}")
+    passing, failing, ungraded = count_rewards(rewards, threshold)
+    mixed_selection(report, "dpo", classes, passing=passing, failing=failing, ungraded=ungraded,
+                    min_mixed_tasks=min_mixed_tasks, threshold=threshold)
     if format == "trl" and report.max_length is not None:
         report.trainer_config = {"max_length": report.max_length}
     return out, report
@@ -204,16 +285,18 @@ def preference_rows(pairs_or_rows: Any, *, format: str = "trl", max_tool_output_
 def export_preference(pairs_or_rows: Any, path: Any = None, *, format: str = "trl",
                       max_tool_output_chars: int | None = None, system_prompt: str | None = None,
                       tools: list[Any] | None = None, tokenizer: Any = None, validate: bool = True,
-                      max_length: int | None = None, threshold: float = PASS_THRESHOLD) -> ExportReport:
+                      max_length: int | None = None, threshold: float = PASS_THRESHOLD,
+                      min_mixed_tasks: int = MIN_MIXED_TASKS) -> ExportReport:
     """Write one-turn preference pairs as JSONL (temp name, then rename) and return the report.
 
     ``format="trl"``: conversational ``prompt``/``chosen``/``rejected`` for DPOTrainer.
     ``format="openai"``: ``input.messages``/``preferred_output``/``non_preferred_output`` (arguments as JSON
-    strings). `path` defaults to ``preference-<format>.jsonl`` in the current directory.
+    strings). `path` defaults to ``preference-<format>.jsonl`` in the current directory. Fewer tasks with both
+    a pass and a fail than `min_mixed_tasks` (32, the product text's) warns; nothing is refused for it.
     """
     rows, report = preference_rows(pairs_or_rows, format=format, max_tool_output_chars=max_tool_output_chars,
                                    system_prompt=system_prompt, tools=tools, tokenizer=tokenizer, validate=validate,
-                                   max_length=max_length, threshold=threshold)
+                                   max_length=max_length, threshold=threshold, min_mixed_tasks=min_mixed_tasks)
     if not rows:
         raise ExportRefusedError(f"no preference pair to write (dropped: {report.dropped}); nothing was written. "
                                  "Fix: give each task at least one passing and one failing graded rollout", rows=[])

@@ -6,7 +6,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-__all__ = ["ExportReport", "ToolCallRoundtrip"]
+from whileai_train.tables.defaults import PASS_THRESHOLD
+
+__all__ = ["DroppedTasks", "ExportReport", "Selection", "ToolCallRoundtrip"]
 
 
 class ToolCallRoundtrip(BaseModel):
@@ -16,6 +18,57 @@ class ToolCallRoundtrip(BaseModel):
     invalid: int = 0
     encoding: Literal["dict", "json_string"] = "dict"
     rendered: bool = False  # True when checked against the tokenizer's chat template, not only by JSON
+
+
+class DroppedTasks(BaseModel):
+    """One class of tasks the trainer will not learn from, and why."""
+
+    kind: Literal["all_pass", "all_fail", "ungraded", "no_usable_pair"]
+    tasks: int
+    reason: str
+
+
+class Selection(BaseModel):
+    """What the trainer will learn from: the product text's train-step check, on what this export wrote.
+
+    SFT (`method="sft"`) imitates every written row: rows with a reward below the pass threshold are failing
+    and refused unless `check="warn"`; rows with no reward are demonstrations (the usual SFT input) and pass,
+    counted as `ungraded`. DPO and GRPO learn only from tasks with both a pass and a fail (`mixed`): fewer
+    than `min_mixed_tasks` warns, with the tasks used against the tasks given and the reason per class left out.
+    """
+
+    method: Literal["sft", "dpo", "grpo"]
+    check: Literal["refuse", "warn"] = "refuse"
+    threshold: float = PASS_THRESHOLD
+    rows: int = 0  # source rows behind what was written
+    passing: int = 0
+    failing: int = 0
+    ungraded: int = 0
+    failing_tasks: dict[str, int] = Field(default_factory=dict)  # task -> failing rows (the 20 with most)
+    tasks_failing: int = 0  # all tasks with a failing row (failing_tasks shows at most 20)
+    tasks_given: int = 0
+    tasks_used: int = 0  # sft: tasks with a written row; dpo, grpo: mixed tasks the trainer learns from
+    min_mixed_tasks: int | None = None
+    dropped: list[DroppedTasks] = Field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        """The block as the report prints it."""
+        if self.method == "sft":
+            lines = [(f"  selection (sft, check={self.check}): {self.rows} rows to learn from: {self.passing} passing, "
+                      f"{self.failing} failing (reward < {self.threshold:g}), {self.ungraded} ungraded "
+                      "(demonstrations: they pass the check)")]
+            if self.failing:
+                shown = ", ".join(f"{task} ({count})" for task, count in self.failing_tasks.items())
+                more = self.tasks_failing - len(self.failing_tasks)
+                tasks = f"{self.tasks_failing} task{'' if self.tasks_failing == 1 else 's'}"
+                lines.append(f"    failing rows in {tasks}: {shown}{f' and {more} more' if more else ''}")
+            return lines
+        lines = [(f"  selection ({self.method}): {self.tasks_used} mixed tasks used of {self.tasks_given} given "
+                  f"(min_mixed_tasks {self.min_mixed_tasks}); rows {self.rows}: {self.passing} passing, "
+                  f"{self.failing} failing, {self.ungraded} ungraded")]
+        for dropped in self.dropped:
+            lines.append(f"    not learned from: {dropped.kind} {dropped.tasks} tasks ({dropped.reason})")
+        return lines
 
 
 class ExportReport(BaseModel):
@@ -41,6 +94,10 @@ class ExportReport(BaseModel):
     too_long: int = 0
     too_long_untrained: int = 0  # of those, rows whose context alone fills max_length: TRL drops them silently
     trainer_config: dict[str, object] = Field(default_factory=dict)
+    final_text_repeated: int = 0  # flat rows whose final_text repeated the last step's reply: written once
+    final_text_differs: int = 0  # flat rows whose final_text differs from the last step's reply: both kept
+    columns_not_carried: dict[str, int] = Field(default_factory=dict)  # row keys TRL would read -> rows
+    selection: Selection | None = None
 
     def drop(self, reason: str, count: int = 1) -> None:
         self.dropped[reason] = self.dropped.get(reason, 0) + count
@@ -77,6 +134,10 @@ class ExportReport(BaseModel):
         if self.privileged_leaks:
             shown = ", ".join(str(i) for i in self.privileged_leaks[:10])
             lines.append(f"  privileged_leak in rows {shown}{' ...' if len(self.privileged_leaks) > 10 else ''}")
+        if self.final_text_repeated:
+            lines.append(f"  final_text repeating the last step's reply, written once: {self.final_text_repeated} rows")
+        if self.selection is not None:
+            lines.extend(self.selection.lines())
         for warning in self.warnings:
             lines.append(f"  warning: {warning}")
         if self.trainer_config:

@@ -1,6 +1,11 @@
 """Shape one row's conversation for training: one system turn, capped tool output, agent turns found.
 
 Shared by the SFT, preference and prompt exporters. Works on plain dicts (hot path: 100k-1M rows).
+
+A flat rollout's ``final_text`` against the turn its steps end on (`final_reply`, one rule for both walks):
+when the steps already end with the agent's reply and ``final_text`` is that same text, it is one turn
+(written once, counted as ``final_text_repeated``); when the steps end with a different reply, both are kept
+and the row is counted as ``final_text_differs`` (a warning: never a silent pick).
 """
 
 from __future__ import annotations
@@ -8,7 +13,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from whileai_train.errors import InputError, RowError, ToolArgumentsError
 from whileai_train.exporters.defaults import TOOL_OUTPUT_MARKER
@@ -16,10 +21,12 @@ from whileai_train.exporters.jsonl import plain_float
 from whileai_train.exporters.leaks import agent_words
 from whileai_train.rows import _arguments_dict, _as_text, conversation, iter_jsonl
 
-__all__ = ["NO_ROWS", "Shaped", "check_arguments", "encode_messages", "flat_walk", "input_rows", "iter_input",
+__all__ = ["CONSUMED", "FINAL_DIFFERS", "FINAL_REPEATED", "NO_ROWS", "Shaped", "Walked", "carried_plain",
+           "check_arguments", "encode_messages", "final_reply", "flat_walk", "input_rows", "iter_input",
            "shape_general", "shape_row", "strip_ids"]
 
-_CONSUMED = frozenset({"messages", "steps", "final_text", "prompt", "privileged", "tools"})
+# Row keys the export turns into the conversation (or scrubs: `privileged`); every other key is a stamp.
+CONSUMED = frozenset({"messages", "steps", "final_text", "prompt", "privileged", "tools"})
 
 
 class Shaped:
@@ -47,12 +54,25 @@ class Shaped:
     def note(self, key: str) -> None:
         self.notes[key] = self.notes.get(key, 0) + 1
 
-    def metadata(self) -> dict[str, Any]:
-        """The row's own keys that pass through to openai rows (never `privileged`: the export scrubs it)."""
-        return {key: value for key, value in self.row.items() if key not in _CONSUMED}
-
 
 NO_ROWS = "no rows to export. Fix: pass at least one row"
+
+# Shaped.notes keys for a flat rollout's final_text: it repeated the last agent reply / it differed from it.
+FINAL_REPEATED, FINAL_DIFFERS = "final_text_repeated", "final_text_differs"
+
+
+def final_reply(written: list[dict[str, Any]], final: str) -> str | None:
+    """The rule for a flat rollout's non-empty `final_text`, given the messages its steps wrote.
+
+    None: the steps do not end with an agent reply (they end on the ask, a tool call or result, or a user
+    turn), so `final_text` is the reply and is appended. FINAL_REPEATED: they end with an agent reply (an
+    assistant turn without tool calls) of the same text, so it is that turn and is not appended again.
+    FINAL_DIFFERS: they end with a different reply; both are kept and the row is counted.
+    """
+    last = written[-1]
+    if last["role"] != "assistant" or last.get("tool_calls"):
+        return None
+    return FINAL_REPEATED if last["content"] == final else FINAL_DIFFERS
 
 
 def input_rows(source: Any) -> Iterable[Any]:
@@ -106,19 +126,21 @@ def shape_row(row: Any, index: int, *, system_prompt: str | None, max_tool_outpu
     if type(row) is dict and row.get("messages") is None:
         walked = flat_walk(row, index, system_prompt, max_tool_output_chars, tools)
         if walked is not None:
-            messages, agent, capped, removed, checked, invalid, plain, said, own = walked
-            shaped = Shaped(row, index, messages, own)
-            shaped.agent = agent
+            shaped = Shaped(row, index, walked.messages, walked.tools)
+            shaped.agent = walked.agent
             shaped.ask = row["prompt"]
+            capped = walked.capped
             if capped:
                 shaped.capped = capped
                 shaped.chars_cut = sum(capped.values())
                 shaped.outputs_capped = len(capped)
-            if removed:
-                shaped.notes["empty_agent_turn_removed"] = removed
-            shaped.verdict = (checked, invalid)
-            shaped.plain = plain
-            shaped.said = said
+            if walked.empty_agent_turns:
+                shaped.notes["empty_agent_turn_removed"] = walked.empty_agent_turns
+            if walked.final is not None:
+                shaped.notes[walked.final] = 1
+            shaped.verdict = (walked.checked, walked.invalid)
+            shaped.plain = walked.plain
+            shaped.said = walked.said
             return shaped
     return shape_general(row, index, system_prompt=system_prompt, max_tool_output_chars=max_tool_output_chars,
                          tools=tools)
@@ -129,6 +151,9 @@ def shape_general(row: Any, index: int, *, system_prompt: str | None, max_tool_o
     """shape_row for any row shape: conversation(), then one pass over its messages."""
     messages = conversation(row, index)
     shaped = Shaped(row, index, messages, _tools_of(row, tools, index))
+    final = row.get("final_text") if row.get("messages") is None else None
+    if final:  # conversation() appended it as the last message: final_reply decides below
+        messages = messages[:-1]
     systems = [m for m in messages if m["role"] == "system"]
     if system_prompt is not None or len(systems) > 1 or (systems and messages[0]["role"] != "system"):
         if system_prompt is not None and systems:
@@ -162,6 +187,13 @@ def shape_general(row: Any, index: int, *, system_prompt: str | None, max_tool_o
         elif role == "user" and not ask:
             ask = message["content"]
         append(message)
+    if final:
+        verdict = final_reply(out, final)
+        if verdict is not None:
+            shaped.note(verdict)
+        if verdict != FINAL_REPEATED:
+            agent.append(len(out))
+            append({"role": "assistant", "content": final})
     shaped.ask = ask
     shaped.messages = out
     prompt = row.get("prompt")
@@ -173,19 +205,29 @@ def shape_general(row: Any, index: int, *, system_prompt: str | None, max_tool_o
 _MISSING = object()
 
 
-Walked = tuple[list[dict[str, Any]], list[int], dict[int, int], int, int, int, bool, list[str], "list[Any] | None"]
+class Walked(NamedTuple):
+    """What flat_walk found in one walk of a flat rollout (the general path's Shaped, for that shape)."""
+
+    messages: list[dict[str, Any]]  # the conversation, tool arguments as dicts, tool output capped
+    agent: list[int]  # indices of the agent's turns in `messages`
+    capped: dict[int, int]  # message index -> chars cut from that tool message
+    empty_agent_turns: int  # empty agent turns removed
+    checked: int  # tool calls whose arguments were checked
+    invalid: int  # of those, calls JSON would give back changed
+    plain: bool  # every value is one jsonl.dumps_plain writes as dumps does
+    said: list[str]  # the agent's words, in leaks.agent_said order
+    tools: list[Any] | None  # the tool schemas the row is written with
+    final: str | None  # final_reply's verdict on final_text (None: appended as the reply, or no final_text)
 
 
 def flat_walk(row: dict[str, Any], index: int, system_prompt: str | None, cap: int | None,
               tools: list[Any] | None) -> Walked | None:
     """shape_row + check_arguments + the agent's words for the leak guard, in one walk of a flat rollout.
 
-    Returns (messages, agent turn indices, {message index: chars cut}, empty agent turns removed, calls
-    checked, calls invalid, plain, the agent's words in leaks.agent_said order, tools): the same as
-    conversation() followed by the general shaping, for a plain flat rollout (exact dicts, text fields as
-    text); the ask is `row["prompt"]`. Any other shape, and any row the general path would refuse, returns
-    None before anything is counted: the general path then reads it and raises its own error. The hot path
-    of every export (100k-1M rows).
+    Gives what conversation() followed by shape_general gives, for a plain flat rollout (exact dicts, text
+    fields as text); the ask is `row["prompt"]`. Any other shape, and any row the general path would refuse,
+    returns None before anything is counted: the general path then reads it and raises its own error. The
+    hot path of every export (tests/test_exporters_flatpath.py pins it to the general path).
     """
     prompt = row.get("prompt")
     steps = row.get("steps") or []
@@ -268,13 +310,16 @@ def flat_walk(row: dict[str, Any], index: int, system_prompt: str | None, cap: i
             append({"role": "assistant", "content": content})
         else:
             return None
+    verdict = None
     if final:
-        say(final)
-        agent.append(len(messages))
-        append({"role": "assistant", "content": final})
+        verdict = final_reply(messages, final)
+        if verdict != FINAL_REPEATED:
+            say(final)
+            agent.append(len(messages))
+            append({"role": "assistant", "content": final})
     own = tools if tools is not None else row.get("tools")
-    return (messages, agent, capped, removed, checked, invalid, not flags, said,
-            None if own is None else _tools_of(row, tools, index))
+    return Walked(messages, agent, capped, removed, checked, invalid, not flags, said,
+                  None if own is None else _tools_of(row, tools, index), verdict)
 
 
 _SCALARS = (str, int, bool, type(None))
@@ -323,11 +368,32 @@ def _json_exact(value: Any) -> bool | None:
     return None if flags is None else not flags & _CHANGED
 
 
+def carried_plain(stamps: dict[str, Any], index: int) -> bool:
+    """Whether jsonl.dumps_plain writes a row's carried stamps as dumps does; a typed error naming the key
+    when JSON cannot hold one (NaN, infinity, a set, an object)."""
+    plain = True
+    for value in stamps.values():
+        kind = type(value)
+        if kind is str or value is None or kind is int or kind is bool:
+            continue
+        if kind is float and (value == 0.0 or 1e-4 <= abs(value) < 1e16):  # plain_float, without the call
+            continue
+        flags = _walk(value)
+        if flags is None:
+            key = next(key for key, item in stamps.items() if item is value)
+            raise RowError(index, key, f"{key} holds a value JSON cannot write (NaN, infinity, or a non-JSON type)",
+                           f"keep {key} to JSON values (text, finite numbers, booleans, null, lists, objects), or "
+                           "drop the key before exporting")
+        if flags:
+            plain = False
+    return plain
+
+
 def check_arguments(shaped: Shaped) -> tuple[int, int]:
     """(checked, invalid): would each tool call's arguments come back from JSON exactly? Once per source row.
 
     Arguments JSON cannot hold at all (NaN, infinity, a set, an object) raise a typed error naming the call.
-    Walks the values instead of dumping and re-parsing them (same verdict, ~5x faster on the hot path), and
+    Walks the values instead of dumping and re-parsing them (same verdict, cheaper on the hot path), and
     sets `shaped.plain` (the messages can be written with jsonl.dumps_plain).
     """
     if shaped.verdict is not None:  # the flat pass walked them (same verdict, same errors left to this walk)
@@ -373,8 +439,22 @@ def encode_messages(messages: list[dict[str, Any]], encoding: str) -> list[dict[
 
 def strip_ids(message: Mapping[str, Any]) -> tuple[Any, ...]:
     """A message's comparable content: role, text and calls (name + arguments), without tool-call ids."""
-    calls = tuple(
-        (call["function"]["name"], json.dumps(call["function"]["arguments"], sort_keys=True, default=str))
-        for call in message.get("tool_calls") or ()
-    )
+    calls = tuple((call["function"]["name"], _comparable(call["function"]["arguments"]))
+                  for call in message.get("tool_calls") or ())
     return (message["role"], message.get("content") or "", calls)
+
+
+def _comparable(arguments: Any) -> str:
+    """Arguments as sorted JSON text; keys of mixed types (1 and "b") are compared as the text JSON writes."""
+    try:
+        return json.dumps(arguments, sort_keys=True, default=str)
+    except TypeError:
+        return json.dumps(_text_keys(arguments), sort_keys=True, default=str)
+
+
+def _text_keys(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(key): _text_keys(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_text_keys(item) for item in value]
+    return value
