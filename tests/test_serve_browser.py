@@ -29,7 +29,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
             yield {"url": server.url, "ids": {**ids, "live": live_id}, "shots": tmp_path_factory.mktemp("shots")}
         finally:
             stream.kill()
-            stream.wait(timeout=10)
+            stream.communicate(timeout=10)  # reaps it and closes its stdout pipe
 
 
 @pytest.fixture(scope="module")
