@@ -77,6 +77,7 @@ def test_a_client_killed_mid_batch_then_resending_duplicates_nothing(isolated_ho
         assert sender.stdout.readline().strip() == b"half"
         sender.send_signal(signal.SIGKILL)
         sender.wait(timeout=10)
+        sender.stdout.close()
         time.sleep(0.2)
         assert call(f"{server.url}/runs/{run_id}")[1]["points_count"] == 0  # half a body stores nothing
         # it sends the whole batch again (after a restart), then once more as a retry
