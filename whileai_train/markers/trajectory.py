@@ -67,22 +67,24 @@ def text_of(value: Any) -> str:
 def is_failure(result: Any) -> bool:
     """A tool result that reports failure: {"error": ...}, {"ok": false}, a non-zero exit code or a failed
     status; text that starts with "error" or holds a JSON error field."""
-    if result.__class__ is str:
+    cls = result.__class__
+    if cls is str:
         head = result[:200].lstrip()
         low = head[:9].lower()
         return low.startswith(("error", "traceback", "exception")) or '"error":' in head or '"ok": false' in head
-    if result.__class__ is not dict and not isinstance(result, Mapping):
+    if cls is not dict and not isinstance(result, Mapping):
         return False
-    if result.get("error") or result.get("ok") is False or result.get("success") is False:
+    get = result.get
+    if get("error") or get("ok") is False or get("success") is False:
         return True
-    if result.keys().isdisjoint(_STATUS_KEYS):
+    if _STATUS_KEYS.isdisjoint(result):
         return False
     for key in ("exit_code", "returncode", "exitCode", "status_code"):
-        code = result.get(key)
+        code = get(key)
         if isinstance(code, int) and not isinstance(code, bool) and code != 0 and not (
                 key == "status_code" and 200 <= code < 400):
             return True
-    status = result.get("status")
+    status = get("status")
     return isinstance(status, str) and status.lower() in ("error", "failed", "failure")
 
 
