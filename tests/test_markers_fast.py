@@ -41,7 +41,7 @@ TEXTS = ["I verified the config and it is correct.", "I updated app.py to fix th
          "Your refund has been processed.", "I could not finish; the step failed.", "Done.", "", "I checked it!",
          "Your key is AKIAABCDEFGHIJKLMNOP, keep it safe.", "I think it might work, perhaps.", "I can't help with that.",
          "Great question! Sure.", "It seems fine. It seems fine?\nIt  seems   fine.", "I have issued a refund for A123456."]
-VALUES = st.sampled_from(["A123456", "A1", "a123456", "user1@example.com", "  ", "", "STRASSE", "A99"]) | st.integers()
+VALUES = st.sampled_from(["A123456", "A1", "a123456", "user1@example.com", "  ", "", "STRASSE", "A99", "please\norder"]) | st.integers()
 KEYS = st.sampled_from(["path", "command", "content", "new_str", "old_str", "order_id", "body", "recursive", "file",
                         "reason", "action", "cmd"])
 

@@ -64,10 +64,12 @@ def _invented(row: Any, index: int | None, ignore: frozenset[str], allow: frozen
 
 def _invented_in(events: list[tuple[int, Any]], ignore: frozenset[str], allow: frozenset[str]
                  ) -> list[dict[str, str]]:
-    # a source is folded and joined only when a later call has a string argument to look up in it
+    # A value is grounded when it appears whole in the earlier sources joined by newlines. A value with no
+    # newline cannot span two sources, and the joining newline bounds a match like the text's own edges, so it
+    # is looked up source by source, in order; each source is folded (and a result put into text) only when a
+    # lookup reaches it.
     sources: list[Any] = []  # what the agent was told (text) or a call whose result came back, in order
     folded: list[str] = []
-    joined = ""
     found: list[dict[str, str]] = []
     for kind, payload in events:
         if kind == HEARD or kind == RESULT:
@@ -77,14 +79,27 @@ def _invented_in(events: list[tuple[int, Any]], ignore: frozenset[str], allow: f
                 stripped = value.strip()
                 if not stripped or value in allow or stripped in allow:
                     continue
-                if len(folded) < len(sources):
-                    for source in sources[len(folded):]:
-                        folded.append(source.casefold() if source.__class__ is str
-                                      else (source.result or "").casefold())
-                    joined = "\n".join(folded)
-                if not _appears(stripped.casefold(), joined):
+                wanted = stripped.casefold()
+                grounded = False
+                if "\n" in wanted:
+                    _fold(sources, folded, len(sources))
+                    grounded = _appears(wanted, "\n".join(folded[:len(sources)]))
+                else:
+                    for number in range(len(sources)):
+                        if number == len(folded):
+                            _fold(sources, folded, number + 1)
+                        if _appears(wanted, folded[number]):
+                            grounded = True
+                            break
+                if not grounded:
                     found.append({"tool": payload.name, "key": key, "value": value, "call": payload.field})
     return found
+
+
+def _fold(sources: list[Any], folded: list[str], upto: int) -> None:
+    """Fold sources[len(folded):upto] onto `folded`: text as it is, a call's result as its text."""
+    for source in sources[len(folded):upto]:
+        folded.append(source.casefold() if source.__class__ is str else (source.result or "").casefold())
 
 
 def ungrounded_arguments(row: Mapping[str, Any], *, ignore_keys: Iterable[str] = (), allow: Iterable[str] = ()
