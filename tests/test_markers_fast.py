@@ -148,8 +148,13 @@ def test_a_row_read_through_a_mapping_view_reads_the_same(row: dict[str, Any]) -
     assert through_view["markers"] == direct["markers"]
 
 
+verdicts = st.dictionaries(
+    st.sampled_from(["error", "ok", "success", "exit_code", "returncode", "exitCode", "status_code", "status", "id"]),
+    st.sampled_from([None, True, False, 0, 1, 2, 200, 302, 404, "failed", "FAILURE", "ok", "", "boom"]), max_size=4)
+
+
 @settings(max_examples=500, deadline=None)
-@given(arguments, st.sampled_from(TOOLS), st.sampled_from(RESULTS))
+@given(arguments, st.sampled_from(TOOLS), st.sampled_from(RESULTS) | verdicts)
 def test_kind_path_command_and_failure_agree_on_dicts_and_mappings(args: dict[str, Any], tool: str,
                                                                   result: Any) -> None:
     view: Mapping[str, Any] = MappingProxyType(args)
