@@ -9,12 +9,13 @@ asserts the two agree on every generated row.
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import whileai_train as wai
@@ -98,8 +99,16 @@ def _eager_invented(events: list[tuple[int, Any]], ignore: frozenset[str], allow
     return found
 
 
+SPANNING = {"prompt": "refund A123456 please", "system_prompt": "order A99 is on file",
+            "steps": [{"tool": "issue_refund", "arguments": {"order_id": "please\nORDER"}, "result": {"ok": True}},
+                      {"tool": "issue_refund", "arguments": {"order_id": "please\nA99"}}]}
+
+
 @settings(max_examples=300, deadline=None)
 @given(rows, st.sampled_from([(), ("reason",)]), st.sampled_from([(), ("A1",)]))
+@example(SPANNING, (), ())
+@example({**SPANNING, "steps": [{"tool": "lookup", "arguments": {"id": "A1"}, "result": "found a1"},
+                                {"tool": "refund", "arguments": {"id": "a1"}}]}, (), ())
 def test_grounding_folds_late_and_finds_what_eager_folding_finds(row: dict[str, Any], ignore: tuple[str, ...],
                                                                 allow: tuple[str, ...]) -> None:
     ignored, allowed = _names("ignore_keys", ignore), _names("allow", allow)
@@ -107,6 +116,12 @@ def test_grounding_folds_late_and_finds_what_eager_folding_finds(row: dict[str, 
     assert _invented_in(read_events(row), ignored, allowed) == expected
     (stamped,) = wai.mark_grounding([row], ignore_keys=ignore, allow=allow)
     assert stamped["markers"]["argument_grounding"] == (0.0 if expected else 1.0)
+
+
+def test_a_value_spanning_two_sources_is_grounded_and_one_that_joins_them_wrongly_is_not() -> None:
+    """The prompt and the system turn are joined by a newline: a value with a newline inside can only be found
+    across them, and the late lookup still finds it."""
+    assert [item["value"] for item in wai.ungrounded_arguments(SPANNING)] == ["please\nA99"]
 
 
 @settings(max_examples=300, deadline=None)
@@ -148,20 +163,33 @@ def test_a_row_read_through_a_mapping_view_reads_the_same(row: dict[str, Any]) -
     assert through_view["markers"] == direct["markers"]
 
 
-verdicts = st.dictionaries(
-    st.sampled_from(["error", "ok", "success", "exit_code", "returncode", "exitCode", "status_code", "status", "id"]),
-    st.sampled_from([None, True, False, 0, 1, 2, 200, 302, 404, "failed", "FAILURE", "ok", "", "boom"]), max_size=4)
+VERDICT_KEYS = ["error", "ok", "success", "exit_code", "returncode", "exitCode", "status_code", "status", "id"]
+VERDICT_VALUES = [None, True, False, 0, 1, 2, 200, 302, 404, "failed", "FAILURE", "ok", "", "boom"]
+
+
+def test_every_small_result_dict_fails_as_its_mapping_view_does() -> None:
+    """Every result of up to two of the keys is_failure reads (and one it does not), with every value that
+    matters to them: the dict's quick way and the Mapping way agree on each, and some of each answer occur."""
+    answers = set()
+    for size in (0, 1, 2):
+        for keys in itertools.combinations(VERDICT_KEYS, size):
+            for values in itertools.product(VERDICT_VALUES, repeat=size):
+                result = dict(zip(keys, values, strict=True))
+                answer = is_failure(result)
+                assert answer == is_failure(MappingProxyType(result)), result
+                answers.add(answer)
+    assert answers == {True, False}
+    assert is_failure({"ok": False}) and is_failure({"status_code": 500}) and not is_failure({"status_code": 204})
+    assert is_failure({"exit_code": 2, "status": "done"}) and not is_failure({"returncode": True, "exitCode": 0})
+    assert is_failure({"status": "Failed"}) and not is_failure({"status": "delivered", "order_id": "A1"})
 
 
 @settings(max_examples=500, deadline=None)
-@given(arguments, st.sampled_from(TOOLS), st.sampled_from(RESULTS) | verdicts)
-def test_kind_path_command_and_failure_agree_on_dicts_and_mappings(args: dict[str, Any], tool: str,
-                                                                  result: Any) -> None:
+@given(arguments, st.sampled_from(TOOLS))
+def test_kind_path_and_command_agree_on_dicts_and_mappings(args: dict[str, Any], tool: str) -> None:
     view: Mapping[str, Any] = MappingProxyType(args)
     assert classify(tool, args) == classify(tool, view)
     assert path_of(args) == path_of(view) and command_of(args) == command_of(view)
-    if isinstance(result, dict):
-        assert is_failure(result) == is_failure(MappingProxyType(result))
 
 
 @settings(max_examples=500, deadline=None)
