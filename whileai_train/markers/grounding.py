@@ -64,28 +64,42 @@ def _invented(row: Any, index: int | None, ignore: frozenset[str], allow: frozen
 
 def _invented_in(events: list[tuple[int, Any]], ignore: frozenset[str], allow: frozenset[str]
                  ) -> list[dict[str, str]]:
-    sources: list[str] = []
-    joined = ""
-    fresh = True
+    # A value is grounded when it appears whole in the earlier sources joined by newlines. A value with no
+    # newline cannot span two sources, and the joining newline bounds a match like the text's own edges, so it
+    # is looked up source by source, in order; each source is folded (and a result put into text) only when a
+    # lookup reaches it.
+    sources: list[Any] = []  # what the agent was told (text) or a call whose result came back, in order
+    folded: list[str] = []
     found: list[dict[str, str]] = []
     for kind, payload in events:
-        if kind == HEARD:
-            sources.append(payload.casefold())
-            fresh = False
-        elif kind == RESULT:
-            sources.append((payload.result or "").casefold())
-            fresh = False
+        if kind == HEARD or kind == RESULT:
+            sources.append(payload)
         elif kind == CALLED:
             for key, value in argument_strings(payload.arguments, ignore):
                 stripped = value.strip()
                 if not stripped or value in allow or stripped in allow:
                     continue
-                if not fresh:
-                    joined = "\n".join(sources)
-                    fresh = True
-                if not _appears(stripped.casefold(), joined):
+                wanted = stripped.casefold()
+                grounded = False
+                if "\n" in wanted:
+                    _fold(sources, folded, len(sources))
+                    grounded = _appears(wanted, "\n".join(folded[:len(sources)]))
+                else:
+                    for number in range(len(sources)):
+                        if number == len(folded):
+                            _fold(sources, folded, number + 1)
+                        if _appears(wanted, folded[number]):
+                            grounded = True
+                            break
+                if not grounded:
                     found.append({"tool": payload.name, "key": key, "value": value, "call": payload.field})
     return found
+
+
+def _fold(sources: list[Any], folded: list[str], upto: int) -> None:
+    """Fold sources[len(folded):upto] onto `folded`: text as it is, a call's result as its text."""
+    for source in sources[len(folded):upto]:
+        folded.append(source.casefold() if source.__class__ is str else (source.result or "").casefold())
 
 
 def ungrounded_arguments(row: Mapping[str, Any], *, ignore_keys: Iterable[str] = (), allow: Iterable[str] = ()
@@ -99,6 +113,8 @@ def _markers_of(row: Mapping[str, Any], index: int) -> dict[str, Any]:
     markers = row.get("markers")
     if markers is None:
         return {}
+    if markers.__class__ is dict:
+        return markers.copy()  # type: ignore[no-any-return]
     if not isinstance(markers, Mapping):
         raise RowError(index, "markers", f"markers is {type(markers).__name__}, not an object",
                        "write markers as {name: value} (1.0 is the good outcome)")
@@ -111,13 +127,12 @@ def mark_grounding(rows: Sequence[Mapping[str, Any]], *, ignore_keys: Iterable[s
     the prompt, the system and user turns or an earlier tool result, else 0.0. The input rows are not changed."""
     ignore, allowed = _names("ignore_keys", ignore_keys), _names("allow", allow)
     out: list[dict[str, Any]] = []
+    append = out.append
     for index, row in enumerate(rows):
         invented = _invented(row, index, ignore, allowed)
-        new = dict(row)
         markers = _markers_of(row, index)
         markers[MARKER] = 0.0 if invented else 1.0
-        new["markers"] = markers
-        out.append(new)
+        append({**row, "markers": markers})
     return out
 
 

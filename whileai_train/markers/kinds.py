@@ -84,7 +84,7 @@ def _name_info(name: str) -> tuple[str | None, bool, bool]:
 
 def command_of(arguments: Mapping[str, Any]) -> str:
     """The command text a call runs: the first of COMMAND_KEYS holding text (a list of words is joined)."""
-    if arguments.keys().isdisjoint(_COMMAND_SET):
+    if _COMMAND_SET.isdisjoint(arguments):
         return ""
     for key in COMMAND_KEYS:
         value = arguments.get(key)
@@ -97,7 +97,7 @@ def command_of(arguments: Mapping[str, Any]) -> str:
 
 def path_of(arguments: Mapping[str, Any]) -> str:
     """The file a call touches: the first of PATH_KEYS holding text ("" when none)."""
-    if arguments.keys().isdisjoint(_PATH_SET):
+    if _PATH_SET.isdisjoint(arguments):
         return ""
     for key in PATH_KEYS:
         value = arguments.get(key)
@@ -129,15 +129,14 @@ def classify(name: str, arguments: Mapping[str, Any], kinds: Mapping[str, str] |
                 return _command_kind(command_of(arguments))
             return _BY_KIND[forced]
     by_name, runs_commands, names_tests = _name_info(name)
-    keys = arguments.keys()
-    if arguments and not keys.isdisjoint(_MODE_SET):
+    if arguments and not _MODE_SET.isdisjoint(arguments):
         for key in MODE_KEYS:
             mode = arguments.get(key)
             if isinstance(mode, str) and mode and " " not in mode.strip():
                 mode_kind = _verb_kind(name_tokens(mode))
                 if mode_kind is not None:
                     return _BY_KIND[mode_kind]
-    if arguments and (runs_commands or by_name is None) and not keys.isdisjoint(_COMMAND_SET):
+    if arguments and (runs_commands or by_name is None) and not _COMMAND_SET.isdisjoint(arguments):
         command = command_of(arguments)
         if command:
             return _command_kind(command)
@@ -145,7 +144,7 @@ def classify(name: str, arguments: Mapping[str, Any], kinds: Mapping[str, str] |
         return CallKind("command", name, True, False, False)
     if by_name is not None:
         return _BY_KIND[by_name]
-    if arguments and path_of(arguments) and not keys.isdisjoint(_CONTENT_SET):
+    if arguments and path_of(arguments) and not _CONTENT_SET.isdisjoint(arguments):
         return _WRITE
     return _OTHER
 

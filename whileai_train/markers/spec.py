@@ -127,12 +127,11 @@ def stamp_spec(rows: Sequence[Mapping[str, Any]], spec: Spec | Mapping[str, Any]
     """New rows tagged with spec_id and spec_version (the spec may be anything load_spec takes); the input rows
     are not changed."""
     loaded = load_spec(spec)
+    spec_id, version = loaded.id, loaded.version
     out: list[dict[str, Any]] = []
+    append = out.append
     for index, row in enumerate(rows):
-        if not isinstance(row, Mapping):
+        if row.__class__ is not dict and not isinstance(row, Mapping):
             raise RowError(index, None, f"row is {type(row).__name__}, not an object", "pass rows as dicts")
-        new = dict(row)
-        new["spec_id"] = loaded.id
-        new["spec_version"] = loaded.version
-        out.append(new)
+        append({**row, "spec_id": spec_id, "spec_version": version})
     return out

@@ -35,6 +35,8 @@ def _lineage(row: Any, index: int | None) -> dict[str, Any]:
     lineage = row.get("lineage")
     if lineage is None:
         return {}
+    if lineage.__class__ is dict:
+        return lineage.copy()  # type: ignore[no-any-return]
     if not isinstance(lineage, Mapping):
         raise RowError(index, "lineage", f"lineage is {type(lineage).__name__}, not an object",
                        "write lineage as an object, e.g. {\"stage\": \"sft\"}")
@@ -44,7 +46,7 @@ def _lineage(row: Any, index: int | None) -> dict[str, Any]:
 def _stages(lineage: Mapping[str, Any]) -> list[str]:
     stages = lineage.get("stages")
     if isinstance(stages, list):
-        return [str(s) for s in stages]
+        return [s if s.__class__ is str else str(s) for s in stages]
     stage = lineage.get("stage")
     return [str(stage)] if stage is not None else []
 
@@ -53,6 +55,7 @@ def stamp_stage(rows: Sequence[Mapping[str, Any]], stage: str) -> list[dict[str,
     """New rows whose lineage records that they fed `stage` (one of STAGES); the input rows are not changed."""
     name = _check_stage(stage)
     out: list[dict[str, Any]] = []
+    append = out.append
     for index, row in enumerate(rows):
         lineage = _lineage(row, index)
         stages = _stages(lineage)
@@ -60,9 +63,7 @@ def stamp_stage(rows: Sequence[Mapping[str, Any]], stage: str) -> list[dict[str,
             stages.append(name)
         lineage["stage"] = name
         lineage["stages"] = stages
-        new = dict(row)
-        new["lineage"] = lineage
-        out.append(new)
+        append({**row, "lineage": lineage})
     return out
 
 

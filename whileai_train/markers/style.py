@@ -51,12 +51,14 @@ __all__ = ["STYLE_MARKERS", "RefusalReport", "StyleReport", "refusal_report", "r
            "style_report"]
 
 STYLE_MARKERS = FAMILIES["style"][1]
-_TERMINATORS = str.maketrans("!?\n", "...")
 
 
 def _reply(row: Any, index: int) -> str:
     if row.__class__ is not dict and not isinstance(row, Mapping):
         raise RowError(index, None, f"row is {type(row).__name__}, not an object", "pass rows as dicts")
+    final = row.get("final_text")
+    if final.__class__ is str:  # what agent_text reads first
+        return final  # type: ignore[no-any-return]
     completion = row.get("completion")
     if row.get("final_text") is None and isinstance(completion, list):  # a conversational completion (TRL)
         texts = [m.get("content") for m in completion if isinstance(m, Mapping) and m.get("role") == "assistant"]
@@ -70,7 +72,7 @@ def _reply(row: Any, index: int) -> str:
 
 def _repeats(low: str) -> bool:
     """A sentence (split at . ! ? and newlines) of REPEATED_SENTENCE_MIN_WORDS+ words said twice."""
-    parts = low.translate(_TERMINATORS).split(".")
+    parts = low.replace("!", ".").replace("?", ".").replace("\n", ".").split(".")
     if len(parts) < 2:
         return False
     seen: set[tuple[str, ...]] = set()
@@ -117,15 +119,14 @@ def reply_style(text: str) -> dict[str, float]:
 def style_markers(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """New rows with the style markers on row["markers"] (1.0 is the good outcome); the input is not changed."""
     out: list[dict[str, Any]] = []
+    append = out.append
     for index, row in enumerate(rows):
         values = reply_style(_reply(row, index))
         markers = row.get("markers")
-        if markers is not None and not isinstance(markers, Mapping):
+        if markers is not None and markers.__class__ is not dict and not isinstance(markers, Mapping):
             raise RowError(index, "markers", f"markers is {type(markers).__name__}, not an object",
                            "write markers as {name: value} (1.0 is the good outcome)")
-        new = dict(row)
-        new["markers"] = {**(markers or {}), **values}
-        out.append(new)
+        append({**row, "markers": {**markers, **values} if markers else values})
     return out
 
 

@@ -29,6 +29,7 @@ __all__ = ["CALLED", "HEARD", "RESULT", "SAID", "Call", "argument_strings", "is_
 HEARD, SAID, CALLED, RESULT = 0, 1, 2, 3
 
 _STATUS_KEYS = frozenset(("exit_code", "returncode", "exitCode", "status_code", "status"))
+_VERDICT_KEYS = _STATUS_KEYS | {"error", "ok", "success"}
 _ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
 
 
@@ -67,22 +68,29 @@ def text_of(value: Any) -> str:
 def is_failure(result: Any) -> bool:
     """A tool result that reports failure: {"error": ...}, {"ok": false}, a non-zero exit code or a failed
     status; text that starts with "error" or holds a JSON error field."""
-    if result.__class__ is str:
+    cls = result.__class__
+    if cls is str:
         head = result[:200].lstrip()
         low = head[:9].lower()
         return low.startswith(("error", "traceback", "exception")) or '"error":' in head or '"ok": false' in head
-    if result.__class__ is not dict and not isinstance(result, Mapping):
+    if cls is dict:
+        if _VERDICT_KEYS.isdisjoint(result):  # no key below is there: nothing to read
+            return False
+    elif not isinstance(result, Mapping):
         return False
-    if result.get("error") or result.get("ok") is False or result.get("success") is False:
+    get = result.get
+    if get("error") or get("ok") is False or get("success") is False:
         return True
-    if result.keys().isdisjoint(_STATUS_KEYS):
+    present = _STATUS_KEYS.intersection(result)
+    if not present:
         return False
-    for key in ("exit_code", "returncode", "exitCode", "status_code"):
-        code = result.get(key)
-        if isinstance(code, int) and not isinstance(code, bool) and code != 0 and not (
-                key == "status_code" and 200 <= code < 400):
-            return True
-    status = result.get("status")
+    for key in present:  # any non-zero exit code (a 2xx/3xx status_code is a success) is a failure
+        if key != "status":
+            code = get(key)
+            if isinstance(code, int) and not isinstance(code, bool) and code != 0 and not (
+                    key == "status_code" and 200 <= code < 400):
+                return True
+    status = get("status")
     return isinstance(status, str) and status.lower() in ("error", "failed", "failure")
 
 
@@ -141,13 +149,14 @@ def _flat_events(row: Mapping[str, Any], steps: list[Any], index: int | None) ->
                 append((SAID, text if text.__class__ is str else text_of(text)))
             raw = get("arguments")
             arguments = raw if raw.__class__ is dict else _decode(raw, index, f"steps[{number}].arguments")
-            call = Call(tool if tool.__class__ is str else str(tool), arguments, None, False, f"steps[{number}]")
-            append((CALLED, call))
+            name = tool if tool.__class__ is str else str(tool)
             if "result" in step:
                 result = get("result")
-                call.raw_result = "" if result is None else result
-                call.failed = is_failure(result)
+                call = Call(name, arguments, "" if result is None else result, is_failure(result), f"steps[{number}]")
+                append((CALLED, call))
                 append((RESULT, call))
+            else:
+                append((CALLED, Call(name, arguments, None, False, f"steps[{number}]")))
         elif get("user") is not None:
             append((HEARD, text_of(get("user"))))
         elif text is not None:
