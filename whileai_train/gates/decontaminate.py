@@ -4,7 +4,8 @@ In order (a row is counted under the first rule that flags it):
 
 1. ``n_same_task``: the row shares a ``scenario_id`` or ``task_id`` with an eval row. A task is a situation,
    not a string: a rephrasing of an eval situation is the eval situation.
-2. ``n_exact``: the row's text is an eval text verbatim (case, spacing and punctuation aside).
+2. ``n_exact``: the row's text is an eval text verbatim (case, spacing and punctuation aside:
+   words by the one word rule of ``rows_text``).
 3. ``n_near``: one eval text covers at least ``overlap`` (80%) of the row's words in shared ``n``-grams (8; the
    Llama 2 rule). Per single eval text, not the union of all of them: situations written from one template share
    whole sentences without sharing the question. Texts under n words match verbatim only.
@@ -29,7 +30,7 @@ import numpy as np
 from pydantic import Field
 
 from whileai_train.errors import ConfigError, InputError
-from whileai_train.gates.decontaminate_defaults import (
+from whileai_train.gates.defaults import (
     EVAL_TEXT_KEYS,
     FLOOR_PERCENTILE,
     FLOOR_SAMPLE,
@@ -39,10 +40,9 @@ from whileai_train.gates.decontaminate_defaults import (
     OVERLAP,
     SIMILARITY,
 )
-from whileai_train.gates.features import paused_gc
-from whileai_train.gates.ngrams import NgramTable, mix, ngram_table
 from whileai_train.report import Report
-from whileai_train.rows import agent_text, prompt_text, read_rows
+from whileai_train.rows import final_reply, prompt_text, read_rows
+from whileai_train.rows_text import NgramTable, mix, ngram_table
 
 __all__ = ["DecontaminateReport", "decontaminate"]
 
@@ -120,7 +120,7 @@ def _row_text(row: Mapping[str, Any], field: str) -> str:
     if field == "prompt":
         return prompt_text(row)
     if field == "final_text":
-        return agent_text(row)
+        return final_reply(row)
     value = row.get(field)
     return value if isinstance(value, str) else ""
 
@@ -496,7 +496,6 @@ def _check_settings(n: Any, overlap: Any, similarity: Any, max_eval_df: Any) -> 
         raise ConfigError(f"max_eval_df={max_eval_df!r}. Fix: at least 1 (default {MAX_EVAL_DF})")
 
 
-@paused_gc
 def decontaminate(rows: Sequence[Mapping[str, Any]], eval_source: Any, *, fields: Any = ("prompt",),
                   overlap: float = OVERLAP, n: int = NGRAM_N,
                   embedder: Callable[[list[str]], Any] | None = None, similarity: float = SIMILARITY,

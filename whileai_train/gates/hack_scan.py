@@ -20,7 +20,6 @@ from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, Field
-from threadpoolctl import threadpool_limits
 
 from whileai_train.errors import ConfigError, InputError, RowError
 from whileai_train.gates.defaults import (
@@ -31,7 +30,7 @@ from whileai_train.gates.defaults import (
     STRONG_FEATURES,
     TIE_TOLERANCE,
 )
-from whileai_train.gates.features import check_user_features, extract_features, paused_gc
+from whileai_train.gates.features import check_user_features, extract_features
 from whileai_train.gates.scan_stats import (
     Scan,
     ands,
@@ -41,7 +40,7 @@ from whileai_train.gates.scan_stats import (
     same_column,
 )
 from whileai_train.report import Report
-from whileai_train.rows import task_key
+from whileai_train.rows import reward_of, task_key
 from whileai_train.tables.graded import Graded
 from whileai_train.tables.trajectories import Trajectories
 
@@ -163,17 +162,11 @@ def _graded(rows: Any) -> tuple[list[Mapping[str, Any]], list[int], np.ndarray, 
             raise RowError(index, None, f"row is {type(row).__name__}, not an object", "pass rows as dicts")
         value = row.get("reward")
         if (value.__class__ is not float and value.__class__ is not int) or not isfinite(value):
+            value = reward_of(row, index)  # the rule: None when ungraded, a typed error when not a finite number
             if value is None:
                 missing.append(index)
                 continue
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise RowError(index, "reward", f"reward is {type(value).__name__} {value!r}, not a number",
-                               "write the grader's score as a number, or null when the row is ungraded")
-            if not isfinite(value):
-                raise RowError(index, "reward", f"reward is {value}",
-                               "grade the row again, or set reward to null to leave it out")
-        key = row.get("scenario_id")
-        asks.append(key if key.__class__ is str and key else task_key(row))
+        asks.append(task_key(row))
         kept.append(row)
         numbers.append(index)
         rewards.append(value)
@@ -217,7 +210,6 @@ def _empty(verdict: str, cause: str, n_rows: int, n_asks: int, endorsed: list[st
                           cause=cause, n_rows=n_rows, n_asks=n_asks, endorsed=endorsed, warnings=warnings)
 
 
-@paused_gc
 def hack_scan(rows: Sequence[Mapping[str, Any]], *, endorsed: Sequence[str] | None = None,
               features: Mapping[str, Callable[[Mapping[str, Any]], float]] | None = None,
               seed: int = 0) -> HackScanReport:
@@ -235,7 +227,6 @@ def hack_scan(rows: Sequence[Mapping[str, Any]], *, endorsed: Sequence[str] | No
     return scan_rows(rows, None, endorsed=endorsed, features=features, seed=seed)
 
 
-@paused_gc
 def scan_rows(rows: Sequence[Mapping[str, Any]], trajectories: Trajectories | None, *,
               endorsed: Sequence[str] | None = None,
               features: Mapping[str, Callable[[Mapping[str, Any]], float]] | None = None,
@@ -243,13 +234,8 @@ def scan_rows(rows: Sequence[Mapping[str, Any]], trajectories: Trajectories | No
     """hack_scan, given `read_trajectories(rows)` by a gate that reads them for its other checks too (None:
     read here), and graded_table(rows) when the gate has it (None: rewards and asks read here). The same
     report as hack_scan(rows, ...).
-
-    BLAS runs on one thread here: the scan's dense products are thin (a few columns), so a second thread
-    costs more to start than it saves (at 100k rows 3.15 s vs 3.62 s wall), and one thread gives the same
-    last bits, hence the same order of tied features, on every machine.
     """
-    with threadpool_limits(limits=1, user_api="blas"):
-        return _scan_rows(rows, trajectories, endorsed=endorsed, features=features, seed=seed, graded=graded)
+    return _scan_rows(rows, trajectories, endorsed=endorsed, features=features, seed=seed, graded=graded)
 
 
 def _scan_rows(rows: Sequence[Mapping[str, Any]], trajectories: Trajectories | None, *,

@@ -16,15 +16,12 @@ from typing import Any, Literal
 import numpy as np
 
 from whileai_train.errors import InputError, RowError
-from whileai_train.rows import read_rows, reward_of, task_key
-from whileai_train.tables.calibration import carried_stamp
+from whileai_train.rows import carried_stamp, read_rows, reward_error, reward_of, reward_range_error, task_key
 from whileai_train.tables.defaults import EVAL_SOURCE, PASS_THRESHOLD, SHOW_FIRST
 
 __all__ = ["Graded", "graded_table", "name_rows"]
 
 _FIX_GRADE = "grade the rows first (run_judge or data.grade), or drop the ungraded ones"
-_FIX_RANGE = ("rescale rewards to 0..1 (1.0 pass, 0.0 fail, partial credit in between), or set reward to null "
-              "when ungraded")
 
 
 def name_rows(indices: Iterable[int] | np.ndarray, limit: int = SHOW_FIRST) -> str:
@@ -116,8 +113,7 @@ def graded_table(source: Any, *, pass_threshold: float = PASS_THRESHOLD, what: s
     for i, row in enumerate(rows):
         if type(row) is not dict and not isinstance(row, Mapping):
             raise RowError(i, None, f"row is {type(row).__name__}, not an object", "pass rows as dicts")
-        scenario = row.get("scenario_id")
-        key = scenario if (type(scenario) is str and scenario) else task_key(row)  # task_key's first rule, inlined
+        key = task_key(row)
         number = index_of.get(key)
         if number is None:
             number = index_of[key] = len(index_of)
@@ -205,8 +201,6 @@ def _check_rewards(rows: Sequence[Mapping[str, Any]], rewards: np.ndarray, grade
     first = int(bad[0])
     if given_nan[first]:
         nans = np.flatnonzero(given_nan)
-        raise RowError(first, "reward", f"reward is NaN ({len(nans)} rows: {name_rows(nans)})",
-                       "grade those rows again or set reward to null")
+        raise reward_error(first, rows[first].get("reward"), f"{len(nans)} rows: {name_rows(nans)}")
     outside = np.flatnonzero(out)
-    raise RowError(first, "reward", f"reward {rows[first].get('reward')!r} is outside [0, 1] ({len(outside)} rows: "
-                   f"{name_rows(outside)}); pass rates and the 0.5 pass split need 0..1", _FIX_RANGE)
+    raise reward_range_error(first, rows[first].get("reward"), f"{len(outside)} rows: {name_rows(outside)}")
