@@ -10,7 +10,7 @@ streamed: nothing holds the whole set, so peak memory must stay flat from 100k t
     export    generate each row, export_dataset(format="trl") to a file  (shaping, argument checks,
               leak guard, counts, write; one line per mode: assistant (default), final, unroll)
 
-The target (issue 2: >= 50k rows/s) is read on the end-to-end figure: `export_dataset` consuming the
+The target (>= 50k rows/s) is read on the end-to-end figure: `export_dataset` consuming the
 generator, rows/s = rows / (generate + export). "exporter alone" subtracts the generator's own time.
 The machine is shared and noisy: use --repeat (best of N, each in a fresh interpreter) and read the ratio
 to the baseline measured in the same run; "cpu s" is the child's own CPU time over the same span (wall time

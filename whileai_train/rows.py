@@ -279,7 +279,7 @@ def _from_steps(row: Mapping[str, Any], index: int | None) -> list[dict[str, Any
         raise RowError(index, "steps", f"steps is {type(steps).__name__}, not a list",
                        "write steps as a list of {tool, arguments, result} / {user} / {text} objects")
     append = messages.append
-    for number, step in enumerate(steps):  # hot path (100k-1M rows): exact types first, field names only on error
+    for number, step in enumerate(steps):  # hot path: exact types first, field names only on error
         if type(step) is not dict and not isinstance(step, Mapping):
             raise RowError(index, f"steps[{number}]", f"step is {type(step).__name__}, not an object",
                            "write each step as {tool, arguments, result}, {user} or {text}")

@@ -7,8 +7,8 @@ A word, for hack_scan's word features, decontaminate's n-grams and the near-dupl
 * an apostrophe between two word characters joins them ("don't" and "it's" are one word each), any other
   apostrophe ('quoted') separates, as does every other character.
 
-:func:`words` is the rule, one text at a time. :func:`words_of_texts` gives the same words for many texts at
-once in a few C passes over the joined corpus (the gates' path); a property test pins the two equal.
+:func:`words` is the rule, one text at a time. :func:`word_tokens` gives the same words for many texts at once
+in a few C passes over the joined corpus (the gates' path); a property test pins the two equal.
 
 An n-gram is n consecutive words of one text (a window never spans two texts; a text under n words has none),
 hashed as a polynomial over its word values (:func:`window_hashes`). :func:`ngram_table` hashes every word, every
@@ -20,11 +20,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import chain
 
 import numpy as np
 
-__all__ = ["NgramTable", "mix", "ngram_table", "window_hashes", "words", "words_of_texts"]
+__all__ = ["NgramTable", "mix", "ngram_table", "window_hashes", "word_tokens", "words"]
 
 _WORD = re.compile(r"\w+(?:'\w+)*")
 _RIGHT_QUOTE = "\u2019"
@@ -65,11 +64,21 @@ def _word_stream(texts: Sequence[str]) -> bytes:
     return stream
 
 
-def words_of_texts(texts: Sequence[str]) -> list[list[bytes]]:
-    """Each text's words (UTF-8 bytes), exactly ``[words(t) for t in texts]`` encoded, in a few C passes."""
+def word_tokens(texts: Sequence[str]) -> tuple[list[bytes], np.ndarray]:
+    """Every text's words (UTF-8 bytes) in one flat list, and how many each text has: exactly
+    ``[words(t) for t in texts]`` encoded and concatenated, in a few C passes over the joined texts.
+
+    One flat list rather than a list per text: nothing per text stays alive for the garbage collector to walk.
+    """
     if not texts:
-        return []
-    return [part.split() for part in _word_stream(texts).split(b"\n")]
+        return [], np.zeros(0, dtype=np.int64)
+    stream = _word_stream(texts)
+    codes = np.frombuffer(stream, dtype=np.uint8)
+    in_word = (codes != 32) & (codes != 10)
+    starts = np.flatnonzero(in_word[1:] & ~in_word[:-1]) + 1  # the stream starts with a space: no word at 0
+    breaks = np.flatnonzero(codes == 10)
+    counts = np.bincount(np.searchsorted(breaks, starts), minlength=len(texts)).astype(np.int64)
+    return stream.split(), counts
 
 
 _B = 0x100000001B3  # FNV-64 prime: odd, so invertible mod 2^64
@@ -131,12 +140,12 @@ def ngram_table(texts: Sequence[str], n: int) -> NgramTable:
 
     Words hash with Python's hash of their bytes (SipHash, uniform in every bit; compared only within one process).
     """
-    tokenised = words_of_texts(texts)
-    lengths = np.fromiter(map(len, tokenised), dtype=np.int64, count=len(tokenised))
-    word = np.fromiter(map(hash, chain.from_iterable(tokenised)), dtype=np.int64,
-                       count=int(lengths.sum())).view(np.uint64)
-    text_hash = np.fromiter((hash(b" ".join(found)) if found else 0 for found in tokenised), dtype=np.int64,
-                            count=len(tokenised)).view(np.uint64)
+    tokens, lengths = word_tokens(texts)
+    word = np.fromiter(map(hash, tokens), dtype=np.int64, count=len(tokens)).view(np.uint64)
+    ends = np.cumsum(lengths).tolist()
+    text_hash = np.fromiter((hash(b" ".join(tokens[end - count:end])) if count else 0
+                             for end, count in zip(ends, lengths.tolist())), dtype=np.int64,
+                            count=len(ends)).view(np.uint64)
     hashes, first = window_hashes(word, lengths, n)
     owner = np.repeat(np.arange(len(texts), dtype=np.int64), np.diff(first))
     return NgramTable(hashes, owner, first, lengths, text_hash)

@@ -85,7 +85,7 @@ STRONG_FEATURES = 10
 DISCRETE_VALUES = 16
 
 # At most this many endorsed columns are regressed out when measuring what the reward pays for beyond them
-# (the strongest first); more only adds cost (100k x 64 least squares ~ 0.1 s).
+# (the strongest first); more only adds the cost of a wider least-squares fit.
 ENDORSED_MAX_COLUMNS = 64
 
 # How many features, rivals, examples a report prints (the model keeps all features).

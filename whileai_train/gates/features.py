@@ -19,15 +19,14 @@ from array import array
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
 
 from whileai_train.errors import ConfigError, RowError
 from whileai_train.gates.defaults import AUTO_TOP_PAIRS, AUTO_TOP_WORDS, PAIR_CANDIDATE_WORDS
-from whileai_train.rows_text import words_of_texts
+from whileai_train.rows_text import word_tokens
 from whileai_train.tables.trajectories import Trajectories, read_trajectories
 
 __all__ = ["FeatureTable", "check_user_features", "extract_features", "vector_dot"]
@@ -79,7 +78,17 @@ def _bullet_starts(raw: bytes) -> list[int]:
     return found
 
 
-def _scan_texts(texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
+class ScannedTexts(NamedTuple):
+    """The agent texts of all rows, read at once: every word as an id into `vocabulary` (in row order), the
+    words per row, and the surface counts per row (digits, !, ?, bullet lines, code fences)."""
+
+    token_ids: np.ndarray
+    words_per_row: np.ndarray
+    surface: np.ndarray
+    vocabulary: list[str]
+
+
+def _scan_texts(texts: list[str]) -> ScannedTexts:
     """Tokens (word ids, words by :mod:`whileai_train.rows_text`'s rule), words per row, surface counts per row and
     the vocabulary, for all texts at once.
 
@@ -107,17 +116,15 @@ def _scan_texts(texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, l
             _per_row([m.start() for m in _FENCE.finditer(raw)], separators, n_chunk),
         ]).astype(np.float64))
         del raw, codes
-        per_row = words_of_texts(chunk)
-        counts = np.fromiter(map(len, per_row), dtype=np.int64, count=n_chunk)
-        ids_parts.append(np.fromiter(map(vocabulary.__getitem__, chain.from_iterable(per_row)), dtype=np.int64,
-                                     count=int(counts.sum())))
+        tokens, counts = word_tokens(chunk)
+        ids_parts.append(np.fromiter(map(vocabulary.__getitem__, tokens), dtype=np.int64, count=len(tokens)))
         lengths_parts.append(counts)
-        del per_row
+        del tokens
     words = [word.decode("utf-8") for word in vocabulary]  # dict order = id order
     if not ids_parts:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros((0, 5)), words
-    return (np.concatenate(ids_parts), np.concatenate(lengths_parts).astype(np.int64),
-            np.vstack(surface_parts), words)
+        return ScannedTexts(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros((0, 5)), words)
+    return ScannedTexts(np.concatenate(ids_parts), np.concatenate(lengths_parts).astype(np.int64),
+                        np.vstack(surface_parts), words)
 
 
 def _mean_logprob(row: Mapping[str, Any]) -> float:

@@ -173,11 +173,16 @@ class DedupeReport(Report):
 def dedupe_groups(rows: Sequence[Mapping[str, Any]]) -> DedupeReport:
     """Rows of one ask (task_key) with the same trajectory (agent texts, tool calls and their arguments)."""
     rows = _rows(rows, "dedupe_groups")
-    first: dict[tuple[str, Any], int] = {}
+    # keyed by the key's hash: an int per row holds nothing the garbage collector has to walk, where a tuple of
+    # texts and calls per row would be walked by every full collection; a hash match is checked on the full keys
+    first: dict[int, int] = {}
+    collided: dict[tuple[str, Any], int] = {}  # keys whose hash an earlier, different key took
     members: dict[int, list[int]] = {}
     for index, row in enumerate(rows):
         key = (task_key(row), trajectory_key(row))
-        seen = first.setdefault(key, index)
+        seen = first.setdefault(hash(key), index)
+        if seen != index and key != (task_key(rows[seen]), trajectory_key(rows[seen])):
+            seen = collided.setdefault(key, index)
         if seen != index:
             members.setdefault(seen, [seen]).append(index)
     groups = []

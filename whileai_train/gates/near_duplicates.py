@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -26,7 +25,7 @@ from whileai_train.gates.defaults import (
 )
 from whileai_train.report import Report
 from whileai_train.rows import prompt_text, task_key
-from whileai_train.rows_text import window_hashes, words_of_texts
+from whileai_train.rows_text import window_hashes, word_tokens
 
 __all__ = ["NearDuplicateGroup", "NearDuplicatePair", "NearDuplicateReport", "ask_texts", "near_duplicate_prompts",
            "near_duplicates_of"]
@@ -92,15 +91,20 @@ def _shingles(texts: list[str], size: int) -> tuple[np.ndarray, np.ndarray]:
     (rows_text.window_hashes). A text shorter than `size` words is one shingle (its words, padded with words no
     text has), so short asks match only verbatim.
     """
-    tokenised = words_of_texts(texts)
-    for found in tokenised:
-        if len(found) < size:
-            found.extend(b"\x00pad%d" % k for k in range(size - len(found)))
-    counts = np.fromiter(map(len, tokenised), dtype=np.int64, count=len(tokenised))
+    tokens, counts = word_tokens(texts)
+    if len(counts) and counts.min() < size:  # pad the short texts, in place, so words are numbered as they come
+        pads = [b"\x00pad%d" % k for k in range(size)]
+        padded: list[bytes] = []
+        end = 0
+        for count in counts.tolist():
+            padded.extend(tokens[end:end + count])
+            end += count
+            if count < size:
+                padded.extend(pads[:size - count])
+        tokens, counts = padded, np.maximum(counts, size)
     vocabulary: defaultdict[bytes, int] = defaultdict()
     vocabulary.default_factory = vocabulary.__len__  # a new word gets the next id
-    ids = np.fromiter(map(vocabulary.__getitem__, chain.from_iterable(tokenised)), dtype=np.int64,
-                      count=int(counts.sum())).astype(np.uint64)
+    ids = np.fromiter(map(vocabulary.__getitem__, tokens), dtype=np.int64, count=len(tokens)).astype(np.uint64)
     hashed, first = window_hashes(ids, counts, size, _SHINGLE_BASE)
     return hashed % _PRIME, first[:-1]
 
@@ -110,7 +114,6 @@ def _minhash(shingles: np.ndarray, starts: np.ndarray, permutations: int, seed: 
     a = rng.integers(1, int(_PRIME), size=permutations, dtype=np.uint64)
     b = rng.integers(0, int(_PRIME), size=permutations, dtype=np.uint64)
     # one permutation at a time over the contiguous shingle vector (memory: one copy of it), then texts x perms;
-    # 2.7x faster than 8 permutations at a time down the columns of a shingles x 8 block
     # minima are < _PRIME < 2^31: 4 bytes each halves what the banding and the estimate read per pair
     signature = np.empty((permutations, len(starts)), dtype=np.uint32)
     for k in range(permutations):
@@ -142,7 +145,7 @@ def _candidates(signature: np.ndarray, bands: int) -> np.ndarray:
     pairs = np.sort(np.vstack(found), axis=1)
     pairs = pairs[pairs[:, 0] != pairs[:, 1]]
     # unique rows in (i, j) order, as one int64 key each (i * n + j sorts the same way as the rows)
-    # (np.unique of int64 goes through a hash table in numpy 2.x: 50x slower here than sorting)
+    # (sorted, not np.unique: numpy 2.x's np.unique of int64 goes through a hash table, slower here)
     n = np.int64(len(signature))
     keys = np.sort(pairs[:, 0].astype(np.int64) * n + pairs[:, 1])
     keys = keys[np.concatenate([[True], keys[1:] != keys[:-1]])]

@@ -3,7 +3,7 @@
 Every gate (pass_at, compare_runs, publish_gate) and every selector (optimize's rl/sft, preference pairs,
 curriculum) reads rows through `graded_table`, so the same rows give the same tasks, rewards and typed
 errors everywhere. The loop reads each row's task, reward, lineage source, KL and whether it carries a
-stamp; everything after it is group-by arithmetic on arrays (100k rows in a fraction of a second).
+stamp; everything after it is group-by arithmetic on arrays.
 """
 
 from __future__ import annotations
@@ -189,18 +189,18 @@ def graded_table(source: Any, *, pass_threshold: float = PASS_THRESHOLD, what: s
 
 
 def _check_rewards(rows: Sequence[Mapping[str, Any]], rewards: np.ndarray, graded: np.ndarray) -> None:
-    """A NaN reward or one outside [0, 1] raises RowError at the first such row, naming all of them."""
-    with np.errstate(invalid="ignore"):
-        out = graded & ((rewards < 0.0) | (rewards > 1.0))
-    given_nan = ~graded
-    if given_nan.any():  # NaN given as a reward (not null) is refused; null is ungraded
-        given_nan[given_nan] = [rows[i].get("reward") is not None for i in np.flatnonzero(given_nan).tolist()]
-    bad = np.flatnonzero(out | given_nan)
+    """A NaN or infinite reward, or one outside [0, 1], raises RowError at the first such row, naming all of them."""
+    finite = np.isfinite(rewards)
+    out = finite & ((rewards < 0.0) | (rewards > 1.0))
+    given_bad = ~finite
+    if given_bad.any():  # NaN or infinity given as a reward is refused; null (read as NaN) is ungraded
+        given_bad[given_bad] = [rows[i].get("reward") is not None for i in np.flatnonzero(given_bad).tolist()]
+    bad = np.flatnonzero(out | given_bad)
     if not len(bad):
         return
     first = int(bad[0])
-    if given_nan[first]:
-        nans = np.flatnonzero(given_nan)
+    if given_bad[first]:
+        nans = np.flatnonzero(given_bad)
         raise reward_error(first, rows[first].get("reward"), f"{len(nans)} rows: {name_rows(nans)}")
     outside = np.flatnonzero(out)
     raise reward_range_error(first, rows[first].get("reward"), f"{len(outside)} rows: {name_rows(outside)}")
