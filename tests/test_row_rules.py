@@ -152,7 +152,11 @@ def test_the_fast_step_walkers_return_exactly_what_the_rule_returns() -> None:
         rule = row_rules._read_any_steps(steps)
         assert row_rules.read_steps(steps) == rule
         if all(type(step) is dict for step in steps):
-            assert row_rules._read_dict_steps(steps) == rule
+            assert row_rules.read_dict_steps(steps) == tuple(rule)
+            assert row_rules.dict_step_sizes(steps) == tuple(row_rules.step_sizes(steps))
+        else:
+            with pytest.raises(AttributeError):
+                row_rules.read_dict_steps(steps)
         sizes = row_rules.step_sizes(steps)
         assert sizes == (sum(map(len, rule.texts)), len(rule.texts), len(rule.calls), rule.turns)
     assert row_rules.read_steps("not a list") == ([], [], 0, 0)

@@ -40,9 +40,11 @@ __all__ = [
     "calibration_of",
     "carried_stamp",
     "conversation",
+    "dict_step_sizes",
     "final_reply",
     "iter_jsonl",
     "prompt_text",
+    "read_dict_steps",
     "read_rows",
     "read_steps",
     "reward_error",
@@ -434,9 +436,10 @@ def _read_any_steps(steps: Iterable[Any]) -> StepsRead:
     return StepsRead(texts, calls, turns, errors)
 
 
-def _read_dict_steps(steps: list[Any]) -> StepsRead:
-    """_read_any_steps for steps that are all dicts (the common row), without the per-step type checks; raises
-    AttributeError at a step that is not one (read_steps then reads the steps by the rule)."""
+def read_dict_steps(steps: list[Any]) -> tuple[list[str], list[tuple[str, Any]], int, int]:
+    """The fast path of :func:`read_steps` for steps that are all dicts (the common row), without the per-step
+    type checks, as a plain tuple; raises AttributeError at a step that is not an object (read the steps with
+    :func:`read_steps` then). For loops over many rows; a test pins it to the rule."""
     texts: list[str] = []
     calls: list[tuple[str, Any]] = []
     errors = 0
@@ -456,7 +459,7 @@ def _read_dict_steps(steps: list[Any]) -> StepsRead:
         text = get("text")
         if text:
             texts.append(text if text.__class__ is str else _as_text(text))
-    return StepsRead(texts, calls, len(steps), errors)
+    return texts, calls, len(steps), errors
 
 
 def read_steps(steps: Any) -> StepsRead:
@@ -464,7 +467,7 @@ def read_steps(steps: Any) -> StepsRead:
     if not steps or not isinstance(steps, list):
         return StepsRead([], [], 0, 0)
     try:
-        return _read_dict_steps(steps)
+        return StepsRead(*read_dict_steps(steps))
     except AttributeError:  # a step that is not an object
         return _read_any_steps(steps)
 
@@ -478,24 +481,29 @@ class StepSizes(NamedTuple):
     turns: int
 
 
+def dict_step_sizes(steps: list[Any]) -> tuple[int, int, int, int]:
+    """The fast path of :func:`step_sizes` for steps that are all dicts: each is asked for its tool and text only,
+    no call is kept; raises AttributeError at a step that is not an object. A test pins it to the rule."""
+    chars = n_texts = calls = 0
+    for step in steps:
+        if step.get("tool") is not None:
+            calls += 1
+        text = step.get("text")
+        if text:
+            chars += len(text) if text.__class__ is str else len(_as_text(text))
+            n_texts += 1
+    return chars, n_texts, calls, len(steps)
+
+
 def step_sizes(steps: Any) -> StepSizes:
-    """:func:`read_steps`'s sizes, for checks that need only them: dict steps are asked for their tool and text
-    only, and no call is kept."""
+    """The sizes of what :func:`read_steps` reads, for checks that need only them."""
     if not steps or not isinstance(steps, list):
         return StepSizes(0, 0, 0, 0)
-    chars = n_texts = calls = 0
     try:
-        for step in steps:
-            if step.get("tool") is not None:
-                calls += 1
-            text = step.get("text")
-            if text:
-                chars += len(text) if text.__class__ is str else len(_as_text(text))
-                n_texts += 1
+        return StepSizes(*dict_step_sizes(steps))
     except AttributeError:  # a step that is not an object
         read = _read_any_steps(steps)
         return StepSizes(sum(map(len, read.texts)), len(read.texts), len(read.calls), read.turns)
-    return StepSizes(chars, n_texts, calls, len(steps))
 
 
 class AgentParts(NamedTuple):

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["NgramTable", "mix", "ngram_table", "window_hashes", "word_tokens", "words"]
+__all__ = ["GOLDEN", "NgramTable", "mix", "ngram_table", "window_hashes", "word_tokens", "words"]
 
 _WORD = re.compile(r"\w+(?:'\w+)*")
 _RIGHT_QUOTE = "\u2019"
@@ -82,6 +82,7 @@ def word_tokens(texts: Sequence[str]) -> tuple[list[bytes], np.ndarray]:
 
 
 _B = 0x100000001B3  # FNV-64 prime: odd, so invertible mod 2^64
+GOLDEN = np.uint64(0x9E3779B97F4A7C15)  # 2^64 / golden ratio, odd: a multiplier that spreads keys over the bits
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 

@@ -42,14 +42,13 @@ from whileai_train.gates.defaults import (
 )
 from whileai_train.report import Report
 from whileai_train.rows import final_reply, prompt_text, read_rows
-from whileai_train.rows_text import NgramTable, mix, ngram_table
+from whileai_train.rows_text import GOLDEN, NgramTable, mix, ngram_table
 
 __all__ = ["DecontaminateReport", "decontaminate"]
 
 _BITS = 40  # low hash bits kept in an (eval text, n-gram) key; the eval text number takes the bits above
 _MASK = np.uint64((1 << _BITS) - 1)
 _CHUNK = 2_000_000  # row n-grams (or postings) expanded per pass: bounds memory
-_ODD = np.uint64(0x9E3779B97F4A7C15)  # golden-ratio constant: spreads positions over the hash bits
 _RULES = ("same_task", "exact", "near", "semantic")
 _BLOCK = 4096  # row prompts per matrix product in the semantic pass
 _ROW_CHUNK = 200_000  # rows tokenised and matched at a time: memory stays flat from 100k to 1M rows
@@ -218,7 +217,7 @@ def _near(rows_tab: NgramTable, index: _EvalIndex, active: np.ndarray, overlap: 
     needy = active & (common_cover / np.maximum(rows_tab.lengths, 1) >= overlap) & (rows_tab.lengths >= n)
     if needy.any():
         position = np.arange(len(rows_tab.hashes), dtype=np.int64) - rows_tab.first[rows_tab.owner]
-        terms = np.where(common, mix((rows_tab.hashes & _MASK) + (position.astype(np.uint64) + np.uint64(1)) * _ODD),
+        terms = np.where(common, mix((rows_tab.hashes & _MASK) + (position.astype(np.uint64) + np.uint64(1)) * GOLDEN),
                          np.uint64(0))
         prefix = np.concatenate([np.zeros(1, np.uint64), np.cumsum(terms, dtype=np.uint64)])
         skeleton = mix((prefix[rows_tab.first[1:]] - prefix[rows_tab.first[:-1]])

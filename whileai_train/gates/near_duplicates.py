@@ -25,7 +25,7 @@ from whileai_train.gates.defaults import (
 )
 from whileai_train.report import Report
 from whileai_train.rows import prompt_text, task_key
-from whileai_train.rows_text import window_hashes, word_tokens
+from whileai_train.rows_text import GOLDEN, window_hashes, word_tokens
 
 __all__ = ["NearDuplicateGroup", "NearDuplicatePair", "NearDuplicateReport", "ask_texts", "near_duplicate_prompts",
            "near_duplicates_of"]
@@ -129,7 +129,7 @@ def _candidates(signature: np.ndarray, bands: int) -> np.ndarray:
         part = signature[:, band * rows:(band + 1) * rows]
         key = np.zeros(len(part), dtype=np.uint64)
         for column in range(rows):
-            key = key * np.uint64(0x9E3779B97F4A7C15) + part[:, column]
+            key = key * GOLDEN + part[:, column]
         order = np.argsort(key, kind="stable")
         sorted_key = key[order]
         same = np.flatnonzero(sorted_key[1:] == sorted_key[:-1]) + 1

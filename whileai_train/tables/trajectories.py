@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from whileai_train.rows import agent_parts, read_steps, step_sizes
+from whileai_train.rows import agent_parts, dict_step_sizes, read_dict_steps
 
 __all__ = ["Trajectories", "read_sizes", "read_trajectories", "trajectory_key", "trajectory_parts"]
 
@@ -90,11 +90,16 @@ def read_trajectories(rows: Sequence[Mapping[str, Any]]) -> Trajectories:
         get = row.get
         truncated.append(get("finish_reason") == "length" or get("truncated") is True)
         final = get("final_text")
-        if final.__class__ is str and get("messages") is None:
-            row_texts, calls, turns, errors = read_steps(get("steps"))
-            if final:
-                turns += 1
-                row_texts.append(final)
+        steps = get("steps")
+        if final.__class__ is str and (steps is None or steps.__class__ is list) and get("messages") is None:
+            try:  # the rows module's fast path for dict steps; any other step: its rule, agent_parts
+                row_texts, calls, turns, errors = read_dict_steps(steps) if steps else ([], [], 0, 0)
+            except AttributeError:
+                row_texts, calls, turns, errors = agent_parts(row)
+            else:
+                if final:
+                    turns += 1
+                    row_texts.append(final)
         else:
             row_texts, calls, turns, errors = agent_parts(row)
         text = row_texts[0] if len(row_texts) == 1 else "\n".join(row_texts)
@@ -120,8 +125,14 @@ def read_sizes(rows: Sequence[Mapping[str, Any]]) -> tuple[np.ndarray, np.ndarra
     for row in rows:
         get = row.get
         final = get("final_text")
-        if final.__class__ is str and get("messages") is None:
-            chars, n_texts, calls, turns = step_sizes(get("steps"))
+        steps = get("steps")
+        if final.__class__ is str and (steps is None or steps.__class__ is list) and get("messages") is None:
+            try:  # the rows module's fast path for dict steps; any other step: its rule, agent_parts
+                chars, n_texts, calls, turns = dict_step_sizes(steps) if steps else (0, 0, 0, 0)
+            except AttributeError:
+                texts, call_list, turns, _ = agent_parts(row)
+                sizes.extend((sum(map(len, texts)) + max(0, len(texts) - 1), len(call_list), turns))
+                continue
             if final:
                 chars += len(final)
                 n_texts += 1
