@@ -20,7 +20,7 @@ from whileai_train.errors import ConfigError, RowError
 from whileai_train.gates.hygiene import length_report
 from whileai_train.gates.near_duplicates import ask_texts
 from whileai_train.judge.judge_probes import probe_row
-from whileai_train.rows_text import ngram_table, window_hashes, word_tokens, words
+from whileai_train.rows_text import mix, ngram_table, window_hashes, word_tokens, words
 from whileai_train.tables.band import check_band
 
 # ---------------------------------------------------------------------------------------------- the ask
@@ -120,6 +120,12 @@ def test_the_ngram_rule_windows_stay_inside_one_text() -> None:
             want.append(value)
         assert table.hashes[table.first[t]:table.first[t + 1]].tolist() == want
         assert table.lengths[t] == len(found)
+        # the whole text: one window as long as the text, plus its length, mixed (0: no words)
+        whole = 0
+        for item in found:
+            whole = (whole * 0x100000001B3 + item) % (1 << 64)
+        mixed = int(mix(np.array([(whole + len(found)) % (1 << 64)], dtype=np.uint64))[0]) or 1
+        assert int(table.text_hash[t]) == (mixed if found else 0)
     hashes, first = window_hashes(np.array([1, 2, 3], dtype=np.uint64), np.array([1, 2]), 2, base=10)
     assert hashes.tolist() == [23] and first.tolist() == [0, 0, 1]
 

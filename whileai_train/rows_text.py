@@ -126,7 +126,8 @@ class NgramTable:
     """The words and n-grams of a list of texts.
 
     ``hashes[first[t]:first[t+1]]`` are text t's n-gram hashes in order; ``owner`` gives each n-gram's text;
-    ``lengths[t]`` is its word count; ``text_hash[t]`` hashes its whole word sequence (0 for a text with no words).
+    ``lengths[t]`` is its word count; ``text_hash[t]`` hashes its whole word sequence (what "verbatim" compares; 0
+    for a text with no words).
     """
 
     hashes: np.ndarray
@@ -136,17 +137,42 @@ class NgramTable:
     text_hash: np.ndarray
 
 
+def _sequence_hashes(word: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Each text's whole word sequence hashed as one window as long as the text (the polynomial of window_hashes,
+    then mixed), for all texts at once; 0 for a text with no words.
+
+    The polynomial ``sum(w_i * B^(e-1-i))`` of a text ending at word e is ``B^(e-1) * sum(w_i * B^-i)``: one running
+    sum over the corpus gives every text's, since B is odd and so invertible mod 2^64.
+    """
+    total = len(word)
+    out = np.zeros(len(lengths), dtype=np.uint64)
+    if total == 0:
+        return out
+    power = np.full(total, _B, dtype=np.uint64)
+    power[0] = 1
+    np.multiply.accumulate(power, out=power)  # B^i, wrapping
+    inverse = np.full(total, pow(_B, -1, 1 << 64), dtype=np.uint64)
+    inverse[0] = 1
+    np.multiply.accumulate(inverse, out=inverse)  # B^-i
+    running = np.zeros(total + 1, dtype=np.uint64)
+    np.cumsum(word * inverse, out=running[1:])
+    end = np.cumsum(lengths)
+    some = lengths > 0
+    last = end[some] - 1
+    sums = running[end[some]] - running[end[some] - lengths[some]]
+    hashed = mix(sums * power[last] + lengths[some].astype(np.uint64))
+    out[some] = np.where(hashed == 0, np.uint64(1), hashed)
+    return out
+
+
 def ngram_table(texts: Sequence[str], n: int) -> NgramTable:
-    """Hash every word, every n-gram and every whole text (its words joined by spaces: what "verbatim" compares).
+    """Hash every word, every n-gram and every whole text (its word sequence: what "verbatim" compares).
 
     Words hash with Python's hash of their bytes (SipHash, uniform in every bit; compared only within one process).
     """
     tokens, lengths = word_tokens(texts)
     word = np.fromiter(map(hash, tokens), dtype=np.int64, count=len(tokens)).view(np.uint64)
-    ends = np.cumsum(lengths).tolist()
-    text_hash = np.fromiter((hash(b" ".join(tokens[end - count:end])) if count else 0
-                             for end, count in zip(ends, lengths.tolist())), dtype=np.int64,
-                            count=len(ends)).view(np.uint64)
+    text_hash = _sequence_hashes(word, lengths)
     hashes, first = window_hashes(word, lengths, n)
     owner = np.repeat(np.arange(len(texts), dtype=np.int64), np.diff(first))
     return NgramTable(hashes, owner, first, lengths, text_hash)
