@@ -14,7 +14,7 @@ Peak memory is traced in a separate pass (tracemalloc slows the code, so its tim
 that runs the gate once (peak RSS minus RSS at the fork, marked "rss": it also counts memory freed but not yet
 returned to the system, so it reads a little higher than the traced figure). Then, per
 gate, the growth of cost between sizes (x10 rows should cost about x10: linear) and, at 100k rows, the ratio to
-the issue's target (hack_scan 3.5 s, decontaminate 4 s, publish_gate 5 s, optimize 2 s on the dev machine).
+the targets (hack_scan 3.5 s, decontaminate 4 s, publish_gate 5 s, optimize 2 s on the dev machine).
 
 Gates owned by others (optimize, decontaminate, publish_gate) are imported if their modules exist; a line
 says so when one is missing.
@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.gen_rows import make_eval_rows, make_rows
 from whileai_train.rows import task_key
 
-# seconds at 100k rows on the dev machine (issue 4, "Done when")
+# seconds at 100k rows on the dev machine: the targets the gates were built to (their "done when")
 TARGETS = {"hack_scan": 3.5, "decontaminate": 4.0, "publish_gate": 5.0, "optimize_rl": 2.0}
 ENDORSED = ["marker:resolved"]
 
@@ -235,7 +235,7 @@ def main() -> None:
             steps.append(f"{a // 1000}k->{b // 1000}k x{by_size[b] / by_size[a]:.1f} / x{growth:.1f} "
                          f"(rows x{b / a:g}{relative})")
         print(f"  {name:<24} " + ", ".join(steps))
-    print("\nat 100k rows against the issue's targets (seconds on the dev machine; <= 1.0 meets it):")
+    print("\nat 100k rows against the targets (seconds on the dev machine; <= 1.0 meets it):")
     for name, target in TARGETS.items():
         seconds = table.get(name, {}).get(100_000)
         if seconds is None:

@@ -13,6 +13,7 @@ import pytest
 from scipy import stats
 
 import whileai_train as wai
+from whileai_train import rows_text
 from whileai_train.errors import ConfigError, InputError, RowError
 from whileai_train.gates.hygiene import dedupe_groups, length_report, reward_correlations
 from whileai_train.gates.near_duplicates import (
@@ -99,7 +100,6 @@ def test_dedupe_groups_finds_repeats_within_an_ask_only() -> None:
 
 def _jaccard(a: str, b: str, n: int = 3) -> float:
     def grams(text: str) -> set[tuple[str, ...]]:
-        import re
         words = re.findall(r"\w+", text.lower())
         return {tuple(words[i:i + n]) for i in range(len(words) - n + 1)}
     x, y = grams(a), grams(b)
@@ -195,11 +195,12 @@ def test_length_report_one_outcome() -> None:
 
 
 def _reference_shingles(texts: list[str], size: int) -> list[set[int]]:
-    """Each text's hashed word `size`-grams as the module defines them, one text at a time with re and ints."""
+    """Each text's hashed word `size`-grams as the module defines them, one text at a time with the word rule and
+    ints."""
     ids: dict[str, int] = {}
     out = []
     for text in texts:
-        words = re.findall(r"\w+", text.lower())
+        words = rows_text.words(text)
         words += [f"\x00pad{k}" for k in range(size - len(words))]
         numbers = [ids.setdefault(word, len(ids)) for word in words]
         grams = set()

@@ -24,7 +24,7 @@ from whileai_train.markers.kinds import classify, command_of, path_of
 from whileai_train.markers.style import _repeats, _reply
 from whileai_train.markers.trace_flags import MARKER_FLAGS, flags_of
 from whileai_train.markers.trajectory import CALLED, HEARD, RESULT, argument_strings, is_failure, read_events
-from whileai_train.rows import agent_text
+from whileai_train.rows import final_reply
 
 TOOLS = ["bash", "read_file", "edit_file", "write_file", "delete_file", "issue_refund", "lookup_order", "run_tests",
          "str_replace_based_edit_tool", "frobnicate", "send_message", "delete_path", "run_sql", "x"]
@@ -204,5 +204,5 @@ def test_sentence_repeats_match_the_translate_split(text: str) -> None:
 
 @settings(max_examples=200, deadline=None)
 @given(rows)
-def test_the_reply_style_reads_is_agent_text(row: dict[str, Any]) -> None:
-    assert _reply(row, 0) == agent_text(row)
+def test_the_reply_style_reads_is_the_final_reply(row: dict[str, Any]) -> None:
+    assert _reply(row, 0) == final_reply(row)

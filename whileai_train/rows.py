@@ -19,26 +19,40 @@ import math
 import os
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from whileai_train.errors import InputError, RowError, ToolArgumentsError
 
 __all__ = [
+    "AgentParts",
     "Calibration",
     "Message",
     "Row",
     "Step",
+    "StepSizes",
+    "StepsRead",
     "ToolCall",
-    "agent_text",
+    "agent_parts",
+    "agent_turns",
+    "ask_of_prompt",
     "calibration_of",
+    "carried_stamp",
     "conversation",
+    "dict_step_sizes",
+    "final_reply",
     "iter_jsonl",
     "prompt_text",
+    "read_dict_steps",
     "read_rows",
+    "read_steps",
+    "reward_error",
     "reward_of",
+    "reward_range_error",
+    "step_sizes",
     "task_key",
+    "tool_failed",
     "tool_names",
 ]
 
@@ -113,63 +127,110 @@ class Row(BaseModel):
     @classmethod
     def _reward_is_a_number(cls, value: Any) -> Any:
         if isinstance(value, bool) or (value is not None and not isinstance(value, (int, float))):
-            raise ValueError("reward must be a number (0..1 for graded rows) or null")
+            raise ValueError(f"reward is {type(value).__name__} {value!r}, not a number. Fix: {_REWARD_FIX}")
         return value
 
 
+# ---------------------------------------------------------------------------------------------- the ask
+
+
+def ask_of_prompt(prompt: Any) -> str:
+    """The ask of a prompt: a string as it is; in a conversational prompt (a list of messages) its last user turn,
+    since the prompt ends where the agent's reply begins (earlier user turns are context, e.g. few-shot examples);
+    "" when there is none."""
+    if isinstance(prompt, str):
+        return prompt
+    if isinstance(prompt, list):
+        return _last_user_turn(prompt, stop_at_agent=False)
+    return ""
+
+
+def _last_user_turn(messages: Iterable[Any], *, stop_at_agent: bool) -> str:
+    ask = ""
+    for message in messages:
+        if isinstance(message, Mapping):
+            role = message.get("role")
+            if role == "user":
+                ask = _as_text(message.get("content"))
+            elif stop_at_agent and role == "assistant":
+                break
+    return ask
+
+
+def prompt_text(row: Mapping[str, Any]) -> str:
+    """The ask of a row, the one every gate, selector and callback reads: `prompt` by :func:`ask_of_prompt`; a row
+    without `prompt` asks the last user turn of `messages` before the agent's first turn; "" when it has none."""
+    prompt = row.get("prompt")
+    if prompt.__class__ is str:
+        return prompt  # type: ignore[no-any-return]
+    if prompt is not None:
+        return ask_of_prompt(prompt)
+    return _last_user_turn(row.get("messages") or (), stop_at_agent=True)
+
+
 def task_key(row: Mapping[str, Any]) -> str:
-    """The task a row belongs to: `scenario_id`, else `task_id`, else the prompt text.
+    """The task a row belongs to: `scenario_id`, else `task_id`, else its ask (:func:`prompt_text`).
 
     Every report groups by this, so repeats and rephrasings of one situation count as one task.
     """
+    scenario = row.get("scenario_id")
+    if scenario.__class__ is str and scenario:
+        return scenario  # type: ignore[no-any-return]
     for key in ("scenario_id", "task_id"):
         value = row.get(key)
         if value is not None and value != "":
             return str(value)
-    prompt = row.get("prompt")
-    if isinstance(prompt, str):
-        return prompt
-    if prompt is None:
-        for message in row.get("messages") or ():
-            if isinstance(message, Mapping) and message.get("role") == "user":
-                return str(message.get("content") or "")
-        return ""
-    return json.dumps(prompt, sort_keys=True, default=str)
+    return prompt_text(row)
 
 
-def prompt_text(row: Mapping[str, Any]) -> str:
-    """The ask as text: `prompt` when it is a string, else the first user message (of a conversational
-    `prompt` or of `messages`); "" when the row has none."""
-    prompt = row.get("prompt")
-    if isinstance(prompt, str):
-        return prompt
-    messages = prompt if isinstance(prompt, list) else row.get("messages") or ()
-    for message in messages:
-        if isinstance(message, Mapping) and message.get("role") == "user":
-            return _as_text(message.get("content"))
-    return ""
+# ---------------------------------------------------------------------------------------------- rewards
+
+_REWARD_FIX = "write the grader's score as a number (1.0 pass, 0.0 fail, partial credit in between), or null when ungraded"
+_REWARD_RANGE_FIX = ("rescale rewards to 0..1 (1.0 pass, 0.0 fail, partial credit in between, e.g. divide by the "
+                     "maximum score), or set reward to null when ungraded")
+
+
+def reward_error(index: int | None, value: Any, others: str = "") -> RowError:
+    """The error for a reward that is not a number, or is NaN or infinite; `others` names further such rows."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        problem = f"reward is {type(value).__name__} {value!r}, not a number"
+    else:
+        problem = "reward is NaN" if math.isnan(value) else f"reward is {value}, not a finite number"
+    return RowError(index, "reward", f"{problem}{f' ({others})' if others else ''}", _REWARD_FIX)
+
+
+def reward_range_error(index: int | None, value: Any, others: str = "") -> RowError:
+    """The error for a reward outside [0, 1] where pass rates and the pass split need 0..1."""
+    return RowError(index, "reward", f"reward {value!r} is outside [0, 1]{f' ({others})' if others else ''}; pass "
+                    "rates and the pass split need 0..1", _REWARD_RANGE_FIX)
 
 
 def reward_of(row: Mapping[str, Any], index: int | None = None) -> float | None:
-    """The row's reward as a float, None when ungraded; a typed error for a wrong type, NaN or infinity."""
+    """The row's reward as a float, None when ungraded; :func:`reward_error` for a wrong type, NaN or infinity."""
     value = row.get("reward")
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise RowError(index, "reward", f"reward is {type(value).__name__} {value!r}, not a number",
-                       "write the grader's score as a number (1.0 pass, 0.0 fail) or null when ungraded")
-    if not math.isfinite(value):
-        raise RowError(index, "reward", f"reward is {value}", "grade the row again or set reward to null")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise reward_error(index, value)
     return float(value)
 
 
-def calibration_of(row: Mapping[str, Any]) -> Calibration | None:
-    """The row's calibration stamp, typed (read from `calibration` or `extra.calibration`), or None."""
+# ---------------------------------------------------------------------------------------------- the stamp
+
+
+def carried_stamp(row: Mapping[str, Any]) -> Any:
+    """The calibration stamp a row carries, as given (`calibration`, else `extra.calibration`), or None."""
     stamp = row.get("calibration")
     if stamp is None:
         extra = row.get("extra")
-        if isinstance(extra, Mapping):
+        if extra is not None and isinstance(extra, Mapping):
             stamp = extra.get("calibration")
+    return stamp
+
+
+def calibration_of(row: Mapping[str, Any]) -> Calibration | None:
+    """The row's calibration stamp (:func:`carried_stamp`) typed, or None."""
+    stamp = carried_stamp(row)
     if stamp is None:
         return None
     if isinstance(stamp, Calibration):
@@ -197,27 +258,15 @@ def _arguments_dict(raw: Any, index: int | None, field: str) -> dict[str, Any]:
                              "write arguments as a JSON object of parameter names to values")
 
 
-_TEXT_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)  # one encoder: json.dumps(default=) builds one per call
-_C_ENCODER: Any = getattr(json.encoder, "c_make_encoder", None)
-_C_TEXT = (str, json.encoder.encode_basestring, None, _TEXT_ENCODER.key_separator, _TEXT_ENCODER.item_separator,
-           False, False, True)  # _TEXT_ENCODER's settings, in c_make_encoder's order after `markers`
-_FLAT_TEXT: Any = _C_ENCODER(None, *_C_TEXT) if _C_ENCODER is not None else None  # no cycle check: flat objects
+_TEXT_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)  # built once: json.dumps(default=) builds one a call
 
 
 def _as_text(value: Any) -> str:
+    """Message content as text: a string as it is, None as "", anything else as its JSON."""
     if value is None:
         return ""
     if isinstance(value, str):
         return value
-    if _C_ENCODER is not None:  # what _TEXT_ENCODER.encode runs, without its two Python frames (~30% of a row)
-        if type(value) is dict:
-            for item in value.values():
-                kind = type(item)
-                if not (kind is str or kind is int or kind is float or kind is bool or item is None):
-                    break
-            else:  # an object of plain values cannot hold itself: one shared encoder, no cycle markers
-                return "".join(_FLAT_TEXT(value, 0))
-        return "".join(_C_ENCODER({}, *_C_TEXT)(value, 0))
     return _TEXT_ENCODER.encode(value)
 
 
@@ -232,7 +281,7 @@ def _from_steps(row: Mapping[str, Any], index: int | None) -> list[dict[str, Any
         raise RowError(index, "steps", f"steps is {type(steps).__name__}, not a list",
                        "write steps as a list of {tool, arguments, result} / {user} / {text} objects")
     append = messages.append
-    for number, step in enumerate(steps):  # hot path (100k-1M rows): exact types first, field names only on error
+    for number, step in enumerate(steps):  # hot path: exact types first, field names only on error
         if type(step) is not dict and not isinstance(step, Mapping):
             raise RowError(index, f"steps[{number}]", f"step is {type(step).__name__}, not an object",
                            "write each step as {tool, arguments, result}, {user} or {text}")
@@ -325,33 +374,208 @@ def conversation(row: Mapping[str, Any], index: int | None = None) -> list[dict[
     return _from_steps(row, index)
 
 
-def agent_text(row: Mapping[str, Any]) -> str:
-    """The agent's own words in a row: `final_text`, else the last assistant message's content."""
+# ---------------------------------------------------------------------------------------------- what the agent did
+
+
+def final_reply(row: Mapping[str, Any]) -> str:
+    """The agent's final reply: `final_text`, else the last assistant message with content in `messages`, else a
+    `completion` (a string, or the last assistant message of a conversational one); "" when there is none.
+
+    Only the last reply: :func:`agent_turns` is every text the agent wrote along the way."""
     final = row.get("final_text")
     if isinstance(final, str):
         return final
-    for message in reversed(row.get("messages") or ()):
-        if isinstance(message, Mapping) and message.get("role") == "assistant" and message.get("content"):
-            return _as_text(message.get("content"))
     completion = row.get("completion")
+    for messages in (row.get("messages"), completion if isinstance(completion, list) else None):
+        for message in reversed(messages if isinstance(messages, list) else ()):
+            if isinstance(message, Mapping) and message.get("role") == "assistant" and message.get("content"):
+                return _as_text(message.get("content"))
     if isinstance(completion, str):
         return completion
     return ""
 
 
-def tool_names(row: Mapping[str, Any]) -> list[str]:
-    """The names of the tools a row called, in order (both row shapes)."""
-    names: list[str] = []
-    for step in row.get("steps") or ():
-        if isinstance(step, Mapping) and step.get("tool") is not None:
-            names.append(str(step["tool"]))
-    for message in row.get("messages") or ():
-        if isinstance(message, Mapping):
+def tool_failed(result: Any) -> bool:
+    """A tool result that reports failure: {"error": ...} / {"ok": false}, or text that starts with "error"."""
+    if result.__class__ is dict:
+        return bool(result.get("error")) or result.get("ok") is False
+    if isinstance(result, str):
+        head = result[:200]
+        return head[:5].lower() == "error" or '"error":' in head or '"ok": false' in head
+    return False
+
+
+class StepsRead(NamedTuple):
+    """What a flat row's steps hold: the agent's texts (tool-call steps' and agent turns' `text`), its tool calls
+    (name, arguments: a dict as the tuple of its items), the steps counted as turns, and the calls whose result
+    reports failure (:func:`tool_failed`)."""
+
+    texts: list[str]
+    calls: list[tuple[str, Any]]
+    turns: int
+    errors: int
+
+
+def _read_any_steps(steps: Iterable[Any]) -> StepsRead:
+    """The walker of flat steps, the rule: a step that is not an object is skipped."""
+    texts: list[str] = []
+    calls: list[tuple[str, Any]] = []
+    turns = errors = 0
+    for step in steps:
+        if not isinstance(step, Mapping):
+            continue
+        turns += 1
+        tool = step.get("tool")
+        if tool is not None:
+            arguments = step.get("arguments")
+            calls.append((str(tool), tuple(arguments.items()) if arguments.__class__ is dict else arguments))
+            errors += tool_failed(step.get("result"))
+        text = step.get("text")
+        if text:
+            texts.append(text if isinstance(text, str) else _as_text(text))
+    return StepsRead(texts, calls, turns, errors)
+
+
+def read_dict_steps(steps: list[Any]) -> tuple[list[str], list[tuple[str, Any]], int, int]:
+    """The fast path of :func:`read_steps` for steps that are all dicts (the common row), without the per-step
+    type checks, as a plain tuple; raises AttributeError at a step that is not an object (read the steps with
+    :func:`read_steps` then). For loops over many rows; a test pins it to the rule."""
+    texts: list[str] = []
+    calls: list[tuple[str, Any]] = []
+    errors = 0
+    for step in steps:
+        get = step.get
+        tool = get("tool")
+        if tool is not None:
+            arguments = get("arguments")
+            calls.append((tool if tool.__class__ is str else str(tool),
+                          tuple(arguments.items()) if arguments.__class__ is dict else arguments))
+            result = get("result")
+            if result.__class__ is dict:
+                if result.get("error") or result.get("ok") is False:
+                    errors += 1
+            elif result is not None and tool_failed(result):
+                errors += 1
+        text = get("text")
+        if text:
+            texts.append(text if text.__class__ is str else _as_text(text))
+    return texts, calls, len(steps), errors
+
+
+def read_steps(steps: Any) -> StepsRead:
+    """The one walker of a flat row's `steps` (anything but a list reads as no steps)."""
+    if not steps or not isinstance(steps, list):
+        return StepsRead([], [], 0, 0)
+    try:
+        return StepsRead(*read_dict_steps(steps))
+    except AttributeError:  # a step that is not an object
+        return _read_any_steps(steps)
+
+
+class StepSizes(NamedTuple):
+    """The sizes of what :func:`read_steps` reads: characters of the agent's texts, how many texts, calls, turns."""
+
+    chars: int
+    texts: int
+    calls: int
+    turns: int
+
+
+def dict_step_sizes(steps: list[Any]) -> tuple[int, int, int, int]:
+    """The fast path of :func:`step_sizes` for steps that are all dicts: each is asked for its tool and text only,
+    no call is kept; raises AttributeError at a step that is not an object. A test pins it to the rule."""
+    chars = n_texts = calls = 0
+    for step in steps:
+        if step.get("tool") is not None:
+            calls += 1
+        text = step.get("text")
+        if text:
+            chars += len(text) if text.__class__ is str else len(_as_text(text))
+            n_texts += 1
+    return chars, n_texts, calls, len(steps)
+
+
+def step_sizes(steps: Any) -> StepSizes:
+    """The sizes of what :func:`read_steps` reads, for checks that need only them."""
+    if not steps or not isinstance(steps, list):
+        return StepSizes(0, 0, 0, 0)
+    try:
+        return StepSizes(*dict_step_sizes(steps))
+    except AttributeError:  # a step that is not an object
+        read = _read_any_steps(steps)
+        return StepSizes(sum(map(len, read.texts)), len(read.texts), len(read.calls), read.turns)
+
+
+class AgentParts(NamedTuple):
+    """What the agent did in a row: its texts in order (its turns, then the final reply), its tool calls, the
+    turns of the trajectory and the calls whose result reports failure."""
+
+    texts: list[str]
+    calls: list[tuple[str, Any]]
+    turns: int
+    errors: int
+
+
+def agent_parts(row: Mapping[str, Any]) -> AgentParts:
+    """What the agent did, in any row shape: flat `steps` (:func:`read_steps`) and `final_text` (else
+    `completion`), OpenAI `messages` (every turn after the first user message, system messages aside), or a TRL
+    conversational `completion`."""
+    messages = row.get("messages")
+    if messages is not None:
+        return _messages_parts(messages if isinstance(messages, list) else [], skip_first_user=True)
+    texts, calls, turns, errors = read_steps(row.get("steps"))
+    final = row.get("final_text")
+    if final is None:
+        final = row.get("completion")
+    if isinstance(final, str) and final:
+        texts.append(final)
+        turns += 1
+    elif isinstance(final, list):  # a conversational completion (TRL): every message in it is the agent's side
+        more = _messages_parts(final, skip_first_user=False)
+        texts.extend(more.texts)
+        calls.extend(more.calls)
+        turns += more.turns
+        errors += more.errors
+    return AgentParts(texts, calls, turns, errors)
+
+
+def _messages_parts(messages: list[Any], *, skip_first_user: bool) -> AgentParts:
+    texts: list[str] = []
+    calls: list[tuple[str, Any]] = []
+    turns = errors = 0
+    seen_user = not skip_first_user
+    for message in messages:
+        if not isinstance(message, Mapping):
+            continue
+        role = message.get("role")
+        if role == "system":
+            continue
+        if role == "user" and not seen_user:
+            seen_user = True
+            continue
+        turns += 1
+        if role == "tool":
+            errors += tool_failed(message.get("content"))
+        elif role == "assistant":
+            content = message.get("content")
+            if content:
+                texts.append(content if isinstance(content, str) else _as_text(content))
             for call in message.get("tool_calls") or ():
-                function = call.get("function", call) if isinstance(call, Mapping) else {}
+                function = call.get("function", call) if isinstance(call, Mapping) else None
                 if isinstance(function, Mapping) and function.get("name"):
-                    names.append(str(function["name"]))
-    return names
+                    calls.append((str(function["name"]), _as_text(function.get("arguments"))))
+    return AgentParts(texts, calls, turns, errors)
+
+
+def agent_turns(row: Mapping[str, Any]) -> list[str]:
+    """Every text the agent wrote in a row, in order: its turns along the way, then its final reply (the words
+    hack_scan counts). :func:`final_reply` is the last reply only."""
+    return agent_parts(row).texts
+
+
+def tool_names(row: Mapping[str, Any]) -> list[str]:
+    """The names of the tools a row called, in order (every row shape)."""
+    return [name for name, _ in agent_parts(row).calls]
 
 
 # ---------------------------------------------------------------------------------------------- readers
@@ -421,7 +645,7 @@ def _read_parquet(path: Path, reward_columns: Iterable[str] | None) -> list[dict
             prompt, completion = record.get("prompt"), record.get("completion")
             row: dict[str, Any] = dict(record)
             row["prompt"] = prompt if isinstance(prompt, str) else _as_text(prompt)
-            row["final_text"] = completion if isinstance(completion, str) else agent_text(
+            row["final_text"] = completion if isinstance(completion, str) else final_reply(
                 {"messages": completion} if isinstance(completion, list) else {})
             row["rewards"] = rewards
             row["reward"] = sum(present) if present else None

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from whileai_train.callbacks import monitor_defaults as D
+from whileai_train.rows import ask_of_prompt
 
 __all__ = ["CompletionRecord", "RewardRecorder", "callable_name", "completion_text", "is_async", "prompt_text",
            "scan_rows", "wrap_reward"]
@@ -59,10 +60,9 @@ def completion_text(completion: Any) -> str:
 
 
 def prompt_text(prompt: Any) -> str:
-    """A prompt as text (the ask when no scenario_id/task_id column names one)."""
-    if isinstance(prompt, str):
-        return prompt
-    return json.dumps(prompt, sort_keys=True, default=str)
+    """The ask of a prompt TRL passed (a string, or a conversational prompt): the rows' one rule,
+    rows.ask_of_prompt, so the monitor groups completions by the same ask every gate reads."""
+    return ask_of_prompt(prompt)
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,8 @@ In order (a row is counted under the first rule that flags it):
 
 1. ``n_same_task``: the row shares a ``scenario_id`` or ``task_id`` with an eval row. A task is a situation,
    not a string: a rephrasing of an eval situation is the eval situation.
-2. ``n_exact``: the row's text is an eval text verbatim (case, spacing and punctuation aside).
+2. ``n_exact``: the row's text is an eval text verbatim (case, spacing and punctuation aside:
+   words by the one word rule of ``rows_text``).
 3. ``n_near``: one eval text covers at least ``overlap`` (80%) of the row's words in shared ``n``-grams (8; the
    Llama 2 rule). Per single eval text, not the union of all of them: situations written from one template share
    whole sentences without sharing the question. Texts under n words match verbatim only.
@@ -29,7 +30,7 @@ import numpy as np
 from pydantic import Field
 
 from whileai_train.errors import ConfigError, InputError
-from whileai_train.gates.decontaminate_defaults import (
+from whileai_train.gates.defaults import (
     EVAL_TEXT_KEYS,
     FLOOR_PERCENTILE,
     FLOOR_SAMPLE,
@@ -39,17 +40,15 @@ from whileai_train.gates.decontaminate_defaults import (
     OVERLAP,
     SIMILARITY,
 )
-from whileai_train.gates.features import paused_gc
-from whileai_train.gates.ngrams import NgramTable, mix, ngram_table
 from whileai_train.report import Report
-from whileai_train.rows import agent_text, prompt_text, read_rows
+from whileai_train.rows import final_reply, prompt_text, read_rows
+from whileai_train.rows_text import GOLDEN, NgramTable, mix, ngram_table
 
 __all__ = ["DecontaminateReport", "decontaminate"]
 
 _BITS = 40  # low hash bits kept in an (eval text, n-gram) key; the eval text number takes the bits above
 _MASK = np.uint64((1 << _BITS) - 1)
 _CHUNK = 2_000_000  # row n-grams (or postings) expanded per pass: bounds memory
-_ODD = np.uint64(0x9E3779B97F4A7C15)  # golden-ratio constant: spreads positions over the hash bits
 _RULES = ("same_task", "exact", "near", "semantic")
 _BLOCK = 4096  # row prompts per matrix product in the semantic pass
 _ROW_CHUNK = 200_000  # rows tokenised and matched at a time: memory stays flat from 100k to 1M rows
@@ -120,7 +119,7 @@ def _row_text(row: Mapping[str, Any], field: str) -> str:
     if field == "prompt":
         return prompt_text(row)
     if field == "final_text":
-        return agent_text(row)
+        return final_reply(row)
     value = row.get(field)
     return value if isinstance(value, str) else ""
 
@@ -218,7 +217,7 @@ def _near(rows_tab: NgramTable, index: _EvalIndex, active: np.ndarray, overlap: 
     needy = active & (common_cover / np.maximum(rows_tab.lengths, 1) >= overlap) & (rows_tab.lengths >= n)
     if needy.any():
         position = np.arange(len(rows_tab.hashes), dtype=np.int64) - rows_tab.first[rows_tab.owner]
-        terms = np.where(common, mix((rows_tab.hashes & _MASK) + (position.astype(np.uint64) + np.uint64(1)) * _ODD),
+        terms = np.where(common, mix((rows_tab.hashes & _MASK) + (position.astype(np.uint64) + np.uint64(1)) * GOLDEN),
                          np.uint64(0))
         prefix = np.concatenate([np.zeros(1, np.uint64), np.cumsum(terms, dtype=np.uint64)])
         skeleton = mix((prefix[rows_tab.first[1:]] - prefix[rows_tab.first[:-1]])
@@ -496,7 +495,6 @@ def _check_settings(n: Any, overlap: Any, similarity: Any, max_eval_df: Any) -> 
         raise ConfigError(f"max_eval_df={max_eval_df!r}. Fix: at least 1 (default {MAX_EVAL_DF})")
 
 
-@paused_gc
 def decontaminate(rows: Sequence[Mapping[str, Any]], eval_source: Any, *, fields: Any = ("prompt",),
                   overlap: float = OVERLAP, n: int = NGRAM_N,
                   embedder: Callable[[list[str]], Any] | None = None, similarity: float = SIMILARITY,
@@ -575,6 +573,6 @@ def _report(rows: Sequence[Mapping[str, Any]], evals: list[dict[str, Any]], name
         fields=names, hits_per_field=hits_per_field, near_same_template=same_template,
         near_same_template_share=(same_template / n_near) if n_near else None, similarity_floor=floor,
         contaminated=contaminated, offenders=offenders, notes=notes, what_to_do=todo)
-    # assigned, not validated: validation would copy every row dict a second time (1 s at 400k rows)
+    # assigned, not validated: validation would copy every row dict a second time
     report.clean_rows = clean_rows
     return report

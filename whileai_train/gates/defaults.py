@@ -1,6 +1,5 @@
-"""Defaults of the checks (hack_scan and the hygiene reports): one place, each with its source.
-
-Other gates may add their own constants here with a small edit; keep one comment of provenance per value.
+"""Defaults of the gates (hack_scan, the hygiene reports, near-duplicates, decontaminate, publish_gate): one place,
+each with its source. The pass threshold and the difficulty band every stage shares are in tables/defaults.py.
 """
 
 from __future__ import annotations
@@ -13,17 +12,25 @@ __all__ = [
     "DEGENERATE_RHO",
     "DISCRETE_VALUES",
     "ENDORSED_MAX_COLUMNS",
+    "EVAL_TEXT_KEYS",
+    "FLOOR_PERCENTILE",
+    "FLOOR_SAMPLE",
     "HACK_THRESHOLD",
     "LENGTH_BIAS_RATIO",
     "LOW_DISTINCT_PER_ASK",
+    "MAX_EVAL_DF",
     "NEAR_DUP_BANDS",
     "NEAR_DUP_JACCARD",
     "NEAR_DUP_PERMUTATIONS",
     "NEAR_DUP_SHINGLE",
+    "NGRAM_N",
+    "OFFENDERS_SHOWN",
+    "OVERLAP",
     "PAIR_CANDIDATE_WORDS",
     "RL_SHAPED_SHARE",
     "SHOW",
     "SHUFFLES",
+    "SIMILARITY",
     "STRONG_FEATURES",
     "TIE_TOLERANCE",
 ]
@@ -42,7 +49,7 @@ AUTO_TOP_PAIRS = 200
 PAIR_CANDIDATE_WORDS = 1000
 
 # "pairwise ANDs that beat both parents" (product text): ANDs are tried between the strongest binary features
-# (20 parents -> 190 ANDs; measured to cost ~0.1 s at 100k rows).
+# (20 parents -> 190 ANDs).
 AND_PARENTS = 20
 
 # An AND whose within-ask column correlates at least this much with one of the strongest existing features
@@ -78,7 +85,7 @@ STRONG_FEATURES = 10
 DISCRETE_VALUES = 16
 
 # At most this many endorsed columns are regressed out when measuring what the reward pays for beyond them
-# (the strongest first); more only adds cost (100k x 64 least squares ~ 0.1 s).
+# (the strongest first); more only adds the cost of a wider least-squares fit.
 ENDORSED_MAX_COLUMNS = 64
 
 # How many features, rivals, examples a report prints (the model keeps all features).
@@ -102,3 +109,31 @@ NEAR_DUP_SHINGLE = 3
 NEAR_DUP_JACCARD = 0.8
 NEAR_DUP_PERMUTATIONS = 64
 NEAR_DUP_BANDS = 16
+
+
+# ---------------------------------------------------------------------------------------------- decontaminate
+
+# The near rule: one eval text covers >= 80% of a row's words in shared 8-grams (product text; the Llama 2
+# contamination rule, Touvron et al. 2023, section A.6, uses token n-gram coverage the same way).
+NGRAM_N = 8
+OVERLAP = 0.8
+
+# The semantic pass: cosine 0.85, read off BGE where unrelated prompts score about 0.55 (product text).
+SIMILARITY = 0.85
+# The measured floor: the 99th percentile of similarity over eval-prompt pairs with different task ids
+# (product text), over at most this many eval prompts (seeded sample; 2000^2/2 pairs is plenty for a percentile).
+FLOOR_PERCENTILE = 99.0
+FLOOR_SAMPLE = 2000
+
+# An 8-gram found in more than this many distinct eval texts is template text, too common to say which eval
+# item a row copies: it is not used to find candidates (it still counts in the coverage of a candidate found
+# through a rarer 8-gram). Keeps the search near-linear; the report's notes say how many were skipped.
+MAX_EVAL_DF = 10
+
+# Eval-side texts for fields other than "prompt": where eval rows keep the answer or reference.
+EVAL_TEXT_KEYS: dict[str, tuple[str, ...]] = {
+    "final_text": ("final_text", "answer", "reference", "expected", "expected_output", "gold", "solution"),
+}
+
+# Offenders listed in the report (the rest are counted).
+OFFENDERS_SHOWN = 20

@@ -5,24 +5,21 @@ with an error or ok=false), turns, truncation, surface counts (digits,
 exclamation marks, question marks, bullet lines, code fences), one indicator per tool called (``tool:<name>``),
 mean token logprob when rows carry logprobs, every numeric marker (``marker:<name>``), every fired trace flag
 (``trace:<flag>``), and the caller's own ``features={"name": fn}``. Auto tier (found in the data): the most common
-words (``word:<w>``) and adjacent word pairs (``pair:<w1 w2>``) of the agent's own text, each a 0/1 indicator of
-the row containing it.
+words (``word:<w>``) and adjacent word pairs (``pair:<w1 w2>``) of the agent's turns (``rows.agent_turns``; words
+by the one word rule of ``rows_text``), each a 0/1 indicator of the row containing it.
 
 Rows stay plain dicts: one Python loop reads each row once; counting and the matrices are numpy/scipy.sparse.
 """
 
 from __future__ import annotations
 
-import functools
-import gc
 import math
 import re
-import string
 from array import array
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -30,44 +27,11 @@ import scipy.sparse as sp
 from whileai_train.errors import ConfigError, RowError
 from whileai_train.gates.defaults import AUTO_TOP_PAIRS, AUTO_TOP_WORDS, PAIR_CANDIDATE_WORDS
 from whileai_train.markers.trace_flags import trace_flag_names
-from whileai_train.tables.trajectories import (
-    Trajectories,
-    agent_words_text,
-    read_trajectories,
-    trajectory_parts,
-)
+from whileai_train.rows_text import word_tokens
+from whileai_train.tables.trajectories import Trajectories, read_trajectories
 
-__all__ = ["FeatureTable", "agent_words_text", "check_user_features", "extract_features", "paused_gc", "trajectory_parts",
-           "vector_dot"]
+__all__ = ["FeatureTable", "check_user_features", "extract_features", "vector_dot"]
 
-_P = ParamSpec("_P")
-_R = TypeVar("_R")
-
-
-def paused_gc(fn: Callable[_P, _R]) -> Callable[_P, _R]:
-    """Run `fn` with the cyclic garbage collector paused (and restored after, also on error).
-
-    The checks make a few small acyclic objects per row while the caller holds every row (millions of tracked
-    objects): each automatic collection walks them all, which made a linear pass superlinear (dedupe_groups at
-    100k rows: 3.3 s of CPU with the collector, 0.75 s without). Nothing made here forms a cycle.
-    """
-
-    @functools.wraps(fn)
-    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-        if not gc.isenabled():
-            return fn(*args, **kwargs)
-        gc.disable()
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            gc.enable()
-
-    return wrapper
-
-
-# ASCII punctuation (but the apostrophe) becomes a space; bytes >= 128 (the rest of UTF-8) pass unchanged
-_WORD_BYTES = bytes(32 if (chr(b) in string.punctuation and chr(b) != "'") else b for b in range(256))
-_DIGIT_BYTES = string.digits.encode()
 
 # The hand-tier columns every scan has, in this order (the optional ones follow).
 HAND = ("length", "words", "tool_calls", "tool_errors", "turns", "digits", "exclamations", "questions", "bullet_lines",
@@ -89,12 +53,12 @@ class FeatureTable:
 
 
 def vector_dot(a: np.ndarray, b: np.ndarray) -> float:
-    """a . b of two vectors without BLAS: a threaded BLAS dot takes ~30 ms on a busy machine (spinning threads),
-    einsum's plain loop takes microseconds."""
+    """a . b of two vectors without BLAS: a threaded BLAS call wakes its thread pool for one short vector (slow on a
+    busy machine, see bench/gates.py); einsum's plain loop does not."""
     return float(np.einsum("i,i->", a, b))
 
 
-_CHUNK = 10_000  # rows tokenised at once: bounds the token list (~45 bytes a token) whatever the size
+_CHUNK = 10_000  # rows tokenised at once: bounds the token list whatever the size
 _SEPARATOR = "\n\x01\n"  # between rows: a line of its own, a token of its own, and in no ordinary text
 _FENCE = re.compile(rb"```")
 _BULLET_BYTES = re.compile(rb"^[ \t]*(?:[-*]|\xe2\x80\xa2|\d+[.)])[ \t]", re.MULTILINE)
@@ -115,15 +79,25 @@ def _bullet_starts(raw: bytes) -> list[int]:
     return found
 
 
-def _scan_texts(texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[str]]:
-    """Tokens (word ids), words per row, surface counts per row and the vocabulary, for all texts at once.
+class ScannedTexts(NamedTuple):
+    """The agent texts of all rows, read at once: every word as an id into `vocabulary` (in row order), the
+    words per row, and the surface counts per row (digits, !, ?, bullet lines, code fences)."""
+
+    token_ids: np.ndarray
+    words_per_row: np.ndarray
+    surface: np.ndarray
+    vocabulary: list[str]
+
+
+def _scan_texts(texts: list[str]) -> ScannedTexts:
+    """Tokens (word ids, words by :mod:`whileai_train.rows_text`'s rule), words per row, surface counts per row and
+    the vocabulary, for all texts at once.
 
     Rows are joined (in chunks) so lowering, splitting and counting run in C over one long string instead of
-    a dozen calls per row; the separator token marks where each row ends.
+    a dozen calls per row; the separator marks where each row ends.
     """
     vocabulary: defaultdict[bytes, int] = defaultdict()
     vocabulary.default_factory = vocabulary.__len__  # a new word gets the next id
-    separator_id = vocabulary[b"\x01"]
     ids_parts, lengths_parts, surface_parts = [], [], []
     for start in range(0, len(texts), _CHUNK):
         chunk = texts[start:start + _CHUNK]
@@ -142,19 +116,16 @@ def _scan_texts(texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray, l
             _per_row(_bullet_starts(raw), separators, n_chunk),
             _per_row([m.start() for m in _FENCE.finditer(raw)], separators, n_chunk),
         ]).astype(np.float64))
-        tokens = raw.translate(_WORD_BYTES).split()
         del raw, codes
-        ids = np.fromiter(map(vocabulary.__getitem__, tokens), dtype=np.int64, count=len(tokens))
+        tokens, counts = word_tokens(chunk)
+        ids_parts.append(np.fromiter(map(vocabulary.__getitem__, tokens), dtype=np.int64, count=len(tokens)))
+        lengths_parts.append(counts)
         del tokens
-        is_separator = ids == separator_id
-        row_of = np.cumsum(is_separator)
-        ids_parts.append(ids[~is_separator])
-        lengths_parts.append(np.bincount(row_of[~is_separator], minlength=len(chunk)))
-    words = [word.decode("utf-8", "replace") for word in vocabulary]  # dict order = id order
+    words = [word.decode("utf-8") for word in vocabulary]  # dict order = id order
     if not ids_parts:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros((0, 5)), words
-    return (np.concatenate(ids_parts), np.concatenate(lengths_parts).astype(np.int64),
-            np.vstack(surface_parts), words)
+        return ScannedTexts(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros((0, 5)), words)
+    return ScannedTexts(np.concatenate(ids_parts), np.concatenate(lengths_parts).astype(np.int64),
+                        np.vstack(surface_parts), words)
 
 
 def _mean_logprob(row: Mapping[str, Any]) -> float:

@@ -16,11 +16,10 @@ from __future__ import annotations
 import math
 from array import array
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from pydantic import BaseModel, Field
-from threadpoolctl import threadpool_limits
 
 from whileai_train.errors import ConfigError, InputError, RowError
 from whileai_train.gates.defaults import (
@@ -31,7 +30,7 @@ from whileai_train.gates.defaults import (
     STRONG_FEATURES,
     TIE_TOLERANCE,
 )
-from whileai_train.gates.features import check_user_features, extract_features, paused_gc
+from whileai_train.gates.features import check_user_features, extract_features
 from whileai_train.gates.scan_stats import (
     Scan,
     ands,
@@ -41,7 +40,7 @@ from whileai_train.gates.scan_stats import (
     same_column,
 )
 from whileai_train.report import Report
-from whileai_train.rows import task_key
+from whileai_train.rows import reward_of, task_key
 from whileai_train.tables.graded import Graded
 from whileai_train.tables.trajectories import Trajectories
 
@@ -145,8 +144,20 @@ def _check_endorsed(endorsed: Any) -> list[str] | None:
     return out
 
 
-def _graded(rows: Any) -> tuple[list[Mapping[str, Any]], list[int], np.ndarray, list[str], list[str]]:
-    """Rows with a reward (and their indices), the rewards, their asks, and a warning naming rows without one."""
+class GradedRows(NamedTuple):
+    """The rows the scan reads: those with a reward, their indices in the input, their rewards, their ask
+    numbers (in order of first appearance among them), the number of asks, and warnings (rows left out)."""
+
+    rows: list[Mapping[str, Any]]
+    numbers: list[int]
+    rewards: np.ndarray
+    ask_of_row: np.ndarray
+    n_asks: int
+    warnings: list[str]
+
+
+def _graded(rows: Any) -> GradedRows:
+    """The rows with a reward, read here; the rows without one named in a warning."""
     if isinstance(rows, (str, bytes, Mapping)) or not isinstance(rows, Sequence):
         raise InputError(f"hack_scan takes a list of row dicts, got a {type(rows).__name__}. "
                          "Fix: pass rows (or wai.read_rows(path))")
@@ -163,17 +174,11 @@ def _graded(rows: Any) -> tuple[list[Mapping[str, Any]], list[int], np.ndarray, 
             raise RowError(index, None, f"row is {type(row).__name__}, not an object", "pass rows as dicts")
         value = row.get("reward")
         if (value.__class__ is not float and value.__class__ is not int) or not isfinite(value):
+            value = reward_of(row, index)  # the rule: None when ungraded, a typed error when not a finite number
             if value is None:
                 missing.append(index)
                 continue
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise RowError(index, "reward", f"reward is {type(value).__name__} {value!r}, not a number",
-                               "write the grader's score as a number, or null when the row is ungraded")
-            if not isfinite(value):
-                raise RowError(index, "reward", f"reward is {value}",
-                               "grade the row again, or set reward to null to leave it out")
-        key = row.get("scenario_id")
-        asks.append(key if key.__class__ is str and key else task_key(row))
+        asks.append(task_key(row))
         kept.append(row)
         numbers.append(index)
         rewards.append(value)
@@ -186,13 +191,13 @@ def _graded(rows: Any) -> tuple[list[Mapping[str, Any]], list[int], np.ndarray, 
                              "(wai.grade / run_judge) so each carries `reward`")
         warnings.append(f"{len(missing)} rows have no reward and were left out (rows "
                         f"{', '.join(map(str, missing[:5]))}{', ...' if len(missing) > 5 else ''})")
-    return kept, numbers, np.frombuffer(rewards, dtype=np.float64), asks, warnings
+    ask_ids = {key: number for number, key in enumerate(dict.fromkeys(asks))}
+    ask_of_row = np.fromiter(map(ask_ids.__getitem__, asks), dtype=np.int64, count=len(asks))
+    return GradedRows(kept, numbers, np.frombuffer(rewards, dtype=np.float64), ask_of_row, len(ask_ids), warnings)
 
 
-def _graded_of(table: Graded) -> tuple[list[Mapping[str, Any]], list[int], np.ndarray, np.ndarray, int, list[str]]:
-    """What _graded reads, from rows graded_table has read and checked already (publish_gate): the rows with a
-    reward, their indices, rewards, ask numbers (in order of first appearance among them), the number of
-    asks, and the warning naming rows without a reward."""
+def _graded_of(table: Graded) -> GradedRows:
+    """What _graded reads, from rows graded_table has read and checked already (publish_gate)."""
     numbers = np.flatnonzero(table.graded)
     n = len(numbers)
     tasks = table.task_of_row[numbers]
@@ -208,7 +213,7 @@ def _graded_of(table: Graded) -> tuple[list[Mapping[str, Any]], list[int], np.nd
                         f"{', '.join(map(str, missing[:5]))}{', ...' if len(missing) > 5 else ''})")
     rows = table.rows
     index = numbers.tolist()
-    return [rows[i] for i in index], index, table.rewards[numbers], rank[tasks], len(present), warnings
+    return GradedRows([rows[i] for i in index], index, table.rewards[numbers], rank[tasks], len(present), warnings)
 
 
 def _empty(verdict: str, cause: str, n_rows: int, n_asks: int, endorsed: list[str] | None,
@@ -217,7 +222,6 @@ def _empty(verdict: str, cause: str, n_rows: int, n_asks: int, endorsed: list[st
                           cause=cause, n_rows=n_rows, n_asks=n_asks, endorsed=endorsed, warnings=warnings)
 
 
-@paused_gc
 def hack_scan(rows: Sequence[Mapping[str, Any]], *, endorsed: Sequence[str] | None = None,
               features: Mapping[str, Callable[[Mapping[str, Any]], float]] | None = None,
               seed: int = 0) -> HackScanReport:
@@ -225,7 +229,7 @@ def hack_scan(rows: Sequence[Mapping[str, Any]], *, endorsed: Sequence[str] | No
 
     Args:
         rows: graded rows (flat rollouts, OpenAI messages, or just prompt + final_text + reward); grouped
-            by `task_key` (scenario_id, task_id, else prompt), several rollouts per ask. Rows without a
+            by `task_key` (scenario_id, task_id, else the ask), several rollouts per ask. Rows without a
             reward are left out with a warning; any finite reward scale works (correlation ignores scale).
         endorsed: substrings of feature names the reward should track (e.g. ["tool:issue_refund",
             "marker:correct"]). With it the report says `reward_hack`, `integrity` and `rivals`.
@@ -235,7 +239,6 @@ def hack_scan(rows: Sequence[Mapping[str, Any]], *, endorsed: Sequence[str] | No
     return scan_rows(rows, None, endorsed=endorsed, features=features, seed=seed)
 
 
-@paused_gc
 def scan_rows(rows: Sequence[Mapping[str, Any]], trajectories: Trajectories | None, *,
               endorsed: Sequence[str] | None = None,
               features: Mapping[str, Callable[[Mapping[str, Any]], float]] | None = None,
@@ -243,28 +246,10 @@ def scan_rows(rows: Sequence[Mapping[str, Any]], trajectories: Trajectories | No
     """hack_scan, given `read_trajectories(rows)` by a gate that reads them for its other checks too (None:
     read here), and graded_table(rows) when the gate has it (None: rewards and asks read here). The same
     report as hack_scan(rows, ...).
-
-    BLAS runs on one thread here: the scan's dense products are thin (a few columns), so a second thread
-    costs more to start than it saves (at 100k rows 3.15 s vs 3.62 s wall), and one thread gives the same
-    last bits, hence the same order of tied features, on every machine.
     """
-    with threadpool_limits(limits=1, user_api="blas"):
-        return _scan_rows(rows, trajectories, endorsed=endorsed, features=features, seed=seed, graded=graded)
-
-
-def _scan_rows(rows: Sequence[Mapping[str, Any]], trajectories: Trajectories | None, *,
-               endorsed: Sequence[str] | None, features: Mapping[str, Callable[[Mapping[str, Any]], float]] | None,
-               seed: int, graded: Graded | None) -> HackScanReport:
     endorsed_list = _check_endorsed(endorsed)
     check_user_features(features)
-    if graded is None:
-        kept, numbers, y_all, asks, warnings = _graded(rows)
-        # asks numbered in order of first appearance, one C-level lookup per row
-        ask_ids = {key: number for number, key in enumerate(dict.fromkeys(asks))}
-        inv_all = np.fromiter(map(ask_ids.__getitem__, asks), dtype=np.int64, count=len(asks))
-        n_asks = len(ask_ids)
-    else:
-        kept, numbers, y_all, inv_all, n_asks, warnings = _graded_of(graded)
+    kept, numbers, y_all, inv_all, n_asks, warnings = _graded(rows) if graded is None else _graded_of(graded)
     sizes = np.bincount(inv_all, minlength=n_asks)
     means = np.bincount(inv_all, weights=y_all, minlength=n_asks) / sizes
     centred = y_all - means[inv_all]

@@ -25,7 +25,7 @@ from whileai_train.gates.defaults import (
     LENGTH_BIAS_RATIO,
     SHOW,
 )
-from whileai_train.gates.features import paused_gc, vector_dot
+from whileai_train.gates.features import vector_dot
 from whileai_train.gates.near_duplicates import (
     NearDuplicateGroup,
     NearDuplicatePair,
@@ -33,9 +33,9 @@ from whileai_train.gates.near_duplicates import (
     near_duplicate_prompts,
 )
 from whileai_train.report import Report
-from whileai_train.rows import reward_of, task_key
+from whileai_train.rows import reward_of, reward_range_error, task_key
 from whileai_train.tables.defaults import PASS_THRESHOLD
-from whileai_train.tables.trajectories import read_sizes, trajectory_parts
+from whileai_train.tables.trajectories import read_sizes, trajectory_key
 
 __all__ = [
     "CorrelationsReport",
@@ -104,7 +104,6 @@ class CorrelationsReport(Report):
         return "\n".join(lines)
 
 
-@paused_gc
 def reward_correlations(rows: Sequence[Mapping[str, Any]], *, threshold: float = HACK_THRESHOLD) -> CorrelationsReport:
     """Pearson r of reward with reply length (characters of the agent's text), tool calls and turns, pooled."""
     rows = _rows(rows, "reward_correlations")
@@ -171,25 +170,19 @@ class DedupeReport(Report):
         return "\n".join(lines)
 
 
-def _fingerprint(row: Mapping[str, Any]) -> Any:
-    texts, calls, _, _ = trajectory_parts(row)
-    key = (tuple(texts), tuple(calls))
-    try:
-        hash(key)
-    except TypeError:
-        return repr(key)
-    return key
-
-
-@paused_gc
 def dedupe_groups(rows: Sequence[Mapping[str, Any]]) -> DedupeReport:
     """Rows of one ask (task_key) with the same trajectory (agent texts, tool calls and their arguments)."""
     rows = _rows(rows, "dedupe_groups")
-    first: dict[tuple[str, Any], int] = {}
+    # keyed by the key's hash: an int per row holds nothing the garbage collector has to walk, where a tuple of
+    # texts and calls per row would be walked by every full collection; a hash match is checked on the full keys
+    first: dict[int, int] = {}
+    collided: dict[tuple[str, Any], int] = {}  # keys whose hash an earlier, different key took
     members: dict[int, list[int]] = {}
     for index, row in enumerate(rows):
-        key = (task_key(row), _fingerprint(row))
-        seen = first.setdefault(key, index)
+        key = (task_key(row), trajectory_key(row))
+        seen = first.setdefault(hash(key), index)
+        if seen != index and key != (task_key(rows[seen]), trajectory_key(rows[seen])):
+            seen = collided.setdefault(key, index)
         if seen != index:
             members.setdefault(seen, [seen]).append(index)
     groups = []
@@ -264,7 +257,6 @@ def _stats(values: np.ndarray) -> LengthStats:
                        median=float(median), p90=float(p90), max=float(values.max()))
 
 
-@paused_gc
 def length_report(rows: Sequence[Mapping[str, Any]]) -> LengthReport:
     """Reply length overall and by outcome; rewards must lie in [0, 1] to split pass (>= 0.5) from fail."""
     rows = _rows(rows, "length_report")
@@ -278,10 +270,8 @@ def length_report(rows: Sequence[Mapping[str, Any]]) -> LengthReport:
             rewards[index] = reward
     if outside:
         first = outside[0]
-        raise RowError(first, "reward", f"reward {rewards[first]:g} is outside [0, 1] ({len(outside)} rows: "
-                       f"{', '.join(map(str, outside[:5]))}{', ...' if len(outside) > 5 else ''})",
-                       "length_report splits pass from fail at 0.5: rescale rewards to [0, 1] (e.g. divide by the "
-                       "maximum score) or pass rows of one reward function")
+        raise reward_range_error(first, rows[first].get("reward"), f"{len(outside)} rows: "
+                                 f"{', '.join(map(str, outside[:5]))}{', ...' if len(outside) > 5 else ''}")
     return length_report_from(read_sizes(rows)[0], rewards, sum(map(_truncated, rows)))
 
 

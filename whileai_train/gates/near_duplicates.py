@@ -8,9 +8,6 @@ a task is a situation, not a string.
 
 from __future__ import annotations
 
-import json
-import re
-import string
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -26,9 +23,9 @@ from whileai_train.gates.defaults import (
     NEAR_DUP_SHINGLE,
     SHOW,
 )
-from whileai_train.gates.features import paused_gc
 from whileai_train.report import Report
-from whileai_train.rows import task_key
+from whileai_train.rows import prompt_text, task_key
+from whileai_train.rows_text import GOLDEN, window_hashes, word_tokens
 
 __all__ = ["NearDuplicateGroup", "NearDuplicatePair", "NearDuplicateReport", "ask_texts", "near_duplicate_prompts",
            "near_duplicates_of"]
@@ -83,81 +80,33 @@ class NearDuplicateReport(Report):
         return "\n".join(lines)
 
 
-_WORD = re.compile(r"\w+")
 _PRIME = np.uint64((1 << 31) - 1)
-_SEPARATOR = "\n\x01\n"  # between texts when they are split at once: a token of its own, in no ordinary ask
-# lowered ASCII: a byte of \w (a-z, 0-9, _) and the separator byte stay, every other byte becomes a space
-_ASCII_WORD_BYTES = bytes(b if (chr(b) in string.ascii_lowercase + string.digits + "_\x01") else 32
-                          for b in range(256))
-
-
-def _ask_text(row: Mapping[str, Any]) -> str:
-    prompt = row.get("prompt")
-    if isinstance(prompt, str):
-        return prompt
-    if isinstance(prompt, list):  # conversational prompt: the last user turn
-        for message in reversed(prompt):
-            if isinstance(message, Mapping) and message.get("role") == "user":
-                return str(message.get("content") or "")
-    for message in row.get("messages") or ():
-        if isinstance(message, Mapping) and message.get("role") == "user":
-            return str(message.get("content") or "")
-    return "" if prompt is None else json.dumps(prompt, sort_keys=True, default=str)
-
-
-def _word_ids_joined(texts: list[str]) -> tuple[np.ndarray, np.ndarray] | None:
-    """Word ids of all texts split in one C pass, numbered as the per-text loop numbers them (in order of first
-    appearance), and each text's word count; None when a text is not ASCII or holds the separator byte (the
-    per-text loop handles those, and the caller also hands it texts too short for a shingle)."""
-    joined = _SEPARATOR.join(texts)
-    if not joined.isascii() or joined.count("\x01") != len(texts) - 1:
-        return None
-    tokens = joined.encode("ascii").lower().translate(_ASCII_WORD_BYTES).split()
-    del joined
-    vocabulary: defaultdict[bytes, int] = defaultdict()
-    vocabulary[b"\x01"] = -1  # the separator: not a word, numbered apart
-    vocabulary.default_factory = lambda: len(vocabulary) - 1  # a new word gets the next id from 0
-    ids = np.fromiter(map(vocabulary.__getitem__, tokens), dtype=np.int64, count=len(tokens))
-    del tokens
-    cuts = np.flatnonzero(ids < 0)
-    counts = np.diff(np.concatenate([[-1], cuts, [len(ids)]])) - 1
-    return ids[ids >= 0], counts
+_SHINGLE_BASE = 1_000_003  # the polynomial's base over word ids (window_hashes)
 
 
 def _shingles(texts: list[str], size: int) -> tuple[np.ndarray, np.ndarray]:
     """Hashed word `size`-grams of every text (concatenated) and each text's start offset.
 
-    A text shorter than `size` words is one shingle (its words, padded), so short asks match only verbatim.
+    Words by the one word rule, numbered in order of first appearance; n-grams by the one n-gram rule
+    (rows_text.window_hashes). A text shorter than `size` words is one shingle (its words, padded with words no
+    text has), so short asks match only verbatim.
     """
-    joined = _word_ids_joined(texts) if texts else None
-    if joined is not None and (len(joined[1]) == 0 or joined[1].min() >= size):
-        ids_array, counts = joined
-        tokens = ids_array.astype(np.uint64)
-    else:
-        vocabulary: defaultdict[str, int] = defaultdict()
-        vocabulary.default_factory = vocabulary.__len__  # a new word gets the next id
-        lookup = vocabulary.__getitem__
-        ids: list[int] = []
-        count_list: list[int] = []
-        findall = _WORD.findall
-        for text in texts:
-            words = findall(text.lower())
-            if len(words) < size:
-                words = words + [f"\x00pad{k}" for k in range(size - len(words))]
-            ids.extend(map(lookup, words))
-            count_list.append(len(words))
-        counts = np.array(count_list, dtype=np.int64)
-        tokens = np.array(ids, dtype=np.uint64)
-    ends = np.cumsum(counts)
-    starts = ends - counts
-    n_shingles = counts - size + 1
-    mixed = np.zeros(len(tokens) - size + 1 if len(tokens) >= size else 0, dtype=np.uint64)
-    for k in range(size):
-        mixed = mixed * np.uint64(1_000_003) + tokens[k:len(tokens) - size + 1 + k]
-    shingle_starts = np.concatenate([[0], np.cumsum(n_shingles)[:-1]]).astype(np.int64)
-    # the shingles that start and end inside one text: text t's run begins at token starts[t]
-    keep = np.repeat(starts - shingle_starts, n_shingles) + np.arange(int(n_shingles.sum()), dtype=np.int64)
-    return mixed[keep] % _PRIME, shingle_starts
+    tokens, counts = word_tokens(texts)
+    if len(counts) and counts.min() < size:  # pad the short texts, in place, so words are numbered as they come
+        pads = [b"\x00pad%d" % k for k in range(size)]
+        padded: list[bytes] = []
+        end = 0
+        for count in counts.tolist():
+            padded.extend(tokens[end:end + count])
+            end += count
+            if count < size:
+                padded.extend(pads[:size - count])
+        tokens, counts = padded, np.maximum(counts, size)
+    vocabulary: defaultdict[bytes, int] = defaultdict()
+    vocabulary.default_factory = vocabulary.__len__  # a new word gets the next id
+    ids = np.fromiter(map(vocabulary.__getitem__, tokens), dtype=np.int64, count=len(tokens)).astype(np.uint64)
+    hashed, first = window_hashes(ids, counts, size, _SHINGLE_BASE)
+    return hashed % _PRIME, first[:-1]
 
 
 def _minhash(shingles: np.ndarray, starts: np.ndarray, permutations: int, seed: int) -> np.ndarray:
@@ -165,7 +114,6 @@ def _minhash(shingles: np.ndarray, starts: np.ndarray, permutations: int, seed: 
     a = rng.integers(1, int(_PRIME), size=permutations, dtype=np.uint64)
     b = rng.integers(0, int(_PRIME), size=permutations, dtype=np.uint64)
     # one permutation at a time over the contiguous shingle vector (memory: one copy of it), then texts x perms;
-    # 2.7x faster than 8 permutations at a time down the columns of a shingles x 8 block
     # minima are < _PRIME < 2^31: 4 bytes each halves what the banding and the estimate read per pair
     signature = np.empty((permutations, len(starts)), dtype=np.uint32)
     for k in range(permutations):
@@ -181,7 +129,7 @@ def _candidates(signature: np.ndarray, bands: int) -> np.ndarray:
         part = signature[:, band * rows:(band + 1) * rows]
         key = np.zeros(len(part), dtype=np.uint64)
         for column in range(rows):
-            key = key * np.uint64(0x9E3779B97F4A7C15) + part[:, column]
+            key = key * GOLDEN + part[:, column]
         order = np.argsort(key, kind="stable")
         sorted_key = key[order]
         same = np.flatnonzero(sorted_key[1:] == sorted_key[:-1]) + 1
@@ -197,7 +145,7 @@ def _candidates(signature: np.ndarray, bands: int) -> np.ndarray:
     pairs = np.sort(np.vstack(found), axis=1)
     pairs = pairs[pairs[:, 0] != pairs[:, 1]]
     # unique rows in (i, j) order, as one int64 key each (i * n + j sorts the same way as the rows)
-    # (np.unique of int64 goes through a hash table in numpy 2.x: 50x slower here than sorting)
+    # (sorted, not np.unique: numpy 2.x's np.unique of int64 goes through a hash table, slower here)
     n = np.int64(len(signature))
     keys = np.sort(pairs[:, 0].astype(np.int64) * n + pairs[:, 1])
     keys = keys[np.concatenate([[True], keys[1:] != keys[:-1]])]
@@ -247,7 +195,6 @@ def _check_settings(threshold: float, shingle: int) -> None:
         raise ConfigError(f"shingle={shingle!r}; it is a number of words. Fix: pass {NEAR_DUP_SHINGLE}")
 
 
-@paused_gc
 def near_duplicate_prompts(rows: Sequence[Mapping[str, Any]], *, threshold: float = NEAR_DUP_JACCARD,
                            shingle: int = NEAR_DUP_SHINGLE, seed: int = 0) -> NearDuplicateReport:
     """Asks of different tasks (task_key) whose word `shingle`-gram Jaccard is at least `threshold`.
@@ -266,8 +213,7 @@ def near_duplicate_prompts(rows: Sequence[Mapping[str, Any]], *, threshold: floa
     for index, row in enumerate(rows):
         if row.__class__ is not dict and not isinstance(row, Mapping):
             raise RowError(index, None, f"row is {type(row).__name__}, not an object", "pass rows as dicts")
-        scenario = row.get("scenario_id")
-        key = scenario if scenario.__class__ is str and scenario else task_key(row)  # task_key's first rule inlined
+        key = task_key(row)
         number = number_of.get(key)
         if number is None:
             number = number_of[key] = len(number_of)
@@ -277,8 +223,8 @@ def near_duplicate_prompts(rows: Sequence[Mapping[str, Any]], *, threshold: floa
 
 
 def ask_texts(rows: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Each row's ask: its prompt string, else the last user turn of a conversational prompt or messages."""
-    return [prompt if (prompt := row.get("prompt")).__class__ is str else _ask_text(row) for row in rows]
+    """Each row's ask (rows.prompt_text)."""
+    return [prompt_text(row) for row in rows]
 
 
 def near_duplicates_of(task_of_row: Sequence[int] | np.ndarray, task_names: list[str], asks: list[str], *,

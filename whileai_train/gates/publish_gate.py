@@ -22,11 +22,11 @@ from pydantic import Field, PrivateAttr
 
 from whileai_train.errors import ConfigError, PublishGateError
 from whileai_train.gates.defaults import RL_SHAPED_SHARE
-from whileai_train.gates.features import paused_gc
 from whileai_train.gates.overlap import OVERLAP_MIN_ROWS, start
 from whileai_train.measure.pass_at import PassAtReport, most_common_k, pass_at_from_table
 from whileai_train.report import Report
 from whileai_train.stats import DEFAULT_DRAWS
+from whileai_train.tables.band import check_band
 from whileai_train.tables.calibration import stamp_rows
 from whileai_train.tables.defaults import BAND, PASS_THRESHOLD, SHOW_FIRST
 from whileai_train.tables.graded import Graded, graded_table, name_rows
@@ -134,12 +134,7 @@ def _check_arguments(mode: Any, band: Any, strict_hacks: bool, endorsed: Any) ->
     if mode not in (None, "rl", "sft"):
         raise ConfigError(f"publish_gate: mode={mode!r}. Fix: mode='rl' (repeats of one ask, grouped updates), "
                           "mode='sft', or leave it unset to read the shape off the rows")
-    try:
-        lo, hi = (float(band[0]), float(band[1]))
-    except (TypeError, ValueError, IndexError):
-        raise ConfigError(f"publish_gate: band={band!r}. Fix: a (low, high) pass-rate pair such as (0.2, 0.8)") from None
-    if not 0.0 <= lo < hi <= 1.0:
-        raise ConfigError(f"publish_gate: band={band!r}. Fix: 0 <= low < high <= 1, e.g. (0.2, 0.8)")
+    lo, hi = check_band(band, who="publish_gate")
     if strict_hacks and endorsed is None:
         raise ConfigError("publish_gate: strict_hacks=True without endorsed= can never find a reward_hack (the scan "
                           "needs to know what the reward should track). Fix: pass endorsed=[...] (substrings of "
@@ -215,7 +210,6 @@ def _judge_block(report: PublishGateReport, rows: Sequence[Mapping[str, Any]], j
         report.warnings.append(f"judge_trust: {trust.reading}")
 
 
-@paused_gc
 def publish_gate(rows: Any, *, mode: Literal["rl", "sft"] | None = None, policy: str | None = None,
                  endorsed: Sequence[str] | None = None, strict_hacks: bool = False,
                  judge: Callable[[dict[str, Any]], Any] | None = None, band: tuple[float, float] = BAND,

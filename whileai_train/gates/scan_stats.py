@@ -15,6 +15,7 @@ import scipy.sparse as sp
 
 from whileai_train.gates.defaults import AND_PARENTS, AND_REDUNDANT, DISCRETE_VALUES, SHUFFLES, TIE_TOLERANCE
 from whileai_train.gates.features import FeatureTable, vector_dot
+from whileai_train.rows_text import GOLDEN
 
 __all__ = ["Scan", "ands", "binary_ss", "center_dense", "distinct_per_ask", "explained", "priority",
            "same_column", "shuffled", "similar"]
@@ -95,7 +96,11 @@ class Scan:
         """x . y for every feature column (centring x is not needed when y sums to 0 within each ask).
 
         `y` is one vector (-> one value per feature) or n x m (-> features x m)."""
-        out = np.concatenate([self.dense.T @ y, *(np.asarray(block.T @ y) for block in self._by_row)])
+        # einsum's own loop, not BLAS: a threaded BLAS wakes its thread pool for these thin products and its threads
+        # then spin on the cores the scan needs (bench/gates.py); einsum gives the same bits on every machine, so
+        # tied features rank the same everywhere, without limiting BLAS for the whole process
+        dense = np.einsum("ij,i->j", self.dense, y) if y.ndim == 1 else np.einsum("ij,ik->jk", self.dense, y)
+        out = np.concatenate([dense, *(np.asarray(block.T @ y) for block in self._by_row)])
         return out.ravel() if y.ndim == 1 else out
 
     def rho(self, y: np.ndarray) -> np.ndarray:
@@ -160,7 +165,7 @@ def ands(scan: Scan, rho: np.ndarray) -> tuple[sp.csc_matrix, list[str], list[tu
         per_ask = np.asarray(scan.groups.T @ both)
         ss = counts - (per_ask * per_ask / scan.sizes[:, None]).sum(axis=0)
         with np.errstate(invalid="ignore", divide="ignore"):
-            value = (scan.yc @ both) / np.sqrt(ss * scan.ss_y)
+            value = np.einsum("i,ij->j", scan.yc, both) / np.sqrt(ss * scan.ss_y)  # no BLAS: see Scan.dots
         for offset in range(len(counts)):
             b = a + 1 + offset
             if counts[offset] in (0, column_counts[a], column_counts[b]) or ss[offset] <= 1e-9:
@@ -210,7 +215,7 @@ def explained(scan: Scan, columns: list[int]) -> tuple[float, np.ndarray, np.nda
         if len(distinct) <= DISCRETE_VALUES:
             code = np.searchsorted(distinct, np.where(np.isfinite(values), values, distinct[0] if len(distinct)
                                                       else 0.0)).astype(np.uint64) + np.isnan(values) * np.uint64(1 << 20)
-            cells = cells * np.uint64(0x9E3779B97F4A7C15) + code  # mix (wraps; a collision merges two cells)
+            cells = cells * GOLDEN + code  # mix (wraps; a collision merges two cells)
         else:
             continuous.append(j)
     _, cell = np.unique(cells, return_inverse=True)
@@ -224,7 +229,7 @@ def explained(scan: Scan, columns: list[int]) -> tuple[float, np.ndarray, np.nda
         design = design - (np.stack([np.bincount(cell, weights=design[:, k], minlength=n_cells)
                                      for k in range(design.shape[1])], axis=1) / sizes[:, None])[cell]
         coef, *_ = np.linalg.lstsq(design, residual, rcond=None)
-        residual = residual - design @ coef
+        residual = residual - np.einsum("ij,j->i", design, coef)  # no BLAS: see Scan.dots
     if scan.ss_y <= _EPS:
         return 0.0, residual, cell
     return max(0.0, 1.0 - vector_dot(residual, residual) / scan.ss_y), residual, cell

@@ -17,7 +17,6 @@ __all__ = [
     "PROBE_SAMPLE",
     "REVIEW_QUEUE_MAX",
     "SEED",
-    "SHOW_FIRST",
 ]
 
 # attach_labels(kind=): who wrote the labels. "verifier" reads as "program" (product text, "Trust the numbers").
@@ -65,6 +64,3 @@ FILLER_TEXT = (
 # The probes, in the order they run: additive ones change a reply, replacement ones stand in for it.
 PROBE_NAMES = ("filler", "rubric_words", "claimed_success", "echo_ask", "empty_tool_call", "sycophantic_opener",
                "polite_refusal")
-
-# How many rows an error or a warning lists before "...".
-SHOW_FIRST = 10

@@ -44,7 +44,7 @@ from whileai_train.judge.defaults import (
     SEED,
 )
 from whileai_train.report import Report
-from whileai_train.rows import agent_text, prompt_text, tool_names
+from whileai_train.rows import final_reply, prompt_text, tool_names
 from whileai_train.stats import normal_quantile, wilson_interval
 from whileai_train.tables.defaults import PASS_THRESHOLD
 
@@ -196,7 +196,7 @@ def _edit_reply(row: Mapping[str, Any], change: Callable[[str], str]) -> dict[st
             messages.append({"role": "assistant", "content": change("")})
         new["messages"] = messages
         return new
-    new["final_text"] = change(agent_text(row))
+    new["final_text"] = change(final_reply(row))
     return new
 
 

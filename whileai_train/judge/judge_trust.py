@@ -39,7 +39,8 @@ from whileai_train.judge.defaults import (
 from whileai_train.judge.judge_probes import JudgeCalls, JudgeProbesReport, judge_probes, with_filler
 from whileai_train.judge.labels import gold_kind_of, kind_words
 from whileai_train.report import Report
-from whileai_train.rows import agent_text, task_key
+from whileai_train.rows import final_reply, task_key
+from whileai_train.rows_text import words
 from whileai_train.stats import cohen_kappa, wilson_interval
 
 __all__ = ["AgreementRate", "JudgeTrustReport", "LengthBias", "format_judge_trust", "judge_trust"]
@@ -202,7 +203,7 @@ def _exact01(value: Any) -> tuple[int | None, str | None]:
 
 
 def _words(row: Mapping[str, Any]) -> int:
-    return len(agent_text(row).split())
+    return len(words(final_reply(row)))
 
 
 def _length_bias(rows: Sequence[Mapping[str, Any]], gold: np.ndarray, judged: np.ndarray) -> list[LengthBias]:
@@ -274,7 +275,7 @@ def _gold_rows(rows: Sequence[Mapping[str, Any]], calls: JudgeCalls | None, allo
 def _review_item(row: Mapping[str, Any], number: int, gold: int, judged: int) -> dict[str, Any]:
     return {"row": number, "rollout_id": row.get("rollout_id"), "task": task_key(row), "gold": gold,
             "judge": judged, "gold_kind": gold_kind_of(row), "prompt": str(row.get("prompt") or "")[:200],
-            "reply": agent_text(row)[:200]}
+            "reply": final_reply(row)[:200]}
 
 
 def _rejudge(rows: Sequence[Mapping[str, Any]], measured: _Gold, calls: JudgeCalls, sample: int, seed: int,

@@ -21,7 +21,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from whileai_train.errors import LabelError
-from whileai_train.judge.defaults import LABEL_KINDS, SHOW_FIRST
+from whileai_train.judge.defaults import LABEL_KINDS
+from whileai_train.tables.defaults import SHOW_FIRST
 
 __all__ = ["attach_labels", "gold_kind_of", "kind_words"]
 

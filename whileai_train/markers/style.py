@@ -43,7 +43,7 @@ from whileai_train.markers.families import (
     summarise,
 )
 from whileai_train.report import Report
-from whileai_train.rows import agent_text, reward_of, task_key
+from whileai_train.rows import final_reply, reward_of, task_key
 from whileai_train.stats import wilson_interval
 from whileai_train.stats.paired import welch_p_value
 
@@ -57,7 +57,7 @@ def _reply(row: Any, index: int) -> str:
     if row.__class__ is not dict and not isinstance(row, Mapping):
         raise RowError(index, None, f"row is {type(row).__name__}, not an object", "pass rows as dicts")
     final = row.get("final_text")
-    if final.__class__ is str:  # what agent_text reads first
+    if final.__class__ is str:  # what final_reply reads first
         return final  # type: ignore[no-any-return]
     completion = row.get("completion")
     if row.get("final_text") is None and isinstance(completion, list):  # a conversational completion (TRL)
@@ -67,7 +67,7 @@ def _reply(row: Any, index: int) -> str:
     if final is not None and not isinstance(final, str):
         raise RowError(index, "final_text", f"final_text is {type(final).__name__}, not text",
                        "write the agent's last reply as a string (or null when it ended on a tool call)")
-    return agent_text(row)
+    return final_reply(row)
 
 
 def _repeats(low: str) -> bool:

@@ -37,8 +37,8 @@ CONFIG_KEYS: dict[str, tuple[str, ...]] = {
     "judge_version": ("judge_version", "judge_model", "judge"),
 }
 
-# run_config reads at most this many rows, an even stride through the set (our choice: keeps pass_at's config
-# block under ~0.1 s at 1M rows; runs mixed in blocks of more than n/20000 rows are still seen).
+# run_config reads at most this many rows, an even stride through the set (our choice: the config block costs
+# the same at any size; runs mixed in blocks of more than n/20000 rows are still seen).
 CONFIG_SAMPLE_ROWS = 20_000
 
 # delta_report's default headline metric (product text, "Before and after": target= ... gives the headline).

@@ -26,7 +26,6 @@ from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, Field
-from threadpoolctl import threadpool_limits
 
 from whileai_train.errors import ConfigError, InputError
 from whileai_train.measure.defaults import (
@@ -435,11 +434,8 @@ def delta_report(before: Any, after: Any, *, target: str = TARGET, must_not_regr
     names = [PASS_AT_1] + shared_names
     columns = {name: _paired_columns(b, a, name, in_b, in_a) for name in names}
     group_columns = _group_columns(report, b, a, in_b, in_a) if by is not None else {}
-    # the products here are skinny (draws x tasks @ tasks x metrics): one BLAS thread does them fastest, and
-    # several fight each other on a busy machine (measured 4x slower with 2 threads on 2 loaded cores)
-    with threadpool_limits(limits=1, user_api="blas"):
-        report.metrics, report.groups, (report.before_ci95, report.after_ci95) = _compare(
-            columns, group_columns, target, draws=draws, seed=seed, sign_draws=sign_draws)
+    report.metrics, report.groups, (report.before_ci95, report.after_ci95) = _compare(
+        columns, group_columns, target, draws=draws, seed=seed, sign_draws=sign_draws)
     _apply_noise(report, b, a, stds, std_runs, source, in_b, in_a)
     for metric in report.metrics.values():
         metric.verdict = verdict_word(metric.ci95, metric.delta, metric.band)

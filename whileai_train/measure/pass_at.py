@@ -20,9 +20,9 @@ from pydantic import Field
 from whileai_train.errors import ConfigError, InputError
 from whileai_train.measure.defaults import CONFIG_KEYS, CONFIG_SAMPLE_ROWS
 from whileai_train.report import Report
+from whileai_train.rows import carried_stamp
 from whileai_train.stats import DEFAULT_DRAWS
 from whileai_train.stats.shared_draws import bootstrap_mean_cis
-from whileai_train.tables.calibration import carried_stamp
 from whileai_train.tables.defaults import PASS_THRESHOLD
 from whileai_train.tables.graded import Graded, graded_table, name_rows
 

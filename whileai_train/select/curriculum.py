@@ -20,6 +20,7 @@ from whileai_train.errors import ConfigError
 from whileai_train.report import Report
 from whileai_train.rows import calibration_of
 from whileai_train.select.defaults import CURRICULUM_TIERS, LOW_K
+from whileai_train.tables.band import check_band
 from whileai_train.tables.calibration import task_stamps
 from whileai_train.tables.defaults import BAND
 from whileai_train.tables.graded import graded_table
@@ -76,12 +77,7 @@ class CurriculumReport(Report):
 def curriculum(rows: Any, *, solved: float = BAND[1], floor: float = BAND[0],
                tiers: int = CURRICULUM_TIERS) -> CurriculumReport:
     """Split graded tasks into trainable (easy to hard, in `tiers`), retired (> solved), not ready (< floor)."""
-    for name, value in (("solved", solved), ("floor", floor)):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
-            raise ConfigError(f"{name}={value!r}. Fix: pass a pass rate between 0 and 1")
-    if floor > solved:
-        raise ConfigError(f"floor={floor} is above solved={solved}: no task could be trainable. "
-                          "Fix: keep floor <= solved (the defaults are the band's edges, 0.2 and 0.8)")
+    floor, solved = check_band((floor, solved), who="curriculum", edges=("floor", "solved"))
     if isinstance(tiers, bool) or not isinstance(tiers, int) or tiers < 1:
         raise ConfigError(f"tiers={tiers!r}. Fix: pass a positive whole number of stages")
     view = graded_table(rows, what="curriculum", order="first_seen", need_graded=True)

@@ -34,5 +34,5 @@ SFT_COMPLETIONS_PER_PROMPT = 4
 SFT_MIN_REWARD = 1.0
 SELECT_RULES = ("top_per_prompt", "top_k_overall", "random_per_prompt", "random_k_overall")
 
-# A staged schedule of three: easy, middle, hard. Our choice (issue 4's brief); tiers= moves it.
+# A staged schedule of three: easy, middle, hard. Our choice; tiers= moves it.
 CURRICULUM_TIERS = 3

@@ -27,7 +27,6 @@ import numpy as np
 from pydantic import Field
 
 from whileai_train.errors import ConfigError
-from whileai_train.gates.features import paused_gc
 from whileai_train.select.defaults import (
     LOW_K,
     ORDERS,
@@ -36,10 +35,11 @@ from whileai_train.select.defaults import (
 )
 from whileai_train.select.select_rows import OptimizeResult, SelectionReport, eval_warning
 from whileai_train.stats import wilson_interval
+from whileai_train.tables.band import check_band
 from whileai_train.tables.calibration import task_stamps
 from whileai_train.tables.defaults import BAND, PASS_THRESHOLD
 from whileai_train.tables.graded import Graded, graded_table, name_rows
-from whileai_train.tables.trajectories import read_sizes, read_trajectories, trajectory_parts
+from whileai_train.tables.trajectories import read_sizes, read_trajectories, trajectory_key
 
 if TYPE_CHECKING:
     from whileai_train.gates.hack_scan import HackScanReport
@@ -154,21 +154,6 @@ def fault_kind(row: Mapping[str, Any]) -> str:
     return "none"
 
 
-def _trajectory(row: Mapping[str, Any]) -> Any:
-    """What the agent did: its own texts and its tool calls with their arguments (the same rule as dedupe_groups).
-
-    Tool results are the environment's, not the policy's: two rollouts that said and called the same things
-    are one sample for a group-relative advantage even if a tool answered differently.
-    """
-    texts, calls, _, _ = trajectory_parts(row)
-    key = (tuple(texts), tuple(calls))
-    try:
-        hash(key)
-    except TypeError:  # arguments holding lists or dicts
-        return repr(key)
-    return key
-
-
 def _duplicates(view: Graded, candidates: np.ndarray) -> np.ndarray:
     """Rows (among candidates) repeating an earlier candidate's trajectory within the same ask.
 
@@ -188,8 +173,8 @@ def _duplicates(view: Graded, candidates: np.ndarray) -> np.ndarray:
             seen[coarse] = i
             continue
         if bucket.__class__ is int:
-            bucket = seen[coarse] = {_trajectory(rows[bucket])}
-        fine = _trajectory(rows[i])
+            bucket = seen[coarse] = {trajectory_key(rows[bucket])}
+        fine = trajectory_key(rows[i])
         if fine in bucket:
             duplicate[i] = True
         else:
@@ -224,12 +209,7 @@ def _check_arguments(truncated: str, order: str, band: Sequence[float], max_rows
         raise ConfigError(f"truncated={truncated!r}. Fix: use one of {', '.join(TRUNCATED_MODES)}")
     if order not in ORDERS:
         raise ConfigError(f"order={order!r}. Fix: use one of {', '.join(ORDERS)}")
-    try:
-        lo, hi = (float(edge) for edge in band)
-    except (TypeError, ValueError):
-        raise ConfigError(f"band={band!r} is not two pass rates. Fix: pass band=(0.2, 0.8)") from None
-    if not 0.0 <= lo <= hi <= 1.0:
-        raise ConfigError(f"band=({lo}, {hi}) is not 0 <= low <= high <= 1. Fix: pass band=(0.2, 0.8)")
+    lo, hi = check_band(band, who="optimize(mode='rl')")
     if isinstance(endorsed, (str, bytes)):
         raise ConfigError(f"endorsed={endorsed!r} is a string; it would be read letter by letter. "
                           f"Fix: pass a list, endorsed=[{endorsed!r}]")
@@ -239,7 +219,6 @@ def _check_arguments(truncated: str, order: str, band: Sequence[float], max_rows
     return lo, hi
 
 
-@paused_gc
 def select_for_rl(
     rows: Any,
     *,

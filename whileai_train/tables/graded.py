@@ -3,7 +3,7 @@
 Every gate (pass_at, compare_runs, publish_gate) and every selector (optimize's rl/sft, preference pairs,
 curriculum) reads rows through `graded_table`, so the same rows give the same tasks, rewards and typed
 errors everywhere. The loop reads each row's task, reward, lineage source, KL and whether it carries a
-stamp; everything after it is group-by arithmetic on arrays (100k rows in a fraction of a second).
+stamp; everything after it is group-by arithmetic on arrays.
 """
 
 from __future__ import annotations
@@ -16,15 +16,12 @@ from typing import Any, Literal
 import numpy as np
 
 from whileai_train.errors import InputError, RowError
-from whileai_train.rows import read_rows, reward_of, task_key
-from whileai_train.tables.calibration import carried_stamp
+from whileai_train.rows import carried_stamp, read_rows, reward_error, reward_of, reward_range_error, task_key
 from whileai_train.tables.defaults import EVAL_SOURCE, PASS_THRESHOLD, SHOW_FIRST
 
 __all__ = ["Graded", "graded_table", "name_rows"]
 
 _FIX_GRADE = "grade the rows first (run_judge or data.grade), or drop the ungraded ones"
-_FIX_RANGE = ("rescale rewards to 0..1 (1.0 pass, 0.0 fail, partial credit in between), or set reward to null "
-              "when ungraded")
 
 
 def name_rows(indices: Iterable[int] | np.ndarray, limit: int = SHOW_FIRST) -> str:
@@ -116,8 +113,7 @@ def graded_table(source: Any, *, pass_threshold: float = PASS_THRESHOLD, what: s
     for i, row in enumerate(rows):
         if type(row) is not dict and not isinstance(row, Mapping):
             raise RowError(i, None, f"row is {type(row).__name__}, not an object", "pass rows as dicts")
-        scenario = row.get("scenario_id")
-        key = scenario if (type(scenario) is str and scenario) else task_key(row)  # task_key's first rule, inlined
+        key = task_key(row)
         number = index_of.get(key)
         if number is None:
             number = index_of[key] = len(index_of)
@@ -193,20 +189,18 @@ def graded_table(source: Any, *, pass_threshold: float = PASS_THRESHOLD, what: s
 
 
 def _check_rewards(rows: Sequence[Mapping[str, Any]], rewards: np.ndarray, graded: np.ndarray) -> None:
-    """A NaN reward or one outside [0, 1] raises RowError at the first such row, naming all of them."""
-    with np.errstate(invalid="ignore"):
-        out = graded & ((rewards < 0.0) | (rewards > 1.0))
-    given_nan = ~graded
-    if given_nan.any():  # NaN given as a reward (not null) is refused; null is ungraded
-        given_nan[given_nan] = [rows[i].get("reward") is not None for i in np.flatnonzero(given_nan).tolist()]
-    bad = np.flatnonzero(out | given_nan)
+    """A NaN or infinite reward, or one outside [0, 1], raises RowError at the first such row, naming all of them."""
+    finite = np.isfinite(rewards)
+    out = finite & ((rewards < 0.0) | (rewards > 1.0))
+    given_bad = ~finite
+    if given_bad.any():  # NaN or infinity given as a reward is refused; null (read as NaN) is ungraded
+        given_bad[given_bad] = [rows[i].get("reward") is not None for i in np.flatnonzero(given_bad).tolist()]
+    bad = np.flatnonzero(out | given_bad)
     if not len(bad):
         return
     first = int(bad[0])
-    if given_nan[first]:
-        nans = np.flatnonzero(given_nan)
-        raise RowError(first, "reward", f"reward is NaN ({len(nans)} rows: {name_rows(nans)})",
-                       "grade those rows again or set reward to null")
+    if given_bad[first]:
+        nans = np.flatnonzero(given_bad)
+        raise reward_error(first, rows[first].get("reward"), f"{len(nans)} rows: {name_rows(nans)}")
     outside = np.flatnonzero(out)
-    raise RowError(first, "reward", f"reward {rows[first].get('reward')!r} is outside [0, 1] ({len(outside)} rows: "
-                   f"{name_rows(outside)}); pass rates and the 0.5 pass split need 0..1", _FIX_RANGE)
+    raise reward_range_error(first, rows[first].get("reward"), f"{len(outside)} rows: {name_rows(outside)}")

@@ -15,140 +15,26 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Trajectories", "agent_words_text", "read_sizes", "read_trajectories", "trajectory_parts"]
+from whileai_train.rows import agent_parts, dict_step_sizes, read_dict_steps
+
+__all__ = ["Trajectories", "read_sizes", "read_trajectories", "trajectory_key", "trajectory_parts"]
+
+trajectory_parts = agent_parts  # what the agent did in one row: the rows module's reader, under the tables' name
 
 
-def _text(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    return str(value)
+def trajectory_key(row: Mapping[str, Any]) -> Any:
+    """What the agent did, as one comparable value: its own texts and its tool calls with their arguments.
 
-
-def _parts_general(row: Mapping[str, Any]) -> tuple[list[str], list[tuple[str, Any]], int, int]:
-    """trajectory_parts for any row shape (OpenAI messages, flat steps, TRL completions)."""
-    texts: list[str] = []
-    calls: list[tuple[str, Any]] = []
-    errors = 0
-    messages = row.get("messages")
-    if messages is not None:
-        turns = 0
-        seen_user = False
-        for message in messages if isinstance(messages, list) else ():
-            if not isinstance(message, Mapping):
-                continue
-            role = message.get("role")
-            if role == "system":
-                continue
-            if role == "user" and not seen_user:
-                seen_user = True
-                continue
-            turns += 1
-            if role == "tool":
-                errors += _is_error(message.get("content"))
-            elif role == "assistant":
-                content = message.get("content")
-                if content:
-                    texts.append(_text(content))
-                for call in message.get("tool_calls") or ():
-                    function = call.get("function", call) if isinstance(call, Mapping) else None
-                    if isinstance(function, Mapping) and function.get("name"):
-                        calls.append((str(function["name"]), _text(function.get("arguments"))))
-        return texts, calls, turns, errors
-    steps = row.get("steps")
-    turns = 0
-    if isinstance(steps, list):
-        for step in steps:
-            if not isinstance(step, Mapping):
-                continue
-            turns += 1
-            tool = step.get("tool")
-            if tool is not None:
-                calls.append((str(tool), _text(step.get("arguments"))))
-                errors += _is_error(step.get("result"))
-            text = step.get("text")
-            if text:
-                texts.append(_text(text))
-    final = row.get("final_text")
-    if final is None:
-        final = row.get("completion")
-    if isinstance(final, str) and final:
-        texts.append(final)
-        turns += 1
-    elif isinstance(final, list):  # conversational completion (TRL): the assistant messages
-        sub_texts, sub_calls, sub_turns, sub_errors = _parts_general({"messages": [{"role": "user"}, *final]})
-        texts.extend(sub_texts)
-        calls.extend(sub_calls)
-        turns += sub_turns
-        errors += sub_errors
-    return texts, calls, turns, errors
-
-
-def _is_error(result: Any) -> bool:
-    """A tool result that reports failure: {"error": ...} / {"ok": false}, or text that starts with "error"."""
-    if result.__class__ is dict:
-        return bool(result.get("error")) or result.get("ok") is False
-    if isinstance(result, str):
-        head = result[:200]
-        return head[:5].lower() == "error" or '"error":' in head or '"ok": false' in head
-    return False
-
-
-def trajectory_parts(row: Mapping[str, Any]) -> tuple[list[str], list[tuple[str, Any]], int, int]:
-    """The agent's own texts, its tool calls (name, arguments), its turns and its failed tool calls.
-
-    Turns count the steps of the trajectory (tool calls, user and agent turns) plus the final reply. The common
-    flat row (steps of dicts, a string final_text) is read on a fast path; anything else by the general reader.
+    Tool results are the environment's, not the policy's: two rollouts that said and called the same things are
+    one trajectory even if a tool answered differently (dedupe_groups and optimize's duplicates compare this).
     """
-    steps = row.get("steps")
-    final = row.get("final_text")
-    if row.get("messages") is not None or final.__class__ is not str or not (steps is None or steps.__class__ is list):
-        return _parts_general(row)
-    texts: list[str] = []
-    calls: list[tuple[str, Any]] = []
-    turns = errors = 0
-    if steps:
-        try:
-            texts, calls, errors = _walk_flat_steps(steps)
-        except AttributeError:  # a step that is not a dict: the general reader skips it
-            return _parts_general(row)
-        turns = len(steps)
-    if final:
-        texts.append(final)
-        turns += 1
-    return texts, calls, turns, errors
-
-
-def _walk_flat_steps(steps: list[Any]) -> tuple[list[str], list[tuple[str, Any]], int]:
-    """The agent's texts, its tool calls (name, arguments as a tuple of items when a dict) and its failed calls
-    in a flat row's steps. Raises AttributeError at a step that is not a dict (the caller reads the row again
-    with the general reader)."""
-    texts: list[str] = []
-    calls: list[tuple[str, Any]] = []
-    errors = 0
-    for step in steps:
-        tool = step.get("tool")
-        if tool is not None:
-            arguments = step.get("arguments")
-            if arguments.__class__ is dict:
-                arguments = tuple(arguments.items())  # hashable when the values are (else str below)
-            calls.append((tool if tool.__class__ is str else str(tool), arguments))
-            result = step.get("result")
-            if result.__class__ is dict:
-                if result.get("error") or result.get("ok") is False:
-                    errors += 1
-            elif result is not None and _is_error(result):
-                errors += 1
-        text = step.get("text")
-        if text:
-            texts.append(text if text.__class__ is str else str(text))
-    return texts, calls, errors
-
-
-def agent_words_text(row: Mapping[str, Any]) -> str:
-    """All the agent's own words in a row (agent turns and final reply), joined by newlines."""
-    return "\n".join(trajectory_parts(row)[0])
+    texts, calls, _, _ = agent_parts(row)
+    key = (tuple(texts), tuple(calls))
+    try:
+        hash(key)
+    except TypeError:  # arguments holding lists or dicts
+        return repr(key)
+    return key
 
 
 @dataclass(frozen=True)
@@ -200,32 +86,23 @@ def read_trajectories(rows: Sequence[Mapping[str, Any]]) -> Trajectories:
     truncated = array("b")
     tool_rows = array("q")
     tool_names: list[str] = []
-    general = trajectory_parts
     for i, row in enumerate(rows):
         get = row.get
         truncated.append(get("finish_reason") == "length" or get("truncated") is True)
-        steps = get("steps")
         final = get("final_text")
+        steps = get("steps")
         if final.__class__ is str and (steps is None or steps.__class__ is list) and get("messages") is None:
-            try:
-                row_texts, calls, errors = _walk_flat_steps(steps) if steps else ([], [], 0)
-            except AttributeError:  # a step that is not a dict: the general reader skips it
-                row_texts, calls, turns, errors = _parts_general(row)
-                text = "\n".join(row_texts)
+            try:  # the rows module's fast path for dict steps; any other step: its rule, agent_parts
+                row_texts, calls, turns, errors = read_dict_steps(steps) if steps else ([], [], 0, 0)
+            except AttributeError:
+                row_texts, calls, turns, errors = agent_parts(row)
             else:
-                turns = len(steps) if steps else 0
                 if final:
                     turns += 1
-                    if row_texts:
-                        row_texts.append(final)
-                        text = "\n".join(row_texts)
-                    else:
-                        text = final
-                else:
-                    text = "\n".join(row_texts)
+                    row_texts.append(final)
         else:
-            row_texts, calls, turns, errors = general(row)
-            text = row_texts[0] if len(row_texts) == 1 else "\n".join(row_texts)
+            row_texts, calls, turns, errors = agent_parts(row)
+        text = row_texts[0] if len(row_texts) == 1 else "\n".join(row_texts)
         texts.append(text)
         try:
             trajectory = hash((text, tuple(calls)))
@@ -247,30 +124,22 @@ def read_sizes(rows: Sequence[Mapping[str, Any]]) -> tuple[np.ndarray, np.ndarra
     sizes = array("d")  # length, calls, turns per row
     for row in rows:
         get = row.get
-        steps = get("steps")
         final = get("final_text")
+        steps = get("steps")
         if final.__class__ is str and (steps is None or steps.__class__ is list) and get("messages") is None:
-            length = n_texts = calls = 0
-            try:
-                for step in steps or ():
-                    if step.get("tool") is not None:
-                        calls += 1
-                    text = step.get("text")
-                    if text:
-                        length += len(text) if text.__class__ is str else len(str(text))
-                        n_texts += 1
-            except AttributeError:  # a step that is not a dict: the general reader skips it
-                texts, call_list, turns, _ = _parts_general(row)
+            try:  # the rows module's fast path for dict steps; any other step: its rule, agent_parts
+                chars, n_texts, calls, turns = dict_step_sizes(steps) if steps else (0, 0, 0, 0)
+            except AttributeError:
+                texts, call_list, turns, _ = agent_parts(row)
                 sizes.extend((sum(map(len, texts)) + max(0, len(texts) - 1), len(call_list), turns))
                 continue
-            turns = len(steps) if steps else 0
             if final:
-                length += len(final)
+                chars += len(final)
                 n_texts += 1
                 turns += 1
-            sizes.extend((length + max(0, n_texts - 1), calls, turns))
+            sizes.extend((chars + max(0, n_texts - 1), calls, turns))
         else:
-            texts, call_list, turns, _ = trajectory_parts(row)
+            texts, call_list, turns, _ = agent_parts(row)
             sizes.extend((sum(map(len, texts)) + max(0, len(texts) - 1), len(call_list), turns))
     table = np.frombuffer(sizes, dtype=np.float64).reshape(-1, 3) if len(sizes) else np.zeros((0, 3))
     return table[:, 0].copy(), table[:, 1].copy(), table[:, 2].copy()
