@@ -42,3 +42,8 @@ if __name__ == "__main__":
     os.environ["WHILEAI_API_URL"] = os.environ["WHILEAI_TEST_URL"]
     os.environ["WHILEAI_API_KEY"] = os.environ["WHILEAI_TEST_KEY"]
     train(tiny, out + "/http", "ddp-http")
+    import torch.distributed as dist  # leave the process group before exit (see monitor_ddp_train.py)
+
+    if dist.is_initialized():
+        dist.barrier()
+        dist.destroy_process_group()

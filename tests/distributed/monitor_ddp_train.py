@@ -51,3 +51,8 @@ def main(tiny: str, out: str) -> None:
 
 if __name__ == "__main__":
     main(sys.argv[1], sys.argv[2])
+    # leave the process group before exit: a rank that exits with gloo's threads still running can abort
+    # ("terminate called without an active exception") while the other rank is still shutting down
+    if torch.distributed.is_initialized():
+        torch.distributed.barrier()
+        torch.distributed.destroy_process_group()
