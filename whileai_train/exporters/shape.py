@@ -198,6 +198,8 @@ def shape_general(row: Any, index: int, *, system_prompt: str | None, max_tool_o
 
 
 _MISSING = object()
+_KNOWN_CALL_IDS = 64
+_CALL_IDS = tuple(f"call_{number}" for number in range(_KNOWN_CALL_IDS))  # a step's default call id, made once
 
 
 def flat_walk(row: dict[str, Any], index: int, system_prompt: str | None, cap: int | None,
@@ -205,9 +207,10 @@ def flat_walk(row: dict[str, Any], index: int, system_prompt: str | None, cap: i
     """shape_row + check_arguments + the agent's words for the leak guard, in one walk of a flat rollout.
 
     Gives the Shaped that conversation() followed by shape_general and check_arguments gives, for a plain
-    flat rollout (exact dicts, text fields as text); the ask is `row["prompt"]`. Any other shape, and any row the general path would refuse,
-    returns None before anything is counted: the general path then reads it and raises its own error. The
-    hot path of every export (tests/test_exporters_flatpath.py pins it to the general path).
+    flat rollout (exact dicts, text fields as text); the ask is `row["prompt"]`. Any other shape, and any row
+    the general path would refuse, returns None before anything is counted: the general path then reads it
+    and raises its own error. The hot path of every export (tests/test_exporters_flatpath.py pins it to the
+    general path).
     """
     prompt = row.get("prompt")
     steps = row.get("steps") or []
@@ -233,7 +236,7 @@ def flat_walk(row: dict[str, Any], index: int, system_prompt: str | None, cap: i
         if tool is not None:
             call_id = get("id") or get("call_id")
             if not call_id:
-                call_id = f"call_{number}"
+                call_id = _CALL_IDS[number] if number < _KNOWN_CALL_IDS else f"call_{number}"
             elif type(call_id) is not str:
                 call_id = str(call_id)
             raw = get("arguments")

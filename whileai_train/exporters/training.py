@@ -194,7 +194,8 @@ class _Export:
                     report.drop("no_assistant_turn")
                     continue
                 last = agent[-1]
-                checked, invalid = check_arguments(shaped)
+                verdict = shaped.verdict  # the flat walk checked the arguments as it went; else check them now
+                checked, invalid = verdict if verdict is not None else check_arguments(shaped)
                 checked_all += checked
                 invalid_all += invalid
                 source_row = shaped.row  # a wai.Row arrives as its dict
@@ -218,13 +219,12 @@ class _Export:
                 held, not_carried = layout
                 for key in not_carried:
                     left_out[key] = left_out.get(key, 0) + 1
-                own = {key: source_row[key] for key in held}
-                plain = carried_plain(own, index) and trl and shaped.plain  # the absent columns are nulls: plain
-                stamps = {**nulls, **own}
+                stamps = {key: source_row[key] for key in held}  # the columns this row holds (the rest: nulls)
+                plain = carried_plain(stamps, index) and trl and shaped.plain
                 task = task_key(source_row)
                 if capping:
                     stamps["tool_output_truncated"], stamps["tool_output_chars_cut"] = cut
-                written = samples(shaped, task, stamps)
+                written = samples(shaped, task, nulls, stamps)
                 n_written += len(written)
                 if template is None:
                     for out, _end, _first in written:
@@ -253,21 +253,24 @@ class _Export:
             c.truncated += truncated
             c.chars_cut += chars_cut
 
-    def _sampler(self) -> Callable[[Shaped, str, dict[str, Any]], list[_Sample]]:
-        """The function that turns one shaped row into the samples this export writes."""
+    def _sampler(self) -> Callable[[Shaped, str, dict[str, Any], dict[str, Any]], list[_Sample]]:
+        """The function that turns one shaped row into the samples this export writes. Each takes the row's
+        stamps as the export's columns, all null (`nulls`), and the values this row has (`stamps`, then the cap
+        counts): every row has the columns of `nulls` in their order, then the cap counts."""
         if self.format == "openai":
             return self._openai_samples
         if self.mask_mode == "assistant" and not self.unroll:
             return self._messages_sample
         return self._completion_samples
 
-    def _openai_samples(self, shaped: Shaped, task: str, stamps: dict[str, Any]) -> list[_Sample]:
+    def _openai_samples(self, shaped: Shaped, task: str, nulls: dict[str, Any],
+                        stamps: dict[str, Any]) -> list[_Sample]:
         """OpenAI rows: the conversation with a loss_mask (one row, or one per agent turn under unroll)."""
         messages, agent, c = shaped.messages, shaped.agent, self.counts
         last = agent[-1]
         own = shaped.tools
         wire = encode_messages(messages, "json_string")
-        extra = dict(stamps)
+        extra = {**nulls, **stamps}
         extra["prompt"] = shaped.ask
         if own is not None:
             extra["tools"] = own
@@ -291,39 +294,38 @@ class _Export:
         c.masked += len(mask) - trained
         return [({"messages": wire, "loss_mask": mask, **extra}, len(messages), mask.index(1))]
 
-    def _tools_text(self, shaped: Shaped) -> str | None:
-        own = shaped.tools
-        return None if own is None else (self.tools_text if own is self.tools else dumps(own))
-
-    def _kept(self, shaped: Shaped) -> list[dict[str, Any]]:
-        """The messages up to the last agent turn, tool arguments in this export's encoding."""
-        messages, last = shaped.messages, shaped.agent[-1]
-        kept = messages if len(messages) == last + 1 else messages[: last + 1]
-        return kept if self.encoding == "dict" else encode_messages(kept, self.encoding)
-
-    def _messages_sample(self, shaped: Shaped, task: str, stamps: dict[str, Any]) -> list[_Sample]:
+    def _messages_sample(self, shaped: Shaped, task: str, nulls: dict[str, Any],
+                         stamps: dict[str, Any]) -> list[_Sample]:
         """TRL `messages` row (mask_mode="assistant"): every agent turn trained with assistant_only_loss."""
-        agent, c = shaped.agent, self.counts
-        kept = self._kept(shaped)
+        messages, agent, own, c = shaped.messages, shaped.agent, shaped.tools, self.counts
+        last = agent[-1]
+        kept = messages if len(messages) == last + 1 else messages[: last + 1]
+        if self.encoding != "dict":
+            kept = encode_messages(kept, self.encoding)
         c.trained += len(agent)
         c.masked += len(kept) - len(agent)
-        return [({"messages": kept, "prompt_text": shaped.ask, "task": task, "tools": self._tools_text(shaped),
-                  **stamps}, agent[-1] + 1, agent[0])]
+        tools_text = None if own is None else (self.tools_text if own is self.tools else dumps(own))
+        return [({"messages": kept, "prompt_text": shaped.ask, "task": task, "tools": tools_text, **nulls, **stamps},
+                 last + 1, agent[0])]
 
-    def _completion_samples(self, shaped: Shaped, task: str, stamps: dict[str, Any]) -> list[_Sample]:
+    def _completion_samples(self, shaped: Shaped, task: str, nulls: dict[str, Any],
+                            stamps: dict[str, Any]) -> list[_Sample]:
         """TRL prompt/completion rows: the last agent turn (mask_mode="final"), or each agent turn (unroll)."""
-        agent, c = shaped.agent, self.counts
-        kept = self._kept(shaped)
-        tools_text = self._tools_text(shaped)
+        messages, agent, own, c = shaped.messages, shaped.agent, shaped.tools, self.counts
+        last = agent[-1]
+        kept = messages if len(messages) == last + 1 else messages[: last + 1]
+        if self.encoding != "dict":
+            kept = encode_messages(kept, self.encoding)
+        tools_text = None if own is None else (self.tools_text if own is self.tools else dumps(own))
         samples = []
-        for k in (agent if self.unroll else (agent[-1],)):
+        for k in (agent if self.unroll else (last,)):
             if k == 0:
                 self.notes["agent_turn_without_context"] = self.notes.get("agent_turn_without_context", 0) + 1
                 continue
             c.trained += 1
             c.masked += k
             samples.append(({"prompt": kept[:k], "completion": [kept[k]], "prompt_text": shaped.ask, "task": task,
-                             "tools": tools_text, **stamps}, k + 1, k))
+                             "tools": tools_text, **nulls, **stamps}, k + 1, k))
         return samples
 
     def check_selection(self) -> None:
