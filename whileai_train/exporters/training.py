@@ -92,6 +92,9 @@ _LAYOUTS_MAX = 1024  # distinct key layouts remembered per export (rows of one s
 _Sample = tuple[dict[str, Any], int, int]
 
 
+_NO_CUTS = (0, 0)
+
+
 def _cuts(capped: dict[int, int], end: int) -> tuple[int, int]:
     """(tool outputs capped, chars cut) among the messages before `end`."""
     if not capped:
@@ -206,9 +209,11 @@ class _Export:
                         said=shaped.said):
                     leaks.append(index)
                 # the source row's cap counts: added to the report once, also under unroll, and on each row it gives
-                cut = _cuts(shaped.capped, last if cuts_trailing else len(messages)) if shaped.capped else (0, 0)
-                truncated += cut[0]
-                chars_cut += cut[1]
+                cut = _NO_CUTS
+                if shaped.capped:
+                    cut = _cuts(shaped.capped, last if cuts_trailing else len(messages))
+                    truncated += cut[0]
+                    chars_cut += cut[1]
                 if cuts_trailing and len(messages) > last + 1:
                     notes["trailing_turns_cut"] = notes.get("trailing_turns_cut", 0) + 1
                 if columns is None:
