@@ -172,9 +172,9 @@ class _Export:
         left_out, leaks = report.columns_not_carried, report.privileged_leaks
         capping = self.cap is not None  # the cap counts are columns of an export that caps tool output
         system_prompt, cap, tools = self.system_prompt, self.cap, self.tools
-        samples = self._sampler()
+        samples, head = self._sampler()
         columns: _Columns | None = None  # fixed by the first row written
-        nulls: dict[str, Any] = {}
+        proto: dict[str, Any] = {}  # a row of this export before its values: every key, in order, null
         layouts: dict[tuple[Any, ...], tuple[tuple[str, ...], tuple[Any, ...]]] = {}
         # counted in locals (cheaper per row than attributes) and added to self.counts however the pass ends
         n = n_written = checked_all = invalid_all = truncated = chars_cut = 0
@@ -218,7 +218,7 @@ class _Export:
                     notes["trailing_turns_cut"] = notes.get("trailing_turns_cut", 0) + 1
                 if columns is None:
                     columns = _Columns(source_row, skip, trl)
-                    nulls, layouts = columns.nulls, columns.layouts
+                    proto, layouts = {**dict.fromkeys(head), **columns.nulls}, columns.layouts
                 keys = tuple(source_row)
                 layout = layouts.get(keys) or columns.layout(keys)
                 held, not_carried = layout
@@ -229,7 +229,7 @@ class _Export:
                 task = task_key(source_row)
                 if capping:
                     stamps["tool_output_truncated"], stamps["tool_output_chars_cut"] = cut
-                written = samples(shaped, task, nulls, stamps)
+                written = samples(shaped, task, proto, stamps)
                 n_written += len(written)
                 if template is None:
                     for out, _end, _first in written:
@@ -258,24 +258,26 @@ class _Export:
             c.truncated += truncated
             c.chars_cut += chars_cut
 
-    def _sampler(self) -> Callable[[Shaped, str, dict[str, Any], dict[str, Any]], list[_Sample]]:
-        """The function that turns one shaped row into the samples this export writes. Each takes the row's
-        stamps as the export's columns, all null (`nulls`), and the values this row has (`stamps`, then the cap
-        counts): every row has the columns of `nulls` in their order, then the cap counts."""
+    def _sampler(self) -> tuple[Callable[[Shaped, str, dict[str, Any], dict[str, Any]], list[_Sample]],
+                                tuple[str, ...]]:
+        """The function that turns one shaped row into the samples this export writes, and the keys its rows
+        start with. It takes `proto`: those keys, then the export's stamp columns, all null; and `stamps`: the
+        columns this row has, then the cap counts. Every row has the keys of `proto` in their order, then the
+        cap counts (an OpenAI row puts its own keys first)."""
         if self.format == "openai":
-            return self._openai_samples
+            return self._openai_samples, ()
         if self.mask_mode == "assistant" and not self.unroll:
-            return self._messages_sample
-        return self._completion_samples
+            return self._messages_sample, ("messages", "prompt_text", "task", "tools")
+        return self._completion_samples, ("prompt", "completion", "prompt_text", "task", "tools")
 
-    def _openai_samples(self, shaped: Shaped, task: str, nulls: dict[str, Any],
+    def _openai_samples(self, shaped: Shaped, task: str, proto: dict[str, Any],
                         stamps: dict[str, Any]) -> list[_Sample]:
         """OpenAI rows: the conversation with a loss_mask (one row, or one per agent turn under unroll)."""
         messages, agent, c = shaped.messages, shaped.agent, self.counts
         last = agent[-1]
         own = shaped.tools
         wire = encode_messages(messages, "json_string")
-        extra = {**nulls, **stamps}
+        extra = {**proto, **stamps}
         extra["prompt"] = shaped.ask
         if own is not None:
             extra["tools"] = own
@@ -299,7 +301,7 @@ class _Export:
         c.masked += len(mask) - trained
         return [({"messages": wire, "loss_mask": mask, **extra}, len(messages), mask.index(1))]
 
-    def _messages_sample(self, shaped: Shaped, task: str, nulls: dict[str, Any],
+    def _messages_sample(self, shaped: Shaped, task: str, proto: dict[str, Any],
                          stamps: dict[str, Any]) -> list[_Sample]:
         """TRL `messages` row (mask_mode="assistant"): every agent turn trained with assistant_only_loss."""
         messages, agent, own, c = shaped.messages, shaped.agent, shaped.tools, self.counts
@@ -309,11 +311,14 @@ class _Export:
             kept = encode_messages(kept, self.encoding)
         c.trained += len(agent)
         c.masked += len(kept) - len(agent)
-        tools_text = None if own is None else (self.tools_text if own is self.tools else dumps(own))
-        return [({"messages": kept, "prompt_text": shaped.ask, "task": task, "tools": tools_text, **nulls, **stamps},
-                 last + 1, agent[0])]
+        out = {**proto, **stamps}  # the keys in proto's order; the values set below
+        out["messages"] = kept
+        out["prompt_text"] = shaped.ask
+        out["task"] = task
+        out["tools"] = None if own is None else (self.tools_text if own is self.tools else dumps(own))
+        return [(out, last + 1, agent[0])]
 
-    def _completion_samples(self, shaped: Shaped, task: str, nulls: dict[str, Any],
+    def _completion_samples(self, shaped: Shaped, task: str, proto: dict[str, Any],
                             stamps: dict[str, Any]) -> list[_Sample]:
         """TRL prompt/completion rows: the last agent turn (mask_mode="final"), or each agent turn (unroll)."""
         messages, agent, own, c = shaped.messages, shaped.agent, shaped.tools, self.counts
@@ -321,7 +326,10 @@ class _Export:
         kept = messages if len(messages) == last + 1 else messages[: last + 1]
         if self.encoding != "dict":
             kept = encode_messages(kept, self.encoding)
-        tools_text = None if own is None else (self.tools_text if own is self.tools else dumps(own))
+        common = {**proto, **stamps}  # the keys in proto's order; the values set below
+        common["prompt_text"] = shaped.ask
+        common["task"] = task
+        common["tools"] = None if own is None else (self.tools_text if own is self.tools else dumps(own))
         samples = []
         for k in (agent if self.unroll else (last,)):
             if k == 0:
@@ -329,8 +337,10 @@ class _Export:
                 continue
             c.trained += 1
             c.masked += k
-            samples.append(({"prompt": kept[:k], "completion": [kept[k]], "prompt_text": shaped.ask, "task": task,
-                             "tools": tools_text, **nulls, **stamps}, k + 1, k))
+            out = common.copy() if self.unroll else common  # one sample without unroll: no copy
+            out["prompt"] = kept[:k]
+            out["completion"] = [kept[k]]
+            samples.append((out, k + 1, k))
         return samples
 
     def check_selection(self) -> None:
