@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 from whileai_train.errors import InputError, RowError, ToolArgumentsError
 from whileai_train.exporters.defaults import TOOL_OUTPUT_MARKER
@@ -21,7 +21,7 @@ from whileai_train.exporters.jsonl import plain_float
 from whileai_train.exporters.leaks import agent_words
 from whileai_train.rows import _arguments_dict, _as_text, conversation, iter_jsonl
 
-__all__ = ["CONSUMED", "FINAL_DIFFERS", "FINAL_REPEATED", "NO_ROWS", "Shaped", "Walked", "carried_plain",
+__all__ = ["CONSUMED", "FINAL_DIFFERS", "FINAL_REPEATED", "NO_ROWS", "Shaped", "carried_plain",
            "check_arguments", "encode_messages", "final_reply", "flat_walk", "input_rows", "iter_input",
            "shape_general", "shape_row", "strip_ids"]
 
@@ -30,26 +30,38 @@ CONSUMED = frozenset({"messages", "steps", "final_text", "prompt", "privileged",
 
 
 class Shaped:
-    """One row, ready to be written: normalised messages (arguments as dicts) and what was done to it."""
+    """One row, ready to be written: normalised messages (arguments as dicts) and what was done to it.
 
-    __slots__ = ("agent", "ask", "capped", "chars_cut", "index", "messages", "notes", "outputs_capped", "plain",
-                 "row", "said", "tools", "verdict")
+    Built in one call by each walk (flat_walk, shape_general); only shape_general's loop and check_arguments
+    (`plain`) change it afterwards.
+    """
 
-    def __init__(self, row: Mapping[str, Any], index: int, messages: list[dict[str, Any]],
-                 tools: list[Any] | None) -> None:
+    __slots__ = ("agent", "ask", "capped", "index", "messages", "notes", "plain", "row", "said", "tools", "verdict")
+
+    def __init__(self, row: Mapping[str, Any], index: int, messages: list[dict[str, Any]], tools: list[Any] | None,
+                 agent: list[int], ask: str, capped: dict[int, int], notes: dict[str, int],
+                 verdict: tuple[int, int] | None, plain: bool, said: list[str] | None) -> None:
         self.row = row
         self.index = index
         self.messages = messages
         self.tools = tools
-        self.agent: list[int] = []
-        self.ask = ""
-        self.chars_cut = 0
-        self.outputs_capped = 0
-        self.capped: dict[int, int] = {}  # message index -> chars cut from that tool message
-        self.notes: dict[str, int] = {}
-        self.plain = False  # check_arguments sets it: every value in messages is one dumps_plain writes as dumps
-        self.verdict: tuple[int, int] | None = None  # (checked, invalid), when the flat pass already walked them
-        self.said: list[str] | None = None  # the agent's words, in leaks.agent_said order (from flat_walk)
+        self.agent = agent  # indices of the agent's turns in `messages`
+        self.ask = ask
+        self.capped = capped  # message index -> chars cut from that tool message
+        self.notes = notes  # what was done to the row (the report's warnings count them)
+        self.verdict = verdict  # (checked, invalid), when the flat pass already walked the tool arguments
+        self.plain = plain  # every value in messages is one dumps_plain writes as dumps (check_arguments sets it)
+        self.said = said  # the agent's words, in leaks.agent_said order (from flat_walk)
+
+    @property
+    def chars_cut(self) -> int:
+        """Chars cut from tool output, over the whole conversation."""
+        return sum(self.capped.values())
+
+    @property
+    def outputs_capped(self) -> int:
+        """Tool messages capped, over the whole conversation."""
+        return len(self.capped)
 
     def note(self, key: str) -> None:
         self.notes[key] = self.notes.get(key, 0) + 1
@@ -124,23 +136,8 @@ def shape_row(row: Any, index: int, *, system_prompt: str | None, max_tool_outpu
               tools: list[Any] | None) -> Shaped:
     """Normalise a row: at most one system turn (first), empty agent turns removed, tool output capped."""
     if type(row) is dict and row.get("messages") is None:
-        walked = flat_walk(row, index, system_prompt, max_tool_output_chars, tools)
-        if walked is not None:
-            shaped = Shaped(row, index, walked.messages, walked.tools)
-            shaped.agent = walked.agent
-            shaped.ask = row["prompt"]
-            capped = walked.capped
-            if capped:
-                shaped.capped = capped
-                shaped.chars_cut = sum(capped.values())
-                shaped.outputs_capped = len(capped)
-            if walked.empty_agent_turns:
-                shaped.notes["empty_agent_turn_removed"] = walked.empty_agent_turns
-            if walked.final is not None:
-                shaped.notes[walked.final] = 1
-            shaped.verdict = (walked.checked, walked.invalid)
-            shaped.plain = walked.plain
-            shaped.said = walked.said
+        shaped = flat_walk(row, index, system_prompt, max_tool_output_chars, tools)
+        if shaped is not None:
             return shaped
     return shape_general(row, index, system_prompt=system_prompt, max_tool_output_chars=max_tool_output_chars,
                          tools=tools)
@@ -150,7 +147,7 @@ def shape_general(row: Any, index: int, *, system_prompt: str | None, max_tool_o
                   tools: list[Any] | None) -> Shaped:
     """shape_row for any row shape: conversation(), then one pass over its messages."""
     messages = conversation(row, index)
-    shaped = Shaped(row, index, messages, _tools_of(row, tools, index))
+    shaped = Shaped(row, index, messages, _tools_of(row, tools, index), [], "", {}, {}, None, False, None)
     final = row.get("final_text") if row.get("messages") is None else None
     if final:  # conversation() appended it as the last message: final_reply decides below
         messages = messages[:-1]
@@ -181,9 +178,7 @@ def shape_general(row: Any, index: int, *, system_prompt: str | None, max_tool_o
                     cut = len(content) - cap
                     message = dict(message)
                     message["content"] = content[:cap] + "\n" + TOOL_OUTPUT_MARKER.format(n=cut)
-                    shaped.chars_cut += cut
                     shaped.capped[len(out)] = cut
-                    shaped.outputs_capped += 1
         elif role == "user" and not ask:
             ask = message["content"]
         append(message)
@@ -203,31 +198,19 @@ def shape_general(row: Any, index: int, *, system_prompt: str | None, max_tool_o
 
 
 _MISSING = object()
-
-
-class Walked(NamedTuple):
-    """What flat_walk found in one walk of a flat rollout (the general path's Shaped, for that shape)."""
-
-    messages: list[dict[str, Any]]  # the conversation, tool arguments as dicts, tool output capped
-    agent: list[int]  # indices of the agent's turns in `messages`
-    capped: dict[int, int]  # message index -> chars cut from that tool message
-    empty_agent_turns: int  # empty agent turns removed
-    checked: int  # tool calls whose arguments were checked
-    invalid: int  # of those, calls JSON would give back changed
-    plain: bool  # every value is one jsonl.dumps_plain writes as dumps does
-    said: list[str]  # the agent's words, in leaks.agent_said order
-    tools: list[Any] | None  # the tool schemas the row is written with
-    final: str | None  # final_reply's verdict on final_text (None: appended as the reply, or no final_text)
+_KNOWN_CALL_IDS = 64
+_CALL_IDS = tuple(f"call_{number}" for number in range(_KNOWN_CALL_IDS))  # a step's default call id, made once
 
 
 def flat_walk(row: dict[str, Any], index: int, system_prompt: str | None, cap: int | None,
-              tools: list[Any] | None) -> Walked | None:
+              tools: list[Any] | None) -> Shaped | None:
     """shape_row + check_arguments + the agent's words for the leak guard, in one walk of a flat rollout.
 
-    Gives what conversation() followed by shape_general gives, for a plain flat rollout (exact dicts, text
-    fields as text); the ask is `row["prompt"]`. Any other shape, and any row the general path would refuse,
-    returns None before anything is counted: the general path then reads it and raises its own error. The
-    hot path of every export (tests/test_exporters_flatpath.py pins it to the general path).
+    Gives the Shaped that conversation() followed by shape_general and check_arguments gives, for a plain
+    flat rollout (exact dicts, text fields as text); the ask is `row["prompt"]`. Any other shape, and any row
+    the general path would refuse, returns None before anything is counted: the general path then reads it
+    and raises its own error. The hot path of every export (tests/test_exporters_flatpath.py pins it to the
+    general path).
     """
     prompt = row.get("prompt")
     steps = row.get("steps") or []
@@ -253,7 +236,7 @@ def flat_walk(row: dict[str, Any], index: int, system_prompt: str | None, cap: i
         if tool is not None:
             call_id = get("id") or get("call_id")
             if not call_id:
-                call_id = f"call_{number}"
+                call_id = _CALL_IDS[number] if number < _KNOWN_CALL_IDS else f"call_{number}"
             elif type(call_id) is not str:
                 call_id = str(call_id)
             raw = get("arguments")
@@ -310,16 +293,20 @@ def flat_walk(row: dict[str, Any], index: int, system_prompt: str | None, cap: i
             append({"role": "assistant", "content": content})
         else:
             return None
-    verdict = None
+    notes: dict[str, int] = {}
+    if removed:
+        notes["empty_agent_turn_removed"] = removed
     if final:
         verdict = final_reply(messages, final)
+        if verdict is not None:
+            notes[verdict] = 1
         if verdict != FINAL_REPEATED:
             say(final)
             agent.append(len(messages))
             append({"role": "assistant", "content": final})
     own = tools if tools is not None else row.get("tools")
-    return Walked(messages, agent, capped, removed, checked, invalid, not flags, said,
-                  None if own is None else _tools_of(row, tools, index), verdict)
+    return Shaped(row, index, messages, None if own is None else _tools_of(row, tools, index), agent, prompt, capped,
+                  notes, (checked, invalid), not flags, said)
 
 
 _SCALARS = (str, int, bool, type(None))

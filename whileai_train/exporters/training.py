@@ -29,7 +29,7 @@ chapter "Tool Use"). Turns after the last agent turn (a trailing tool result) ar
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from whileai_train.errors import ExportRefusedError, PrivilegedLeakError
@@ -86,6 +86,13 @@ _WRITTEN = frozenset({"prompt_text", "task", "loss_mask", "unroll_step", "unroll
                       "tool_output_chars_cut"})
 _OPENAI_SKIP = CONSUMED | _WRITTEN
 _TRL_SKIP = CONSUMED | _WRITTEN | TRL_READ_COLUMNS
+_LAYOUTS_MAX = 1024  # distinct key layouts remembered per export (rows of one source share a few)
+
+# (row to write, how many of the shaped messages it holds, index of its first trained message)
+_Sample = tuple[dict[str, Any], int, int]
+
+
+_NO_CUTS = (0, 0)
 
 
 def _cuts(capped: dict[int, int], end: int) -> tuple[int, int]:
@@ -94,6 +101,33 @@ def _cuts(capped: dict[int, int], end: int) -> tuple[int, int]:
         return 0, 0
     cuts = [cut for position, cut in capped.items() if position < end]
     return len(cuts), sum(cuts)
+
+
+class _Columns:
+    """The stamp columns of one export, fixed by the first row written: STAMP_COLUMNS, then that row's unknown
+    keys; null where a row has none. Which columns a row holds and which of its keys are not carried depend only
+    on its keys, so they are worked out once per layout of keys (the rows of one source share a few)."""
+
+    __slots__ = ("columns", "known", "layouts", "nulls")
+
+    def __init__(self, first: Mapping[str, Any], skip: frozenset[str], trl: bool) -> None:
+        self.columns = STAMP_COLUMNS + tuple(key for key in first if key not in skip and key not in STAMP_COLUMNS)
+        # row keys written or consumed; on TRL rows a key TRL reads as data is neither (it is counted)
+        self.known = skip.union(self.columns) - (TRL_READ_COLUMNS - CONSUMED if trl else frozenset())
+        self.nulls: dict[str, Any] = dict.fromkeys(self.columns)
+        self.layouts: dict[tuple[Any, ...], tuple[tuple[str, ...], tuple[Any, ...]]] = {}
+
+    def layout(self, keys: tuple[Any, ...]) -> tuple[tuple[str, ...], tuple[Any, ...]]:
+        """(the columns a row with these keys holds, in column order; its keys not carried, in row order)."""
+        found = self.layouts.get(keys)
+        if found is None:
+            held = set(keys)
+            found = (tuple(key for key in self.columns if key in held),
+                     tuple(key for key in keys if key not in self.known))
+            if len(self.layouts) >= _LAYOUTS_MAX:
+                self.layouts.clear()
+            self.layouts[keys] = found
+        return found
 
 
 class _Export:
@@ -131,117 +165,171 @@ class _Export:
     def pairs(self, source: Any) -> Iterator[tuple[dict[str, Any], bool]]:
         """(row to write, whether jsonl.dumps_plain writes it as dumps does: TRL rows whose values not built here
         as text (tool arguments, carried stamps) were found plain)."""
-        report, c, notes, template, tally = self.report, self.counts, self.notes, self.template, self.tally
+        report, notes, template, tally = self.report, self.notes, self.template, self.tally
         trl = self.format == "trl"
         cuts_trailing = trl or self.unroll
         skip = _TRL_SKIP if trl else _OPENAI_SKIP
-        left_out = report.columns_not_carried
+        left_out, leaks = report.columns_not_carried, report.privileged_leaks
         capping = self.cap is not None  # the cap counts are columns of an export that caps tool output
-        columns: tuple[str, ...] = ()  # the stamps every row carries: fixed by the first row written
-        known: frozenset[str] = frozenset()  # row keys that are written or consumed
-        for index, row in enumerate(iter_input(source)):
-            c.n += 1
-            # a reward of the wrong type (or NaN, infinity) is bad input, named before the row is shaped
-            if type(row) is dict:
-                reward = row.get("reward")
-                if reward is not None and (type(reward) is not float or reward - reward != 0.0):
-                    reward = reward_of(row, index)  # the rule: an int read as a float, anything else refused
-            else:
-                reward = reward_of(row, index) if isinstance(row, Mapping) else None
-            shaped = shape_row(row, index, system_prompt=self.system_prompt, max_tool_output_chars=self.cap,
-                               tools=self.tools)
-            if shaped.notes:
-                for key, count in shaped.notes.items():
-                    notes[key] = notes.get(key, 0) + count
-            agent = shaped.agent
-            if not agent:
-                report.drop("no_assistant_turn")
-                continue
-            last = agent[-1]
-            checked, invalid = check_arguments(shaped)
-            c.checked += checked
-            c.invalid += invalid
-            source_row = shaped.row  # a wai.Row arrives as its dict
-            privileged = source_row.get("privileged")
-            messages = shaped.messages
-            if privileged is not None and quotes_privileged(
-                    messages if len(messages) == last + 1 else messages[: last + 1], privileged, said=shaped.said):
-                report.privileged_leaks.append(index)
-            # the source row's cap counts: added to the report once, also under unroll, and on each row it gives
-            cut = _cuts(shaped.capped, last if cuts_trailing else len(messages)) if shaped.capped else (0, 0)
-            c.truncated += cut[0]
-            c.chars_cut += cut[1]
-            if cuts_trailing and len(shaped.messages) > last + 1:
-                notes["trailing_turns_cut"] = notes.get("trailing_turns_cut", 0) + 1
-            if not known:
-                columns = STAMP_COLUMNS + tuple(key for key in source_row if key not in skip
-                                                and key not in STAMP_COLUMNS)
-                known = skip.union(columns) - (TRL_READ_COLUMNS - CONSUMED if trl else frozenset())
-            if not source_row.keys() <= known:
-                for key in source_row.keys() - known:
+        system_prompt, cap, tools = self.system_prompt, self.cap, self.tools
+        samples, head = self._sampler()
+        columns: _Columns | None = None  # fixed by the first row written
+        proto: dict[str, Any] = {}  # a row of this export before its values: every key, in order, null
+        layouts: dict[tuple[Any, ...], tuple[tuple[str, ...], tuple[Any, ...]]] = {}
+        # counted in locals (cheaper per row than attributes) and added to self.counts however the pass ends
+        n = n_written = checked_all = invalid_all = truncated = chars_cut = 0
+        try:
+            for index, row in enumerate(iter_input(source)):
+                n += 1
+                # a reward of the wrong type (or NaN, infinity) is bad input, named before the row is shaped
+                if type(row) is dict:
+                    reward = row.get("reward")
+                    if reward is not None and (type(reward) is not float or reward - reward != 0.0):
+                        reward = reward_of(row, index)  # the rule: an int read as a float, anything else refused
+                else:
+                    reward = reward_of(row, index) if isinstance(row, Mapping) else None
+                shaped = shape_row(row, index, system_prompt=system_prompt, max_tool_output_chars=cap, tools=tools)
+                if shaped.notes:
+                    for key, count in shaped.notes.items():
+                        notes[key] = notes.get(key, 0) + count
+                agent = shaped.agent
+                if not agent:
+                    report.drop("no_assistant_turn")
+                    continue
+                last = agent[-1]
+                verdict = shaped.verdict  # the flat walk checked the arguments as it went; else check them now
+                checked, invalid = verdict if verdict is not None else check_arguments(shaped)
+                checked_all += checked
+                invalid_all += invalid
+                source_row = shaped.row  # a wai.Row arrives as its dict
+                privileged = source_row.get("privileged")
+                messages = shaped.messages
+                if privileged is not None and quotes_privileged(
+                        messages if len(messages) == last + 1 else messages[: last + 1], privileged,
+                        said=shaped.said):
+                    leaks.append(index)
+                # the source row's cap counts: added to the report once, also under unroll, and on each row it gives
+                cut = _NO_CUTS
+                if shaped.capped:
+                    cut = _cuts(shaped.capped, last if cuts_trailing else len(messages))
+                    truncated += cut[0]
+                    chars_cut += cut[1]
+                if cuts_trailing and len(messages) > last + 1:
+                    notes["trailing_turns_cut"] = notes.get("trailing_turns_cut", 0) + 1
+                if columns is None:
+                    columns = _Columns(source_row, skip, trl)
+                    proto, layouts = {**dict.fromkeys(head), **columns.nulls}, columns.layouts
+                keys = tuple(source_row)
+                layout = layouts.get(keys) or columns.layout(keys)
+                held, not_carried = layout
+                for key in not_carried:
                     left_out[key] = left_out.get(key, 0) + 1
-            get = source_row.get
-            stamps = {key: get(key) for key in columns}
-            plain = carried_plain(stamps, index) and trl and shaped.plain
-            task = task_key(source_row)
-            if capping:
-                stamps["tool_output_truncated"], stamps["tool_output_chars_cut"] = cut
-            samples = self._samples(shaped, task, stamps)
-            c.n_written += len(samples)
-            longest: tuple[list[dict[str, Any]], str] | None = None
-            for out, end, first in samples:
-                if template is not None:
-                    rendered = encode_messages(shaped.messages[:end], template.encoding)
-                    over, text = template.too_long(rendered, shaped.tools, index)
-                    if over:
-                        c.too_long += 1
-                        c.lost += template.context_fills(rendered[:first], shaped.tools, index)
-                    longest = (rendered, text)
-                yield out, plain
-            if samples:
-                tally.add(index, task, reward)
-            if longest is not None and trl:
-                _calls, missing = template.missing_arguments(*longest)  # type: ignore[union-attr]
-                c.invalid += missing
+                stamps = {key: source_row[key] for key in held}  # the columns this row holds (the rest: nulls)
+                plain = carried_plain(stamps, index) and trl and shaped.plain
+                task = task_key(source_row)
+                if capping:
+                    stamps["tool_output_truncated"], stamps["tool_output_chars_cut"] = cut
+                written = samples(shaped, task, proto, stamps)
+                n_written += len(written)
+                if template is None:
+                    for out, _end, _first in written:
+                        yield out, plain
+                else:
+                    longest: tuple[list[dict[str, Any]], str] | None = None
+                    for out, end, first in written:
+                        rendered = encode_messages(messages[:end], template.encoding)
+                        over, text = template.too_long(rendered, shaped.tools, index)
+                        if over:
+                            self.counts.too_long += 1
+                            self.counts.lost += template.context_fills(rendered[:first], shaped.tools, index)
+                        longest = (rendered, text)
+                        yield out, plain
+                    if longest is not None and trl:
+                        _calls, missing = template.missing_arguments(*longest)
+                        invalid_all += missing
+                if written:
+                    tally.add(index, task, reward)
+        finally:
+            c = self.counts
+            c.n += n
+            c.n_written += n_written
+            c.checked += checked_all
+            c.invalid += invalid_all
+            c.truncated += truncated
+            c.chars_cut += chars_cut
 
-    def _samples(self, shaped: Shaped, task: str, stamps: dict[str, Any]) -> list[tuple[dict[str, Any], int, int]]:
-        """(row to write, how many of shaped.messages it holds, index of its first trained message) per sample."""
+    def _sampler(self) -> tuple[Callable[[Shaped, str, dict[str, Any], dict[str, Any]], list[_Sample]],
+                                tuple[str, ...]]:
+        """The function that turns one shaped row into the samples this export writes, and the keys its rows
+        start with. It takes `proto`: those keys, then the export's stamp columns, all null; and `stamps`: the
+        columns this row has, then the cap counts. Every row has the keys of `proto` in their order, then the
+        cap counts (an OpenAI row puts its own keys first)."""
+        if self.format == "openai":
+            return self._openai_samples, ()
+        if self.mask_mode == "assistant" and not self.unroll:
+            return self._messages_sample, ("messages", "prompt_text", "task", "tools")
+        return self._completion_samples, ("prompt", "completion", "prompt_text", "task", "tools")
+
+    def _openai_samples(self, shaped: Shaped, task: str, proto: dict[str, Any],
+                        stamps: dict[str, Any]) -> list[_Sample]:
+        """OpenAI rows: the conversation with a loss_mask (one row, or one per agent turn under unroll)."""
         messages, agent, c = shaped.messages, shaped.agent, self.counts
         last = agent[-1]
         own = shaped.tools
-        if self.format == "openai":
-            wire = encode_messages(messages, "json_string")
-            extra = dict(stamps)
-            extra["prompt"] = shaped.ask
-            if own is not None:
-                extra["tools"] = own
-            if self.unroll:
-                unrolled = []
-                for step, k in enumerate(agent):
-                    mask = [0] * (k + 1)
-                    mask[k] = 1
-                    c.trained += 1
-                    c.masked += k
-                    unrolled.append(({"messages": wire[: k + 1], "loss_mask": mask, **extra, "unroll_step": step,
-                                      "unroll_turns": len(agent)}, k + 1, k))
-                return unrolled
-            if self.mask_mode == "final":
-                mask = [0] * len(messages)
-                mask[last] = 1
-            else:
-                mask = [1 if m["role"] == "assistant" else 0 for m in messages]
-            trained = sum(mask)
-            c.trained += trained
-            c.masked += len(mask) - trained
-            return [({"messages": wire, "loss_mask": mask, **extra}, len(messages), mask.index(1))]
+        wire = encode_messages(messages, "json_string")
+        extra = {**proto, **stamps}
+        extra["prompt"] = shaped.ask
+        if own is not None:
+            extra["tools"] = own
+        if self.unroll:
+            unrolled = []
+            for step, k in enumerate(agent):
+                mask = [0] * (k + 1)
+                mask[k] = 1
+                c.trained += 1
+                c.masked += k
+                unrolled.append(({"messages": wire[: k + 1], "loss_mask": mask, **extra, "unroll_step": step,
+                                  "unroll_turns": len(agent)}, k + 1, k))
+            return unrolled
+        if self.mask_mode == "final":
+            mask = [0] * len(messages)
+            mask[last] = 1
+        else:
+            mask = [1 if m["role"] == "assistant" else 0 for m in messages]
+        trained = sum(mask)
+        c.trained += trained
+        c.masked += len(mask) - trained
+        return [({"messages": wire, "loss_mask": mask, **extra}, len(messages), mask.index(1))]
+
+    def _messages_sample(self, shaped: Shaped, task: str, proto: dict[str, Any],
+                         stamps: dict[str, Any]) -> list[_Sample]:
+        """TRL `messages` row (mask_mode="assistant"): every agent turn trained with assistant_only_loss."""
+        messages, agent, own, c = shaped.messages, shaped.agent, shaped.tools, self.counts
+        last = agent[-1]
         kept = messages if len(messages) == last + 1 else messages[: last + 1]
-        kept = encode_messages(kept, self.encoding)
-        tools_text = None if own is None else (self.tools_text if own is self.tools else dumps(own))
-        if self.mask_mode == "assistant" and not self.unroll:
-            c.trained += len(agent)
-            c.masked += len(kept) - len(agent)
-            return [({"messages": kept, "prompt_text": shaped.ask, "task": task, "tools": tools_text, **stamps},
-                     last + 1, agent[0])]
+        if self.encoding != "dict":
+            kept = encode_messages(kept, self.encoding)
+        c.trained += len(agent)
+        c.masked += len(kept) - len(agent)
+        out = {**proto, **stamps}  # the keys in proto's order; the values set below
+        out["messages"] = kept
+        out["prompt_text"] = shaped.ask
+        out["task"] = task
+        out["tools"] = None if own is None else (self.tools_text if own is self.tools else dumps(own))
+        return [(out, last + 1, agent[0])]
+
+    def _completion_samples(self, shaped: Shaped, task: str, proto: dict[str, Any],
+                            stamps: dict[str, Any]) -> list[_Sample]:
+        """TRL prompt/completion rows: the last agent turn (mask_mode="final"), or each agent turn (unroll)."""
+        messages, agent, own, c = shaped.messages, shaped.agent, shaped.tools, self.counts
+        last = agent[-1]
+        kept = messages if len(messages) == last + 1 else messages[: last + 1]
+        if self.encoding != "dict":
+            kept = encode_messages(kept, self.encoding)
+        common = {**proto, **stamps}  # the keys in proto's order; the values set below
+        common["prompt_text"] = shaped.ask
+        common["task"] = task
+        common["tools"] = None if own is None else (self.tools_text if own is self.tools else dumps(own))
         samples = []
         for k in (agent if self.unroll else (last,)):
             if k == 0:
@@ -249,8 +337,10 @@ class _Export:
                 continue
             c.trained += 1
             c.masked += k
-            samples.append(({"prompt": kept[:k], "completion": [kept[k]], "prompt_text": shaped.ask, "task": task,
-                             "tools": tools_text, **stamps}, k + 1, k))
+            out = common.copy() if self.unroll else common  # one sample without unroll: no copy
+            out["prompt"] = kept[:k]
+            out["completion"] = [kept[k]]
+            samples.append((out, k + 1, k))
         return samples
 
     def check_selection(self) -> None:
