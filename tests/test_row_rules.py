@@ -17,11 +17,14 @@ import whileai_train as wai
 from whileai_train import rows as row_rules
 from whileai_train.callbacks.reward_wrap import prompt_text as monitor_prompt_text
 from whileai_train.errors import ConfigError, RowError
+from whileai_train.exporters.shape import final_reply_turn
 from whileai_train.gates.hygiene import length_report
 from whileai_train.gates.near_duplicates import ask_texts
 from whileai_train.judge.judge_probes import probe_row
+from whileai_train.markers.trajectory import SAID, read_events
 from whileai_train.rows_text import mix, ngram_table, window_hashes, word_tokens, words
 from whileai_train.tables.band import check_band
+from whileai_train.tables.trajectories import read_sizes, read_trajectories
 
 # ---------------------------------------------------------------------------------------------- the ask
 
@@ -295,3 +298,30 @@ def test_gates_change_nothing_process_wide_while_they_run() -> None:
     assert len(seen) > 400
     assert set(seen) == {outside}
     assert _process_state() == outside
+
+
+def test_a_final_text_repeating_the_last_step_is_one_turn_for_every_reader() -> None:
+    """The simulator's shape (the last reply both as a step and as final_text) is one turn everywhere; a final_text
+    that differs from the reply the steps end on is a second turn everywhere; after a tool call it is the reply."""
+    call = {"tool": "lookup", "arguments": {"order_id": "A1"}, "result": {"status": "shipped"}}
+    repeated = {"prompt": "Where is A1?", "steps": [call, {"text": "It shipped."}], "final_text": "It shipped."}
+    differs = {**repeated, "final_text": "It shipped on Monday."}
+    after_call = {"prompt": "Where is A1?", "steps": [call], "final_text": "It shipped."}
+    expected_replies = {"repeated": ["It shipped."], "differs": ["It shipped.", "It shipped on Monday."],
+                        "after_call": ["It shipped."]}
+    rows = {"repeated": repeated, "differs": differs, "after_call": after_call}
+    for name, row in rows.items():
+        replies = expected_replies[name]
+        said = [m["content"] for m in row_rules.conversation(row) if m["role"] == "assistant" and not m.get("tool_calls")]
+        assert said == replies, name
+        assert row_rules.agent_turns(row) == replies, name
+        assert [e[1] for e in read_events(row, 0) if e[0] == SAID] == replies, name
+        (texts,) = read_trajectories([row]).texts
+        assert texts == "\n".join(replies), name
+        assert read_sizes([row])[0][0] == len("\n".join(replies)), name
+    last = {"role": "assistant", "content": "It shipped."}
+    assert row_rules.final_text_turn(row_rules.steps_end_with_reply(repeated["steps"]), "It shipped.") == \
+        row_rules.FINAL_TEXT_REPEATED == final_reply_turn([last], "It shipped.")
+    assert row_rules.final_text_turn(row_rules.steps_end_with_reply(differs["steps"]), differs["final_text"]) == \
+        row_rules.FINAL_TEXT_DIFFERS == final_reply_turn([last], differs["final_text"])
+    assert row_rules.steps_end_with_reply(after_call["steps"]) is None

@@ -40,8 +40,12 @@ __all__ = [
     "calibration_of",
     "carried_stamp",
     "conversation",
+    "steps_end_with_reply",
     "dict_step_sizes",
+    "FINAL_TEXT_DIFFERS",
+    "FINAL_TEXT_REPEATED",
     "final_reply",
+    "final_text_turn",
     "iter_jsonl",
     "prompt_text",
     "read_dict_steps",
@@ -313,7 +317,7 @@ def _from_steps(row: Mapping[str, Any], index: int | None) -> list[dict[str, Any
     if final is not None and not isinstance(final, str):
         raise RowError(index, "final_text", f"final_text is {type(final).__name__}, not text",
                        "write the agent's last reply as a string (or null when it ended on a tool call)")
-    if final:
+    if final and final_text_turn(steps_end_with_reply(steps), final) != FINAL_TEXT_REPEATED:
         append({"role": "assistant", "content": final})
     return messages
 
@@ -361,7 +365,8 @@ def conversation(row: Mapping[str, Any], index: int | None = None) -> list[dict[
     """The row as one normalised message list: tool arguments decoded to dicts, content as text.
 
     A system message, if the row has one, stays first; nothing is added or dropped here (the
-    exporters decide what to cut). Raises :class:`RowError` naming the row and field on bad input.
+    exporters decide what to cut), except that a flat rollout's `final_text` repeating the reply its steps end
+    on is that turn, not a second one (:func:`final_text_turn`). Raises :class:`RowError` naming the row and field on bad input.
     """
     if type(row) is not dict and not isinstance(row, Mapping):
         raise RowError(index, None, f"row is {type(row).__name__}, not an object",
@@ -372,6 +377,38 @@ def conversation(row: Mapping[str, Any], index: int | None = None) -> list[dict[
         raise RowError(index, "prompt", "row has neither `messages` nor `prompt`",
                        "give each row the conversation as `messages`, or the ask as `prompt` with `steps`")
     return _from_steps(row, index)
+
+
+# A flat rollout's `final_text` against the turn its steps end on: the same reply again, or a different one.
+FINAL_TEXT_REPEATED, FINAL_TEXT_DIFFERS = "final_text_repeated", "final_text_differs"
+
+
+def steps_end_with_reply(steps: Any) -> str | None:
+    """The text of the plain agent turn (a ``{text}`` step: no tool, no user) a flat rollout's steps end on, else
+    None (no steps, or they end on a tool call, its result or a user turn)."""
+    if steps.__class__ is not list or not steps:
+        return None
+    last = steps[-1]
+    if not isinstance(last, Mapping) or last.get("tool") is not None or last.get("user") is not None:
+        return None
+    text = last.get("text")
+    if text is None:
+        return None
+    return text if text.__class__ is str else _as_text(text)
+
+
+def final_text_turn(last_reply: str | None, final: str) -> str | None:
+    """The rule for a flat rollout's non-empty `final_text`, given the agent reply its steps end on
+    (:func:`steps_end_with_reply`; an exporter passes the reply its cleaned messages end on).
+
+    None: the steps do not end with an agent reply, so `final_text` is the reply, a turn of its own.
+    FINAL_TEXT_REPEATED: they end with the same text, so it is that turn, not a second one (a simulator that
+    records the last reply both as a step and as the final text). FINAL_TEXT_DIFFERS: they end with another
+    reply; both are turns, and a reader that can say so counts the row (never a silent pick).
+    """
+    if last_reply is None:
+        return None
+    return FINAL_TEXT_REPEATED if last_reply == final else FINAL_TEXT_DIFFERS
 
 
 # ---------------------------------------------------------------------------------------------- what the agent did
@@ -523,11 +560,12 @@ def agent_parts(row: Mapping[str, Any]) -> AgentParts:
     messages = row.get("messages")
     if messages is not None:
         return _messages_parts(messages if isinstance(messages, list) else [], skip_first_user=True)
-    texts, calls, turns, errors = read_steps(row.get("steps"))
+    steps = row.get("steps")
+    texts, calls, turns, errors = read_steps(steps)
     final = row.get("final_text")
     if final is None:
         final = row.get("completion")
-    if isinstance(final, str) and final:
+    if isinstance(final, str) and final and final_text_turn(steps_end_with_reply(steps), final) != FINAL_TEXT_REPEATED:
         texts.append(final)
         turns += 1
     elif isinstance(final, list):  # a conversational completion (TRL): every message in it is the agent's side

@@ -36,8 +36,8 @@ from whileai_train.exporters.selection import (
 )
 from whileai_train.exporters.shape import (
     CONSUMED,
-    FINAL_DIFFERS,
-    FINAL_REPEATED,
+    FINAL_TEXT_DIFFERS,
+    FINAL_TEXT_REPEATED,
     Shaped,
     carried_plain,
     check_arguments,
@@ -192,7 +192,7 @@ def preference_rows(pairs_or_rows: Any, *, format: str = "trl", max_tool_output_
                            tools=tools) for row, index in ((chosen_row, source), (rejected_row, other))]
         chosen, rejected = sides
         for side in sides:
-            for note in (FINAL_REPEATED, FINAL_DIFFERS):
+            for note in (FINAL_TEXT_REPEATED, FINAL_TEXT_DIFFERS):
                 if note in side.notes:
                     setattr(report, note, getattr(report, note) + 1)
         at = _divergence(chosen, rejected)

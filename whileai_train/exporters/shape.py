@@ -2,7 +2,8 @@
 
 Shared by the SFT, preference and prompt exporters. Works on plain dicts (hot path: 100k-1M rows).
 
-A flat rollout's ``final_text`` against the turn its steps end on (`final_reply`, one rule for both walks):
+A flat rollout's ``final_text`` against the turn its steps end on (rows.final_text_turn, one rule for both walks and
+every reader of a row):
 when the steps already end with the agent's reply and ``final_text`` is that same text, it is one turn
 (written once, counted as ``final_text_repeated``); when the steps end with a different reply, both are kept
 and the row is counted as ``final_text_differs`` (a warning: never a silent pick).
@@ -19,10 +20,18 @@ from whileai_train.errors import InputError, RowError, ToolArgumentsError
 from whileai_train.exporters.defaults import TOOL_OUTPUT_MARKER
 from whileai_train.exporters.jsonl import plain_float
 from whileai_train.exporters.leaks import agent_words
-from whileai_train.rows import _arguments_dict, _as_text, conversation, iter_jsonl
+from whileai_train.rows import (
+    FINAL_TEXT_DIFFERS,
+    FINAL_TEXT_REPEATED,
+    _arguments_dict,
+    _as_text,
+    conversation,
+    final_text_turn,
+    iter_jsonl,
+)
 
-__all__ = ["CONSUMED", "FINAL_DIFFERS", "FINAL_REPEATED", "NO_ROWS", "Shaped", "carried_plain",
-           "check_arguments", "encode_messages", "final_reply", "flat_walk", "input_rows", "iter_input",
+__all__ = ["CONSUMED", "NO_ROWS", "Shaped", "carried_plain",
+           "check_arguments", "encode_messages", "final_reply_turn", "flat_walk", "input_rows", "iter_input",
            "shape_general", "shape_row", "strip_ids"]
 
 # Row keys the export turns into the conversation (or scrubs: `privileged`); every other key is a stamp.
@@ -69,22 +78,12 @@ class Shaped:
 
 NO_ROWS = "no rows to export. Fix: pass at least one row"
 
-# Shaped.notes keys for a flat rollout's final_text: it repeated the last agent reply / it differed from it.
-FINAL_REPEATED, FINAL_DIFFERS = "final_text_repeated", "final_text_differs"
-
-
-def final_reply(written: list[dict[str, Any]], final: str) -> str | None:
-    """The rule for a flat rollout's non-empty `final_text`, given the messages its steps wrote.
-
-    None: the steps do not end with an agent reply (they end on the ask, a tool call or result, or a user
-    turn), so `final_text` is the reply and is appended. FINAL_REPEATED: they end with an agent reply (an
-    assistant turn without tool calls) of the same text, so it is that turn and is not appended again.
-    FINAL_DIFFERS: they end with a different reply; both are kept and the row is counted.
-    """
+def final_reply_turn(written: list[dict[str, Any]], final: str) -> str | None:
+    """rows.final_text_turn on the messages a walk wrote (cleaned: empty agent turns removed): the reply they end
+    on is an assistant message without tool calls. Its verdict is a Shaped.notes key."""
     last = written[-1]
-    if last["role"] != "assistant" or last.get("tool_calls"):
-        return None
-    return FINAL_REPEATED if last["content"] == final else FINAL_DIFFERS
+    ending = last["content"] if last["role"] == "assistant" and not last.get("tool_calls") else None
+    return final_text_turn(ending, final)
 
 
 def input_rows(source: Any) -> Iterable[Any]:
@@ -146,11 +145,12 @@ def shape_row(row: Any, index: int, *, system_prompt: str | None, max_tool_outpu
 def shape_general(row: Any, index: int, *, system_prompt: str | None, max_tool_output_chars: int | None,
                   tools: list[Any] | None) -> Shaped:
     """shape_row for any row shape: conversation(), then one pass over its messages."""
-    messages = conversation(row, index)
-    shaped = Shaped(row, index, messages, _tools_of(row, tools, index), [], "", {}, {}, None, False, None)
     final = row.get("final_text") if row.get("messages") is None else None
-    if final:  # conversation() appended it as the last message: final_reply decides below
-        messages = messages[:-1]
+    if final.__class__ is not str:
+        final = None
+    # the final reply is decided below, on the cleaned turns (conversation() would decide on the raw steps)
+    messages = conversation({**row, "final_text": None} if final else row, index)
+    shaped = Shaped(row, index, messages, _tools_of(row, tools, index), [], "", {}, {}, None, False, None)
     systems = [m for m in messages if m["role"] == "system"]
     if system_prompt is not None or len(systems) > 1 or (systems and messages[0]["role"] != "system"):
         if system_prompt is not None and systems:
@@ -183,10 +183,10 @@ def shape_general(row: Any, index: int, *, system_prompt: str | None, max_tool_o
             ask = message["content"]
         append(message)
     if final:
-        verdict = final_reply(out, final)
+        verdict = final_reply_turn(out, final)
         if verdict is not None:
             shaped.note(verdict)
-        if verdict != FINAL_REPEATED:
+        if verdict != FINAL_TEXT_REPEATED:
             agent.append(len(out))
             append({"role": "assistant", "content": final})
     shaped.ask = ask
@@ -297,10 +297,10 @@ def flat_walk(row: dict[str, Any], index: int, system_prompt: str | None, cap: i
     if removed:
         notes["empty_agent_turn_removed"] = removed
     if final:
-        verdict = final_reply(messages, final)
+        verdict = final_reply_turn(messages, final)
         if verdict is not None:
             notes[verdict] = 1
-        if verdict != FINAL_REPEATED:
+        if verdict != FINAL_TEXT_REPEATED:
             say(final)
             agent.append(len(messages))
             append({"role": "assistant", "content": final})

@@ -41,8 +41,8 @@ from whileai_train.exporters.report import ExportReport
 from whileai_train.exporters.selection import SftTally, check_selection_options
 from whileai_train.exporters.shape import (
     CONSUMED,
-    FINAL_DIFFERS,
-    FINAL_REPEATED,
+    FINAL_TEXT_DIFFERS,
+    FINAL_TEXT_REPEATED,
     Shaped,
     carried_plain,
     check_arguments,
@@ -64,7 +64,7 @@ _NOTES = {
                           "those turns were cut, never trained",
     "agent_turn_without_context": "agent turns with nothing before them skipped (a prompt/completion row needs "
                                   "a prompt)",
-    FINAL_DIFFERS: "flat rows whose final_text differs from the agent reply their steps end with: both turns "
+    FINAL_TEXT_DIFFERS: "flat rows whose final_text differs from the agent reply their steps end with: both turns "
                    "were kept and trained (check which one the rollout really ended with)",
 }
 
@@ -355,8 +355,8 @@ class _Export:
         report.tool_output_truncated, report.tool_output_chars_cut, report.too_long = c.truncated, c.chars_cut, c.too_long
         report.too_long_untrained = c.lost
         report.tool_call_roundtrip.checked, report.tool_call_roundtrip.invalid = c.checked, c.invalid
-        report.final_text_repeated = self.notes.pop(FINAL_REPEATED, 0)
-        report.final_text_differs = self.notes.get(FINAL_DIFFERS, 0)
+        report.final_text_repeated = self.notes.pop(FINAL_TEXT_REPEATED, 0)
+        report.final_text_differs = self.notes.get(FINAL_TEXT_DIFFERS, 0)
         for key, count in sorted(self.notes.items()):
             report.warnings.append(f"{count} {_NOTES[key]}")
         if report.columns_not_carried:

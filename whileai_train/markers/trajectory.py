@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from whileai_train.errors import RowError, ToolArgumentsError
-from whileai_train.rows import conversation
+from whileai_train.rows import FINAL_TEXT_REPEATED, conversation, final_text_turn, steps_end_with_reply
 
 __all__ = ["CALLED", "HEARD", "RESULT", "SAID", "Call", "argument_strings", "is_failure", "read_events", "text_of"]
 
@@ -165,7 +165,7 @@ def _flat_events(row: Mapping[str, Any], steps: list[Any], index: int | None) ->
     if final is None:
         final = row.get("completion")
     if final.__class__ is str:
-        if final:
+        if final and final_text_turn(steps_end_with_reply(steps), final) != FINAL_TEXT_REPEATED:
             append((SAID, final))
     elif isinstance(final, list):  # a conversational completion: its assistant turns
         for message in final:

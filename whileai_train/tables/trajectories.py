@@ -15,7 +15,14 @@ from typing import Any
 
 import numpy as np
 
-from whileai_train.rows import agent_parts, dict_step_sizes, read_dict_steps
+from whileai_train.rows import (
+    FINAL_TEXT_REPEATED,
+    agent_parts,
+    dict_step_sizes,
+    final_text_turn,
+    read_dict_steps,
+    steps_end_with_reply,
+)
 
 __all__ = ["Trajectories", "read_sizes", "read_trajectories", "trajectory_key", "trajectory_parts"]
 
@@ -97,7 +104,7 @@ def read_trajectories(rows: Sequence[Mapping[str, Any]]) -> Trajectories:
             except AttributeError:
                 row_texts, calls, turns, errors = agent_parts(row)
             else:
-                if final:
+                if final and final_text_turn(steps_end_with_reply(steps), final) != FINAL_TEXT_REPEATED:
                     turns += 1
                     row_texts.append(final)
         else:
@@ -133,7 +140,7 @@ def read_sizes(rows: Sequence[Mapping[str, Any]]) -> tuple[np.ndarray, np.ndarra
                 texts, call_list, turns, _ = agent_parts(row)
                 sizes.extend((sum(map(len, texts)) + max(0, len(texts) - 1), len(call_list), turns))
                 continue
-            if final:
+            if final and final_text_turn(steps_end_with_reply(steps), final) != FINAL_TEXT_REPEATED:
                 chars += len(final)
                 n_texts += 1
                 turns += 1
