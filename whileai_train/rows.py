@@ -26,6 +26,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from whileai_train.errors import InputError, RowError, ToolArgumentsError
 
 __all__ = [
+    "FINAL_TEXT_DIFFERS",
+    "FINAL_TEXT_REPEATED",
     "AgentParts",
     "Calibration",
     "Message",
@@ -40,10 +42,7 @@ __all__ = [
     "calibration_of",
     "carried_stamp",
     "conversation",
-    "steps_end_with_reply",
     "dict_step_sizes",
-    "FINAL_TEXT_DIFFERS",
-    "FINAL_TEXT_REPEATED",
     "final_reply",
     "final_text_turn",
     "iter_jsonl",
@@ -55,6 +54,7 @@ __all__ = [
     "reward_of",
     "reward_range_error",
     "step_sizes",
+    "steps_end_with_reply",
     "task_key",
     "tool_failed",
     "tool_names",

@@ -36,8 +36,6 @@ from whileai_train.exporters.selection import (
 )
 from whileai_train.exporters.shape import (
     CONSUMED,
-    FINAL_TEXT_DIFFERS,
-    FINAL_TEXT_REPEATED,
     Shaped,
     carried_plain,
     check_arguments,
@@ -47,7 +45,7 @@ from whileai_train.exporters.shape import (
     strip_ids,
 )
 from whileai_train.exporters.template import TemplateCheck
-from whileai_train.rows import conversation, reward_of, task_key
+from whileai_train.rows import FINAL_TEXT_DIFFERS, FINAL_TEXT_REPEATED, conversation, reward_of, task_key
 from whileai_train.tables.defaults import PASS_THRESHOLD
 
 __all__ = ["export_preference", "preference_rows"]

@@ -21,7 +21,6 @@ from whileai_train.exporters.defaults import TOOL_OUTPUT_MARKER
 from whileai_train.exporters.jsonl import plain_float
 from whileai_train.exporters.leaks import agent_words
 from whileai_train.rows import (
-    FINAL_TEXT_DIFFERS,
     FINAL_TEXT_REPEATED,
     _arguments_dict,
     _as_text,

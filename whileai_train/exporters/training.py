@@ -41,8 +41,6 @@ from whileai_train.exporters.report import ExportReport
 from whileai_train.exporters.selection import SftTally, check_selection_options
 from whileai_train.exporters.shape import (
     CONSUMED,
-    FINAL_TEXT_DIFFERS,
-    FINAL_TEXT_REPEATED,
     Shaped,
     carried_plain,
     check_arguments,
@@ -51,7 +49,7 @@ from whileai_train.exporters.shape import (
     shape_row,
 )
 from whileai_train.exporters.template import TemplateCheck
-from whileai_train.rows import reward_of, task_key
+from whileai_train.rows import FINAL_TEXT_DIFFERS, FINAL_TEXT_REPEATED, reward_of, task_key
 from whileai_train.tables.defaults import PASS_THRESHOLD
 
 __all__ = ["export_dataset", "export_training", "training_rows"]
