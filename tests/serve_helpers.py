@@ -13,6 +13,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import whileai_train as wai
+from whileai_train.runs.records import delta_summary
 from whileai_train.runs.store import LocalStore
 
 __all__ = ["HACKED_NAME", "STOP_REASON", "ServeProcess", "call", "seed_store", "start_stream"]
@@ -76,6 +78,16 @@ def call(url: str, method: str = "GET", body: Any = None, headers: dict[str, str
         return status, text
 
 
+def seeded_delta_report() -> wai.DeltaReport:
+    """A real after-training verdict: 40 tasks x 4 rollouts, every even task passing one more rollout after, one
+    invented id fewer (argument_grounding, a guard) on every fourth task."""
+    def side(gain: int) -> list[dict[str, Any]]:
+        return [{"scenario_id": f"t{t}", "reward": float(r < min(4, t % 4 + gain * (t % 2 == 0))),
+                 "markers": {"argument_grounding": float(r != 0 or (t % 4 == 0 and gain == 1))}}
+                for t in range(40) for r in range(4)]
+    return wai.delta_report(side(0), side(1), must_not_regress=["argument_grounding"])
+
+
 def seed_store(path: Path) -> dict[str, str]:
     """The stopped hacked run, the clean done run and the failed run; returns their ids by role."""
     store = LocalStore(path)
@@ -98,8 +110,8 @@ def seed_store(path: Path) -> dict[str, str]:
     store.finish(hacked, "stopped", {"stop_reason": STOP_REASON, "cost_usd": 0.42, "seconds": 1374.5,
                                      "gpu": "A10G", "cost_basis": "estimate: A10G at $1.10/h, modal.com/pricing "
                                                                   "2026-09-20"})
-    store.update_summary(hacked, {"holdout": {"before": 0.41, "after": 0.58, "verdict": "moved"},
-                                  "delta": {"verdict": "moved", "delta": 0.17}})
+    report = seeded_delta_report()
+    store.update_summary(hacked, {"holdout": delta_summary(report), "delta": report.model_dump(mode="json")})
     done = store.create_run({"name": "sft clean", "total_steps": 20})
     store.add_points(done, [{"seq": s, "step": s + 1, "loss": 2.0 / (s + 1), "learning_rate": 2e-5}
                             for s in range(20)], progress=(20, 20))

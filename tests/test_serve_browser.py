@@ -12,11 +12,26 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from serve_helpers import ALARM_STEPS, HACKED_NAME, STOP_REASON, ServeProcess, seed_store, start_stream
+from serve_helpers import (
+    ALARM_STEPS,
+    HACKED_NAME,
+    STOP_REASON,
+    ServeProcess,
+    seed_store,
+    seeded_delta_report,
+    start_stream,
+)
 
 pytestmark = pytest.mark.browser
 
 CHROMIUM = os.environ.get("WHILEAI_CHROMIUM", "/usr/bin/chromium")
+
+
+
+def _js(value: float) -> str:
+    """A number as the page prints it: four significant digits, no trailing zeros (JavaScript's +v.toPrecision(4))."""
+    rounded = float(f"{value:.4g}")
+    return str(int(rounded)) if rounded.is_integer() else repr(rounded)
 
 
 @pytest.fixture(scope="module")
@@ -141,7 +156,25 @@ def test_hacked_run_page_in_order_with_alarm_markers_at_their_steps(page: Any, s
     assert rewards.locator(".chart").count() == 2
     rewards.locator("summary").click()
     assert rewards.evaluate("d => d.open") is False
-    assert "holdout" in page.locator("#holdout").inner_text() and '"after": 0.58' in page.locator("#holdout").inner_text()
+    # the after-training verdict reads as a sentence and a table (the report's numbers at 4 significant digits)
+    report = seeded_delta_report()
+    b, a = report.before, report.after
+
+    def ci(pair: Any) -> str:
+        return f" [{_js(pair[0])}, {_js(pair[1])}]"
+
+    line = page.locator('#holdout [data-block="holdout"] .verdict-line').inner_text()
+    assert line == (f"PASS: moved_unreplicated \u2014 pass_rate {_js(b)}{ci(report.before_ci95)} (40 tasks, k=4) -> "
+                    f"{_js(a)}{ci(report.after_ci95)} (40 tasks, k=4), delta +{_js(report.delta)}{ci(report.target_ci95)}")
+    table = page.locator('#holdout [data-block="delta"] table.delta-table tbody tr')
+    cells = table.evaluate_all("rows => rows.map(r => [...r.cells].map(c => c.innerText))")
+    assert cells == [[m.name, _js(m.before), _js(m.after), f"+{_js(m.delta)}{ci(m.ci95)}", m.verdict, role]
+                     for m, role in ((report.metrics["pass@1"], "target"),
+                                     (report.metrics["argument_grounding"], "must not regress"))]
+    assert page.locator('#holdout [data-block="delta"] .delta-warnings li').all_inner_texts() == report.warnings
+    raw = page.locator('#holdout [data-block="holdout"] details.raw')
+    assert raw.evaluate("d => d.open") is False  # the record itself is one click away
+    assert '"headline_verdict": "PASS"' in raw.locator("pre").text_content()
     assert page.locator("#notes .note").count() == 2
     _shot(page, site, "hacked-run")
 

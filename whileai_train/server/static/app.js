@@ -338,7 +338,42 @@ function renderRun() {
   const block = ['holdout', 'delta'].filter(k => s[k] != null);
   $('#holdout-panel').hidden = !block.length;
   $('#holdout').replaceChildren(...block.map(k => el('div', {'data-block': k}, el('h4', {text: k}),
-                                                      el('pre', {text: JSON.stringify(s[k], null, 2)}))));
+                                                      ...(k === 'holdout' ? holdoutLine(s[k]) : deltaTable(s[k])),
+                                                      el('details', {class: 'raw'}, el('summary', {text: 'the record'}),
+                                                         el('pre', {text: JSON.stringify(s[k], null, 2)})))));
+}
+// summary["holdout"] read as a sentence: the verdict, each side with its interval and size, the delta
+const interval = v => Array.isArray(v) && v.length === 2 && v.every(x => typeof x === 'number')
+  ? ` [${num(v[0])}, ${num(v[1])}]` : '';
+const signed = v => (v >= 0 ? '+' : '') + num(v);
+function holdoutLine(h) {
+  if (!h || typeof h !== 'object') return [];
+  const metric = typeof h.metric === 'string' ? h.metric : 'pass_rate';
+  const value = side => (side && typeof side === 'object') ? side[metric] : side;
+  const size = side => (side && typeof side === 'object' && side.n_tasks != null)
+    ? ` (${side.n_tasks} tasks${side.k != null ? ', k=' + side.k : ''})` : '';
+  const before = value(h.before), after = value(h.after);
+  if (typeof before !== 'number' || typeof after !== 'number') return [];
+  const delta = typeof h.delta === 'number' ? h.delta : after - before;
+  const verdict = [h.headline_verdict, h.verdict].filter(x => typeof x === 'string' && x).join(': ');
+  const line = `${metric} ${num(before)}${interval(h.before && h.before.ci95)}${size(h.before)} -> ` +
+    `${num(after)}${interval(h.after && h.after.ci95)}${size(h.after)}, delta ${signed(delta)}${interval(h.ci95)}`;
+  return [el('p', {class: 'verdict-line', text: (verdict ? verdict + ' — ' : '') + line})];
+}
+// summary["delta"] (a delta report) as a table: one row per metric, the target and the guards marked
+function deltaTable(d) {
+  if (!d || typeof d !== 'object' || !d.metrics || typeof d.metrics !== 'object') return [];
+  const guards = new Set(Array.isArray(d.must_not_regress) ? d.must_not_regress : []);
+  const rows = Object.values(d.metrics).filter(m => m && typeof m === 'object').map(m => el('tr', {},
+    el('td', {}, bdi(m.name)), el('td', {text: num(m.before)}), el('td', {text: num(m.after)}),
+    el('td', {text: typeof m.delta === 'number' ? signed(m.delta) + interval(m.ci95) : '—'}),
+    el('td', {text: String(m.verdict || '')}),
+    el('td', {text: m.name === d.target ? 'target' : guards.has(m.name) ? 'must not regress' : ''})));
+  const head = el('tr', {}, ...['metric', 'before', 'after', 'delta [95% CI]', 'verdict', ''].map(t => el('th', {text: t})));
+  const title = typeof d.headline_verdict === 'string' ? [el('p', {class: 'verdict-line', text: d.headline_verdict})] : [];
+  const warnings = (Array.isArray(d.warnings) ? d.warnings : []).map(w => el('li', {dir: 'auto', text: String(w)}));
+  return [...title, el('table', {class: 'delta-table'}, el('thead', {}, head), el('tbody', {}, ...rows)),
+          ...(warnings.length ? [el('ul', {class: 'delta-warnings'}, ...warnings)] : [])];
 }
 async function showRuns() {
   const ids = shownIds();
