@@ -130,3 +130,25 @@ def test_a_platform_that_is_down_is_a_run_error_from_attach_and_a_warning_from_r
     with caplog.at_level("WARNING", logger="whileai_train.runs"):
         block = run.holdout(0.5, 0.6)
     assert run.holdout_summary == block and "could not store holdout" in caplog.text
+
+
+def test_show_prints_the_holdout_line_and_the_delta_report(capsys: pytest.CaptureFixture[str]) -> None:
+    from whileai_train.cli import main
+
+    with wai.run(name="shown") as run:
+        run.log(0, loss=1.0)
+    report = wai.delta_report(BEFORE, AFTER, seed=3)
+    block = wai.attach_delta(run.id, report)
+    capsys.readouterr()
+    assert main(["show", run.id]) == 0
+    out = capsys.readouterr().out
+    before, after = block["before"], block["after"]
+    expected = (f"holdout: {report.headline_verdict}: {report.verdict} - pass_rate {before['pass_rate']:.4g} "
+                f"[{before['ci95'][0]:.4g}, {before['ci95'][1]:.4g}] ({before['n_tasks']} tasks, k={before['k']}) -> "
+                f"{after['pass_rate']:.4g} [{after['ci95'][0]:.4g}, {after['ci95'][1]:.4g}] "
+                f"({after['n_tasks']} tasks, k={after['k']}), delta {block['delta']:+.4g} "
+                f"[{block['ci95'][0]:.4g}, {block['ci95'][1]:.4g}]")
+    assert expected in out.splitlines()
+    first = wai.format_delta_report(report).splitlines()[0]
+    assert "delta: " + first in out.splitlines()
+    assert "'metrics'" not in out  # the report is printed as a report, not as its dict

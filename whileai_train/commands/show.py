@@ -38,8 +38,11 @@ def run(args: argparse.Namespace) -> int:
         cost = summary.get("cost_usd")
         cost_text = f"about ${cost:.2f}" if isinstance(cost, (int, float)) else "no cost estimate"
         print(f"cost: {cost_text} ({summary.get('gpu')}, {summary.get('seconds')} s; {summary.get('cost_basis')})")
-        rest = {k: v for k, v in summary.items() if k not in ("cost_usd", "cost_basis", "gpu", "seconds")}
-        print("summary: " + ", ".join(f"{k}={v}" for k, v in rest.items()))
+        shown = ("cost_usd", "cost_basis", "gpu", "seconds", "holdout", "delta")
+        rest = {k: v for k, v in summary.items() if k not in shown}
+        if rest:
+            print("summary: " + ", ".join(f"{k}={v}" for k, v in rest.items()))
+        _print_measurement(summary)
     for note in record.get("notes") or []:
         print(f"note {note['seq']}: {note['markdown']}")
     points = record.get("points") or []
@@ -49,6 +52,26 @@ def run(args: argparse.Namespace) -> int:
             values = ", ".join(f"{k}={_fmt(v)}" for k, v in p.items() if k not in ("seq", "ts"))
             print(f"  {values}")
     return 0
+
+
+def _print_measurement(summary: dict[str, object]) -> None:
+    """The after-training blocks: the holdout as one line, the delta report as format_delta_report prints it."""
+    from whileai_train.runs.records import holdout_line
+
+    holdout, delta = summary.get("holdout"), summary.get("delta")
+    if isinstance(holdout, dict):
+        print("holdout: " + holdout_line(holdout))
+    if isinstance(delta, dict):
+        from pydantic import ValidationError
+
+        from whileai_train.measure.delta_report import DeltaReport
+        from whileai_train.measure.format import format_delta_report
+
+        try:
+            text = format_delta_report(DeltaReport.model_validate(delta))
+        except ValidationError:  # a block another client wrote in another shape: its verdict word, if any
+            text = str(delta.get("headline_verdict") or delta.get("verdict") or "a delta block of another shape")
+        print("delta: " + text.replace("\n", "\n  "))
 
 
 def _fmt(value: object) -> str:

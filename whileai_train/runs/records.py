@@ -26,6 +26,7 @@ __all__ = [
     "attach_holdout",
     "delta_summary",
     "get_run",
+    "holdout_line",
     "holdout_summary",
     "keep_on_run",
     "patch_platform_summary",
@@ -65,6 +66,37 @@ def delta_summary(report: Any) -> dict[str, Any]:
             "after": side(report.after, report.k_after, report.after_ci95), "delta": report.delta,
             "ci95": list(report.target_ci95) if report.target_ci95 else None, "verdict": report.verdict,
             "headline_verdict": report.headline_verdict}
+
+
+def holdout_line(block: Mapping[str, Any]) -> str:
+    """summary["holdout"] as one line: the verdict, each side with its interval and size, the delta."""
+    metric = block.get("metric") if isinstance(block.get("metric"), str) else "pass_rate"
+
+    def value(side: Any) -> Any:
+        return side.get(metric) if isinstance(side, Mapping) else side
+
+    def interval(pair: Any) -> str:
+        ok = isinstance(pair, (list, tuple)) and len(pair) == 2 and all(isinstance(x, (int, float)) for x in pair)
+        return f" [{pair[0]:.4g}, {pair[1]:.4g}]" if ok else ""
+
+    def size(side: Any) -> str:
+        if not isinstance(side, Mapping) or side.get("n_tasks") is None:
+            return ""
+        return f" ({side['n_tasks']} tasks" + (f", k={side['k']})" if side.get("k") is not None else ")")
+
+    before, after = value(block.get("before")), value(block.get("after"))
+    if not isinstance(before, (int, float)) or not isinstance(after, (int, float)):
+        return "no pass rates in the block"
+    delta = block.get("delta") if isinstance(block.get("delta"), (int, float)) else after - before
+    words = [w for w in (block.get("headline_verdict"), block.get("verdict")) if isinstance(w, str) and w]
+    sides = (f"{metric} {before:.4g}{interval(_get(block.get('before'), 'ci95'))}{size(block.get('before'))} -> "
+             f"{after:.4g}{interval(_get(block.get('after'), 'ci95'))}{size(block.get('after'))}, "
+             f"delta {delta:+.4g}{interval(block.get('ci95'))}")
+    return (": ".join(words) + " - " if words else "") + sides
+
+
+def _get(side: Any, key: str) -> Any:
+    return side.get(key) if isinstance(side, Mapping) else None
 
 
 def holdout_summary(before: Any, after: Any, *, metric: Metric = "pass_rate",
