@@ -56,6 +56,7 @@ __all__ = [
     "step_sizes",
     "steps_end_with_reply",
     "task_key",
+    "tool_arguments",
     "tool_failed",
     "tool_names",
 ]
@@ -242,7 +243,9 @@ def calibration_of(row: Mapping[str, Any]) -> Calibration | None:
     return Calibration.model_validate(stamp)
 
 
-def _arguments_dict(raw: Any, index: int | None, field: str) -> dict[str, Any]:
+def tool_arguments(raw: Any, index: int | None, field: str) -> dict[str, Any]:
+    """A tool call's arguments as a dict: an object as it is (copied), a JSON string decoded (twice when it was
+    encoded twice), nothing as {}; anything else is a ToolArgumentsError naming the row and the field."""
     if raw is None or raw == "":
         return {}
     if isinstance(raw, Mapping):
@@ -254,7 +257,7 @@ def _arguments_dict(raw: Any, index: int | None, field: str) -> dict[str, Any]:
             raise ToolArgumentsError(index, field, f"tool arguments are not valid JSON ({exc.msg})",
                                      "write arguments as a JSON object, e.g. {\"order_id\": \"A1\"}") from None
         if isinstance(decoded, str):  # encoded twice: decode once more, the object is what was meant
-            return _arguments_dict(decoded, index, field)
+            return tool_arguments(decoded, index, field)
         if isinstance(decoded, Mapping):
             return dict(decoded)
         raw = decoded
@@ -294,7 +297,7 @@ def _from_steps(row: Mapping[str, Any], index: int | None) -> list[dict[str, Any
         if tool is not None:
             call_id = str(get("id") or get("call_id") or f"call_{number}")
             raw = get("arguments")
-            arguments = dict(raw) if type(raw) is dict else _arguments_dict(raw, index, f"steps[{number}].arguments")
+            arguments = dict(raw) if type(raw) is dict else tool_arguments(raw, index, f"steps[{number}].arguments")
             text = get("text")
             name = str(tool)
             append({
@@ -348,7 +351,7 @@ def _from_messages(raw: Any, index: int | None) -> list[dict[str, Any]]:
                 normalised.append({
                     "id": str(call.get("id") or f"call_{number}_{call_number}"), "type": "function",
                     "function": {"name": str(function["name"]),
-                                 "arguments": _arguments_dict(function.get("arguments"), index,
+                                 "arguments": tool_arguments(function.get("arguments"), index,
                                                               f"{call_field}.function.arguments")},
                 })
             out["tool_calls"] = normalised

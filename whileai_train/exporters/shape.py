@@ -22,11 +22,11 @@ from whileai_train.exporters.jsonl import plain_float
 from whileai_train.exporters.leaks import agent_words
 from whileai_train.rows import (
     FINAL_TEXT_REPEATED,
-    _arguments_dict,
     _as_text,
     conversation,
     final_text_turn,
     iter_jsonl,
+    tool_arguments,
 )
 
 __all__ = ["CONSUMED", "NO_ROWS", "Shaped", "carried_plain",
@@ -239,7 +239,7 @@ def flat_walk(row: dict[str, Any], index: int, system_prompt: str | None, cap: i
             elif type(call_id) is not str:
                 call_id = str(call_id)
             raw = get("arguments")
-            arguments = raw.copy() if type(raw) is dict else _arguments_dict(raw, index, f"steps[{number}].arguments")
+            arguments = raw.copy() if type(raw) is dict else tool_arguments(raw, index, f"steps[{number}].arguments")
             content = get("text")
             if type(content) is not str:
                 content = "" if content is None else _as_text(content)

@@ -21,8 +21,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from whileai_train.errors import RowError, ToolArgumentsError
-from whileai_train.rows import FINAL_TEXT_REPEATED, conversation, final_text_turn, steps_end_with_reply
+from whileai_train.errors import RowError
+from whileai_train.rows import (
+    FINAL_TEXT_REPEATED,
+    conversation,
+    final_text_turn,
+    steps_end_with_reply,
+    tool_arguments,
+)
 
 __all__ = ["CALLED", "HEARD", "RESULT", "SAID", "Call", "argument_strings", "is_failure", "read_events", "text_of"]
 
@@ -94,28 +100,6 @@ def is_failure(result: Any) -> bool:
     return isinstance(status, str) and status.lower() in ("error", "failed", "failure")
 
 
-def _decode(raw: Any, index: int | None, field: str) -> dict[str, Any]:
-    if raw is None or raw == "":
-        return {}
-    if raw.__class__ is dict:
-        return raw  # type: ignore[no-any-return]
-    if isinstance(raw, Mapping):
-        return dict(raw)
-    if isinstance(raw, str):
-        try:
-            decoded = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise ToolArgumentsError(index, field, f"tool arguments are not valid JSON ({exc.msg})",
-                                     "write arguments as a JSON object, e.g. {\"order_id\": \"A1\"}") from None
-        if isinstance(decoded, str):
-            return _decode(decoded, index, field)
-        if isinstance(decoded, Mapping):
-            return dict(decoded)
-        raw = decoded
-    raise ToolArgumentsError(index, field, f"tool arguments are a {type(raw).__name__}, not an object",
-                             "write arguments as a JSON object of parameter names to values")
-
-
 def _no_trajectory(index: int | None) -> RowError:
     return RowError(index, "steps", "row has neither `steps` nor `messages`, so there is no trajectory to read",
                     "keep the trajectory on the row: `steps` (an empty list when the agent made no tool call) "
@@ -148,7 +132,7 @@ def _flat_events(row: Mapping[str, Any], steps: list[Any], index: int | None) ->
             if text:
                 append((SAID, text if text.__class__ is str else text_of(text)))
             raw = get("arguments")
-            arguments = raw if raw.__class__ is dict else _decode(raw, index, f"steps[{number}].arguments")
+            arguments = raw if raw.__class__ is dict else tool_arguments(raw, index, f"steps[{number}].arguments")
             name = tool if tool.__class__ is str else str(tool)
             if "result" in step:
                 result = get("result")
