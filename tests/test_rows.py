@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from whileai_train.errors import InputError, RowError, ToolArgumentsError
-from whileai_train.rows import Calibration, Row, calibration_of, conversation, read_rows, reward_of, task_key
+from whileai_train.row_files import read_rows
+from whileai_train.rows import Calibration, Row, calibration_of, conversation, reward_of, task_key
 
 
 def flat_row(**over):

@@ -167,7 +167,7 @@ _EXPORTS: dict[str, str] = {
     "Step": "whileai_train.rows",
     "ToolCall": "whileai_train.rows",
     "calibration_of": "whileai_train.rows",
-    "read_rows": "whileai_train.rows",
+    "read_rows": "whileai_train.row_files",
     "task_key": "whileai_train.rows",
     # exporters
     "ExportReport": "whileai_train.exporters.report",
@@ -379,16 +379,8 @@ if TYPE_CHECKING:
         metric_summary,
     )
     from whileai_train.measure.pass_at import PassAtReport, pass_at
-    from whileai_train.rows import (
-        Calibration,
-        Message,
-        Row,
-        Step,
-        ToolCall,
-        calibration_of,
-        read_rows,
-        task_key,
-    )
+    from whileai_train.row_files import read_rows
+    from whileai_train.rows import Calibration, Message, Row, Step, ToolCall, calibration_of, task_key
     from whileai_train.runs.config import SenderConfig
     from whileai_train.runs.cost import GPU_USD_PER_HOUR
     from whileai_train.runs.records import attach_delta, attach_holdout, get_run

@@ -1,4 +1,4 @@
-"""The row contract: what a rollout row is, which task it belongs to, and how to read rows in.
+"""The row contract: what a rollout row is, which task it belongs to, and the rules every room reads it by.
 
 Two shapes are accepted, both as plain dicts (rows stay dicts on the hot paths; the pydantic
 models below validate and document them):
@@ -9,21 +9,20 @@ models below validate and document them):
 * OpenAI-style ``messages`` with ``tool_calls`` (arguments as JSON strings or dicts) and ``tool`` turns.
 
 :func:`conversation` turns either into one normalised message list (tool arguments as dicts), which
-the exporters and the checks share. Unknown keys pass through untouched.
+the exporters and the checks share. Unknown keys pass through untouched. Reading rows from files is
+row_files.py's.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import os
-from collections.abc import Iterable, Iterator, Mapping
-from pathlib import Path
+from collections.abc import Iterable, Mapping
 from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from whileai_train.errors import InputError, RowError, ToolArgumentsError
+from whileai_train.errors import RowError, ToolArgumentsError
 
 __all__ = [
     "FINAL_TEXT_DIFFERS",
@@ -45,10 +44,8 @@ __all__ = [
     "dict_step_sizes",
     "final_reply",
     "final_text_turn",
-    "iter_jsonl",
     "prompt_text",
     "read_dict_steps",
-    "read_rows",
     "read_steps",
     "reward_error",
     "reward_of",
@@ -618,105 +615,3 @@ def tool_names(row: Mapping[str, Any]) -> list[str]:
     """The names of the tools a row called, in order (every row shape)."""
     return [name for name, _ in agent_parts(row).calls]
 
-
-# ---------------------------------------------------------------------------------------------- readers
-
-
-def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
-    """Stream rows from a JSONL file; a bad line raises :class:`RowError` naming its line."""
-    file = Path(path)
-    if not file.exists():
-        raise InputError(f"{file}: no such file. Fix: check the path of the rows file")
-    seen = 0
-    try:
-        handle = file.open("rb")
-    except OSError as exc:
-        raise InputError(f"{file}: cannot be read ({type(exc).__name__}: {exc.strerror}). Fix: check the path "
-                         "and its permissions") from None
-    with handle:
-        for line_number, raw in enumerate(handle):
-            if b"\0" in raw:
-                raise RowError(seen, None, f"{file}: line {line_number + 1} holds NUL bytes (a binary file, not "
-                                           "JSONL)", "point at a JSONL file with one JSON object per line") from None
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise RowError(seen, None, f"{file}: line {line_number + 1} is not UTF-8 text (byte "
-                                           f"{exc.start + 1} of the line)",
-                               "re-save the file as UTF-8, or remove the broken line") from None
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                truncated = not line.endswith("\n")
-                problem = ("the last line is cut off (the file looks truncated)" if truncated
-                           else f"line {line_number + 1} is not valid JSON ({exc.msg})")
-                raise RowError(seen, None, f"{file}: {problem}",
-                               "re-export the file, or remove the broken line") from None
-            if not isinstance(row, dict):
-                raise RowError(seen, None, f"{file}: line {line_number + 1} is a {type(row).__name__}",
-                               "write one JSON object per line")
-            seen += 1
-            yield row
-    if seen == 0:
-        raise InputError(f"{file}: the file holds no rows. Fix: point at a JSONL file with one row per line")
-
-
-def _read_parquet(path: Path, reward_columns: Iterable[str] | None) -> list[dict[str, Any]]:
-    import pyarrow.parquet as pq
-
-    files = sorted(path.glob("*.parquet")) if path.is_dir() else [path]
-    if not files:
-        raise InputError(f"{path}: no .parquet files. Fix: point at TRL's <output_dir>/completions folder")
-    rows: list[dict[str, Any]] = []
-    for file in files:
-        try:
-            table = pq.read_table(file).to_pylist()
-        except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError, ArrowIOError an OSError
-            raise InputError(f"{file}: not a readable parquet file ({type(exc).__name__}: {exc}). Fix: point at "
-                             "the parquet files TRL wrote (<output_dir>/completions), or re-run to rewrite it") from None
-        for record in table:
-            fixed = {"step", "prompt", "completion", "advantage"}
-            names = list(reward_columns) if reward_columns is not None else [
-                key for key, value in record.items()
-                if key not in fixed and isinstance(value, (int, float)) and not isinstance(value, bool)]
-            rewards = {name: record.get(name) for name in names}
-            present = [float(v) for v in rewards.values() if v is not None and not math.isnan(float(v))]
-            prompt, completion = record.get("prompt"), record.get("completion")
-            row: dict[str, Any] = dict(record)
-            row["prompt"] = prompt if isinstance(prompt, str) else _as_text(prompt)
-            row["final_text"] = completion if isinstance(completion, str) else final_reply(
-                {"messages": completion} if isinstance(completion, list) else {})
-            row["rewards"] = rewards
-            row["reward"] = sum(present) if present else None
-            rows.append(row)
-    return rows
-
-
-def read_rows(source: Any, *, reward_columns: Iterable[str] | None = None) -> list[dict[str, Any]]:
-    """Read rows from a list of dicts, a JSONL path, a `datasets.Dataset`, or TRL completion logs.
-
-    TRL logs are ``<output_dir>/completions/*.parquet`` (``log_completions=True``): pass the folder
-    or one file; `reward` becomes the sum of the reward-function columns (or of `reward_columns`).
-    """
-    if isinstance(source, (str, os.PathLike)):
-        path = Path(source)
-        if path.is_dir() or path.suffix == ".parquet":
-            rows = _read_parquet(path, reward_columns)
-        else:
-            rows = list(iter_jsonl(path))
-    elif hasattr(source, "to_list") and hasattr(source, "features"):  # datasets.Dataset
-        rows = source.to_list()
-    elif isinstance(source, Mapping):
-        raise InputError("got one row (a dict), not a list of rows. Fix: pass [row] or a list of rows")
-    elif isinstance(source, Iterable):
-        rows = list(source)
-    else:
-        raise InputError(f"cannot read rows from a {type(source).__name__}. "
-                         "Fix: pass a list of dicts, a JSONL path, a datasets.Dataset or a completions folder")
-    for index, row in enumerate(rows):
-        if not isinstance(row, Mapping):
-            raise RowError(index, None, f"row is {type(row).__name__}, not an object",
-                           "pass rows as dicts")
-    return rows

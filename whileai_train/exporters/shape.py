@@ -20,12 +20,12 @@ from whileai_train.errors import InputError, RowError, ToolArgumentsError
 from whileai_train.exporters.defaults import TOOL_OUTPUT_MARKER
 from whileai_train.exporters.jsonl import plain_float
 from whileai_train.exporters.leaks import agent_words
+from whileai_train.row_files import iter_jsonl
 from whileai_train.rows import (
     FINAL_TEXT_REPEATED,
     _as_text,
     conversation,
     final_text_turn,
-    iter_jsonl,
     tool_arguments,
 )
 

@@ -41,7 +41,8 @@ from whileai_train.gates.defaults import (
     SIMILARITY,
 )
 from whileai_train.report import Report
-from whileai_train.rows import final_reply, prompt_text, read_rows
+from whileai_train.row_files import read_rows
+from whileai_train.rows import final_reply, prompt_text
 from whileai_train.rows_text import GOLDEN, NgramTable, mix, ngram_table
 
 __all__ = ["DecontaminateReport", "decontaminate"]

@@ -39,7 +39,8 @@ from whileai_train.measure.eval_variance import EvalVarianceReport
 from whileai_train.measure.pass_at import most_common_k, run_config
 from whileai_train.measure.sides import PASS_AT_1, GroupBy, Side, read_side, task_means
 from whileai_train.report import Report
-from whileai_train.rows import read_rows, task_key
+from whileai_train.row_files import read_rows
+from whileai_train.rows import task_key
 from whileai_train.stats import DEFAULT_CONFIDENCE, DEFAULT_DRAWS, normal_quantile, t_quantile
 from whileai_train.stats.paired import SIGN_FLIP_DRAWS
 from whileai_train.stats.paired_columns import bootstrap_mean_intervals, sign_flip_p_values

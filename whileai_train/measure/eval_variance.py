@@ -18,7 +18,7 @@ from whileai_train.errors import ConfigError, InputError
 from whileai_train.measure.defaults import MIN_EVAL_RUNS
 from whileai_train.measure.sides import PASS_AT_1, Side, read_side, task_means
 from whileai_train.report import Report
-from whileai_train.rows import read_rows
+from whileai_train.row_files import read_rows
 from whileai_train.tables.defaults import PASS_THRESHOLD
 
 __all__ = ["EvalVarianceReport", "eval_variance"]

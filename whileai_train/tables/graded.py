@@ -16,7 +16,8 @@ from typing import Any, Literal
 import numpy as np
 
 from whileai_train.errors import InputError, RowError
-from whileai_train.rows import carried_stamp, read_rows, reward_error, reward_of, reward_range_error, task_key
+from whileai_train.row_files import read_rows
+from whileai_train.rows import carried_stamp, reward_error, reward_of, reward_range_error, task_key
 from whileai_train.tables.defaults import EVAL_SOURCE, PASS_THRESHOLD, SHOW_FIRST
 
 __all__ = ["Graded", "graded_table", "name_rows"]
