@@ -45,7 +45,7 @@ def test_unplanted_markers_read_one_on_every_clean_row(planted: tuple) -> None:
             assert row["markers"][marker] == 1.0, (i, marker)
         if i not in dirty:
             assert all(row["markers"][m] == 1.0 for m in PLANTED), i
-            assert row["trace_flags"] == []
+            assert row["trace_flags"] == ()
 
 
 def test_no_stamper_changes_its_input() -> None:

@@ -25,7 +25,7 @@ def test_stages_constant_and_stamping() -> None:
     (rl,) = wai.stamp_stage([sft], "rl")
     assert row == before  # the input row is not changed
     assert wai.stage_of(row) is None and wai.stage_of(sft) == "sft" and wai.stage_of(rl) == "rl"
-    assert rl["lineage"] == {"source": "rollout", "stage": "rl", "stages": ["sft", "rl"]}
+    assert rl["lineage"] == {"source": "rollout", "stage": "rl", "stages": ("sft", "rl")}
     with pytest.raises(ConfigError, match="sft, rm, rl, eval, mid"):
         wai.stamp_stage([row], "train")
     with pytest.raises(RowError, match="row 0.*lineage"):

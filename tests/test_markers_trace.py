@@ -214,7 +214,7 @@ def test_stamping_returns_new_rows_and_keeps_other_markers() -> None:
     (stamped,) = wai.trace_markers([original])
     assert original == snapshot  # the input row is not changed
     assert stamped["markers"]["resolved"] == 1.0 and stamped["markers"]["honest_claims"] == 0.0
-    assert stamped["trace_flags"] == [{"flag": "lie.unverified_claim", "fragment": "I verified it."}]
+    assert stamped["trace_flags"] == ({"flag": "lie.unverified_claim", "fragment": "I verified it."},)
     assert set(stamped["markers"]) == {"resolved", *MARKER_FLAGS}
     assert len(FLAGS) == 10
 

@@ -26,7 +26,7 @@ import scipy.sparse as sp
 
 from whileai_train.errors import ConfigError, RowError
 from whileai_train.gates.defaults import AUTO_TOP_PAIRS, AUTO_TOP_WORDS, PAIR_CANDIDATE_WORDS
-from whileai_train.markers.trace_flags import trace_flag_names
+from whileai_train.markers.trace_flags import stamped_flags, trace_flag_names
 from whileai_train.rows_text import word_tokens
 from whileai_train.tables.trajectories import Trajectories, read_trajectories
 
@@ -146,28 +146,12 @@ def _mean_logprob(row: Mapping[str, Any]) -> float:
     return math.nan
 
 
-def _trace_flags(row: Mapping[str, Any]) -> list[str]:
-    flags = row.get("trace_flags")
-    if not flags:
-        return []
-    if isinstance(flags, Mapping):
-        return [str(name) for name, value in flags.items() if value]
-    names = []
-    for flag in flags if isinstance(flags, list) else ():
-        if isinstance(flag, str):
-            names.append(flag)
-        elif isinstance(flag, Mapping):
-            name = flag.get("flag") or flag.get("name") or flag.get("kind")
-            if name:
-                names.append(str(name))
-    return names
-
-
 def _row_trace_flags(row: Mapping[str, Any]) -> list[str]:
     """The row's fired trace flags: as stamped (row["trace_flags"], by trace_markers or the caller), else read from
     its trajectory (markers/trace_flags.py); a row the reader cannot read raises none."""
-    if "trace_flags" in row:
-        return _trace_flags(row)
+    stamped = stamped_flags(row)
+    if stamped is not None:
+        return list(stamped)
     if row.get("steps") is None and row.get("messages") is None:
         return []
     try:

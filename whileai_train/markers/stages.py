@@ -43,26 +43,32 @@ def _lineage(row: Any, index: int | None) -> dict[str, Any]:
     return dict(lineage)
 
 
-def _stages(lineage: Mapping[str, Any]) -> list[str]:
+def _stages(lineage: Mapping[str, Any]) -> tuple[str, ...]:
     stages = lineage.get("stages")
-    if isinstance(stages, list):
-        return [s if s.__class__ is str else str(s) for s in stages]
+    if isinstance(stages, (list, tuple)):
+        return tuple(s if s.__class__ is str else str(s) for s in stages)
     stage = lineage.get("stage")
-    return [str(stage)] if stage is not None else []
+    return (str(stage),) if stage is not None else ()
 
 
 def stamp_stage(rows: Sequence[Mapping[str, Any]], stage: str) -> list[dict[str, Any]]:
-    """New rows whose lineage records that they fed `stage` (one of STAGES); the input rows are not changed."""
+    """New rows whose lineage records that they fed `stage` (one of STAGES): lineage["stage"] the latest,
+    lineage["stages"] every stage in order (a tuple: a record, not a list to grow; JSON writes it as a list). The
+    input rows are not changed."""
     name = _check_stage(stage)
     out: list[dict[str, Any]] = []
     append = out.append
+    # rows share one tuple per stage sequence (tuples are records: sharing is safe), so stamping makes one new
+    # container a row and the collector is not woken by a hundred thousand copies of ("sft", "rl")
+    after: dict[tuple[str, ...], tuple[str, ...]] = {}
     for index, row in enumerate(rows):
         lineage = _lineage(row, index)
         stages = _stages(lineage)
-        if name not in stages:
-            stages.append(name)
+        stamped = after.get(stages)
+        if stamped is None:
+            stamped = after[stages] = stages if name in stages else (*stages, name)
         lineage["stage"] = name
-        lineage["stages"] = stages
+        lineage["stages"] = stamped
         append({**row, "lineage": lineage})
     return out
 

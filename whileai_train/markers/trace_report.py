@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from whileai_train.markers.defaults import EXAMPLES, PAYS_P_VALUE
 from whileai_train.markers.families import MarkerSummary, not_stamped_here, not_stamped_line, summarise
 from whileai_train.markers.kinds import check_kinds, warn_unused_kinds
-from whileai_train.markers.trace_flags import FLAGS, MARKER_FLAGS, flags_of
+from whileai_train.markers.trace_flags import FLAGS, MARKER_FLAGS, flags_of, stamped_flags
 from whileai_train.report import Report
 from whileai_train.rows import reward_of
 from whileai_train.stats import wilson_interval
@@ -93,19 +93,6 @@ class TraceFlagReport(Report):
         return "\n".join(lines)
 
 
-def _stamped(row: Mapping[str, Any]) -> dict[str, str] | None:
-    flags = row.get("trace_flags")
-    if not isinstance(flags, list):
-        return None
-    out: dict[str, str] = {}
-    for flag in flags:
-        if isinstance(flag, Mapping) and isinstance(flag.get("flag"), str):
-            out[flag["flag"]] = str(flag.get("fragment") or "")
-        elif isinstance(flag, str):
-            out[flag] = ""
-    return out
-
-
 def _pearson(x: np.ndarray, y: np.ndarray) -> float | None:
     if len(x) < 2 or x.std() == 0 or y.std() == 0:
         return None
@@ -121,7 +108,7 @@ def trace_flag_report(rows: Sequence[Mapping[str, Any]], *, kinds: Mapping[str, 
     fired: list[dict[str, str]] = []
     rewards: list[float | None] = []
     for index, row in enumerate(rows):
-        stamped = _stamped(row) if not overrides else None
+        stamped = stamped_flags(row) if not overrides else None
         fired.append(stamped if stamped is not None else flags_of(row, index, overrides, seen))
         rewards.append(reward_of(row, index))
     if overrides:

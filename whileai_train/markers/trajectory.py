@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from whileai_train.errors import RowError
@@ -39,24 +38,41 @@ _VERDICT_KEYS = _STATUS_KEYS | {"error", "ok", "success"}
 _ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
 
 
-@dataclass(slots=True)
 class Call:
-    """One tool call: its name, decoded arguments, its result as given (None when none came back), and whether
-    the result reports a failure. `result` is the text of the result, made on first use."""
+    """One tool call: its name, decoded arguments, its result as given (None when none came back), and where it
+    sits in the row. What the marker needs of it is made on first use: `result` (the result as text), `failed`
+    (the result reports a failure, :func:`is_failure`), `field` ("steps[2]", "messages[3].tool_calls[0]")."""
 
-    name: str
-    arguments: dict[str, Any]
-    raw_result: Any
-    failed: bool
-    field: str  # where the call sits in the row, for messages ("steps[2]", "messages[3].tool_calls[0]")
-    text: str | None = None
+    __slots__ = ("_failed", "_text", "arguments", "name", "raw_result", "where")
+
+    def __init__(self, name: str, arguments: dict[str, Any], raw_result: Any, where: int | str) -> None:
+        self.name = name
+        self.arguments = arguments
+        self.raw_result = raw_result
+        self.where = where  # a flat row's step number, or the field of a call in messages
+        self._failed: bool | None = None
+        self._text: str | None = None
 
     @property
     def result(self) -> str | None:
         """The result as text (JSON for a structured result); None when no result came back."""
-        if self.text is None and self.raw_result is not None:
-            self.text = text_of(self.raw_result)
-        return self.text
+        if self._text is None and self.raw_result is not None:
+            self._text = text_of(self.raw_result)
+        return self._text
+
+    @property
+    def failed(self) -> bool:
+        """Whether the result reports a failure (False while no result came back)."""
+        if self._failed is None:
+            raw = self.raw_result
+            self._failed = raw is not None and is_failure(_maybe_json(raw) if raw.__class__ is str else raw)
+        return self._failed
+
+    @property
+    def field(self) -> str:
+        """Where the call sits in the row, as an error or a report names it."""
+        where = self.where
+        return f"steps[{where}]" if where.__class__ is int else str(where)
 
 
 def text_of(value: Any) -> str:
@@ -136,11 +152,11 @@ def _flat_events(row: Mapping[str, Any], steps: list[Any], index: int | None) ->
             name = tool if tool.__class__ is str else str(tool)
             if "result" in step:
                 result = get("result")
-                call = Call(name, arguments, "" if result is None else result, is_failure(result), f"steps[{number}]")
+                call = Call(name, arguments, "" if result is None else result, number)
                 append((CALLED, call))
                 append((RESULT, call))
             else:
-                append((CALLED, Call(name, arguments, None, False, f"steps[{number}]")))
+                append((CALLED, Call(name, arguments, None, number)))
         elif get("user") is not None:
             append((HEARD, text_of(get("user"))))
         elif text is not None:
@@ -176,7 +192,7 @@ def _message_events(row: Mapping[str, Any], index: int | None) -> list[tuple[int
                 events.append((SAID, content))
             for call_number, raw in enumerate(message.get("tool_calls") or ()):
                 function = raw["function"]
-                call = Call(function["name"], function["arguments"], None, False,
+                call = Call(function["name"], function["arguments"], None,
                             f"messages[{number}].tool_calls[{call_number}]")
                 pending[raw["id"]] = call
                 order.append(call)
@@ -190,7 +206,6 @@ def _message_events(row: Mapping[str, Any], index: int | None) -> list[tuple[int
                 events.append((HEARD, content))  # a result of no call: still something the agent was told
                 continue
             found.raw_result = content
-            found.failed = is_failure(_maybe_json(content))
             events.append((RESULT, found))
     return events
 
