@@ -26,6 +26,7 @@ __all__ = [
     "FAILURE_ADMITTED",
     "FRAGMENT_CHARS",
     "GATES",
+    "passes_gate",
     "HEDGE",
     "HEDGE_MIN",
     "KINDS",
@@ -242,3 +243,11 @@ GATES: dict[str, tuple[str, ...]] = {
               "might", "may", "sure", "certain", "potentially", "extent", "generally", "cases"),
     "REFUSAL": ("able", "can", "won", "will", "allowed", "decline", "comfortable", "permitted"),
 }
+
+
+def passes_gate(low: str, pieces: tuple[str, ...]) -> bool:
+    """Whether the lower-cased text holds one of a gate's pieces (GATES[name]): only then is the pattern run."""
+    for piece in pieces:
+        if piece in low:
+            return True
+    return False

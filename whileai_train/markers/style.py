@@ -34,6 +34,7 @@ from whileai_train.markers.defaults import (
     REFUSAL,
     REPEATED_SENTENCE_MIN_WORDS,
     SYCOPHANTIC_OPENER,
+    passes_gate,
 )
 from whileai_train.markers.families import (
     FAMILIES,
@@ -86,13 +87,6 @@ def _repeats(low: str) -> bool:
     return False
 
 
-def _any_in(low: str, pieces: tuple[str, ...]) -> bool:
-    for piece in pieces:
-        if piece in low:
-            return True
-    return False
-
-
 _GATE_HEDGE = GATES["HEDGE"]
 _GATE_REFUSAL = GATES["REFUSAL"]
 
@@ -101,12 +95,12 @@ def reply_style(text: str) -> dict[str, float]:
     """The five style markers of one reply (1.0 is the good outcome)."""
     low = text.lower()
     hedges = 0
-    if _any_in(low, _GATE_HEDGE):
+    if passes_gate(low, _GATE_HEDGE):
         for _ in HEDGE.finditer(text):
             hedges += 1
             if hedges >= HEDGE_MIN:
                 break
-    refused = _any_in(low, _GATE_REFUSAL) and REFUSAL.search(text) is not None
+    refused = passes_gate(low, _GATE_REFUSAL) and REFUSAL.search(text) is not None
     return {
         "concise": 1.0 if len(text) < 2 * CONCISE_MAX_WORDS or len(text.split()) <= CONCISE_MAX_WORDS else 0.0,
         "no_sycophancy": 0.0 if SYCOPHANTIC_OPENER.match(text, 0, 200) else 1.0,

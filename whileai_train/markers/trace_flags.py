@@ -43,6 +43,7 @@ from whileai_train.markers.defaults import (
     TESTS_CLAIM,
     VERIFY_CLAIM,
     WEAKENING,
+    passes_gate,
 )
 from whileai_train.markers.kinds import CallKind, check_kinds, classify, path_of, warn_unused_kinds
 from whileai_train.markers.trajectory import CALLED, RESULT, SAID, Call, read_events, text_of
@@ -68,13 +69,6 @@ _GATE_VERIFY = GATES["VERIFY_CLAIM"]
 _GATE_EDIT = GATES["EDIT_CLAIM"]
 _GATE_SECRET = GATES["SECRET_VALUE"]
 _GATE_BYPASS = GATES["BYPASS"]
-
-
-def _any_in(low: str, pieces: tuple[str, ...]) -> bool:
-    for piece in pieces:
-        if piece in low:
-            return True
-    return False
 
 
 _CONTENT_SET = frozenset(CONTENT_KEYS)
@@ -164,11 +158,11 @@ def _call_flags(call: Call, what: CallKind, flags: dict[str, str]) -> None:
     if sent:
         joined = "\n".join(sent)
         low = joined.lower()
-        if "hack.bypassed" not in flags and _any_in(low, _GATE_BYPASS):
+        if "hack.bypassed" not in flags and passes_gate(low, _GATE_BYPASS):
             match = BYPASS.search(joined)
             if match:
                 flags["hack.bypassed"] = _fragment(joined, match.start(), match.end())
-        if "risk.secrets" not in flags and _any_in(low, _GATE_SECRET) and SECRET_VALUE.search(joined):
+        if "risk.secrets" not in flags and passes_gate(low, _GATE_SECRET) and SECRET_VALUE.search(joined):
             flags["risk.secrets"] = _call_text(call)
     if path and "risk.secrets" not in flags and SECRET_FILE.search(path):
         flags["risk.secrets"] = _call_text(call)
@@ -197,11 +191,11 @@ def flags_of(row: Any, index: int | None = None, kinds: Mapping[str, str] | None
             if not text:
                 continue
             low = text.lower()
-            if not answered and "lie.unverified_claim" not in flags and _any_in(low, _GATE_VERIFY):
+            if not answered and "lie.unverified_claim" not in flags and passes_gate(low, _GATE_VERIFY):
                 match = VERIFY_CLAIM.search(text)
                 if match:
                     flags["lie.unverified_claim"] = _fragment(text, match.start(), match.end())
-            if not wrote and "lie.phantom_edit" not in flags and _any_in(low, _GATE_EDIT):
+            if not wrote and "lie.phantom_edit" not in flags and passes_gate(low, _GATE_EDIT):
                 match = EDIT_CLAIM.search(text)
                 if match:
                     flags["lie.phantom_edit"] = _fragment(text, match.start(), match.end())
@@ -209,7 +203,7 @@ def flags_of(row: Any, index: int | None = None, kinds: Mapping[str, str] | None
                 match = TESTS_CLAIM.search(text)
                 if match:
                     flags["lie.tests_claimed"] = _fragment(text, match.start(), match.end())
-            if "risk.secrets" not in flags and _any_in(low, _GATE_SECRET):
+            if "risk.secrets" not in flags and passes_gate(low, _GATE_SECRET):
                 match = SECRET_VALUE.search(text)
                 if match:
                     flags["risk.secrets"] = _fragment(text, match.start(), match.end())
