@@ -19,8 +19,8 @@ Logging failures are never raised into a training loop: the sender warns and spo
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # for type checkers only: at run time errors.py imports nothing of the package
     from whileai_train.gates.publish_gate import PublishGateReport
@@ -39,6 +39,7 @@ __all__ = [
     "ToolArgumentsError",
     "TrainingSelectionError",
     "WhileAIError",
+    "name_list",
 ]
 
 
@@ -48,6 +49,22 @@ class WhileAIError(Exception):
 
 class ConfigError(WhileAIError, ValueError):
     """Arguments that cannot work together; raised at construction, with the fix."""
+
+
+def name_list(option: str, value: Any) -> list[str]:
+    """An option that takes names (endorsed=, ignore_keys=, allow=, ...) as a list of non-empty strings, or a
+    ConfigError with the fix: a bare string is refused, since it would be read letter by letter."""
+    if isinstance(value, (str, bytes)):
+        raise ConfigError(f"{option}={value!r} is a string; a list is expected (a string would be read letter by "
+                          f"letter). Fix: pass {option}=[{value!r}]")
+    if not isinstance(value, Iterable):
+        raise ConfigError(f"{option}={value!r} must be a list of strings. Fix: pass {option}=['...']")
+    items = list(value)
+    for item in items:
+        if not isinstance(item, str) or not item:
+            raise ConfigError(f"{option} has {item!r}; every entry must be a non-empty string. Fix: pass "
+                              f"{option}=['...']")
+    return items
 
 
 class InputError(WhileAIError, ValueError):

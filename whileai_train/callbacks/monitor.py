@@ -32,7 +32,7 @@ import sys
 import time
 import weakref
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, cast
 
 from transformers import TrainerControl, TrainerState, TrainingArguments
@@ -62,7 +62,7 @@ from whileai_train.callbacks.holdout import (
 from whileai_train.callbacks.monitor_report import AlarmEntry, EvalPoint, MonitorSummary, Reading
 from whileai_train.callbacks.reward_wrap import CompletionRecord, RewardRecorder, scan_rows, wrap_reward
 from whileai_train.callbacks.while_callback import WhileCallback
-from whileai_train.errors import ConfigError
+from whileai_train.errors import ConfigError, name_list
 from whileai_train.markers.registry import check_markers
 from whileai_train.runs.run import Run
 
@@ -127,22 +127,6 @@ def _positive_float(name: str, value: Any, allow_none: bool = False) -> float | 
     return float(value)
 
 
-def _names(name: str, value: Any) -> list[str] | None:
-    if value is None:
-        return None
-    if isinstance(value, (str, bytes)):
-        raise ConfigError(f"{name}={value!r} is a string; a list is expected (a string would be read letter by "
-                          f"letter). Fix: pass {name}=[{value!r}].")
-    if not isinstance(value, Iterable):
-        raise ConfigError(f"{name}={value!r} must be a list of strings. Fix: pass {name}=['...'].")
-    items = list(value)
-    for item in items:
-        if not isinstance(item, str) or not item:
-            raise ConfigError(f"{name} has {item!r}; every entry must be a non-empty string. Fix: pass "
-                              f"{name}=['...'].")
-    return items
-
-
 class RewardMonitor(WhileCallback):
     """A WhileCallback that watches the reward: proxy vs gold on a holdout, the feature scan, four alarms.
 
@@ -200,8 +184,8 @@ class RewardMonitor(WhileCallback):
                                       delta=float(_positive_float("delta", delta) or D.DELTA),
                                       length_pct=float(_positive_float("length_pct", length_pct) or D.LENGTH_PCT),
                                       kl_budget=_positive_float("kl_budget", kl_budget, allow_none=True))
-        self.endorsed = _names("endorsed", endorsed)
-        stops = _names("stop_on", stop_on) or []
+        self.endorsed = None if endorsed is None else name_list("endorsed", endorsed)
+        stops = [] if stop_on is None else name_list("stop_on", stop_on)
         unknown = [s for s in stops if s not in D.ALARMS]
         if unknown:
             raise ConfigError(f"stop_on names {unknown}, which are not alarms. Fix: use any of {list(D.ALARMS)}.")

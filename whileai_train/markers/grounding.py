@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import Field
 
-from whileai_train.errors import ConfigError, RowError
+from whileai_train.errors import RowError, name_list
 from whileai_train.markers.defaults import EXAMPLES
 from whileai_train.markers.families import MarkerSummary, not_stamped_here, not_stamped_line, summarise
 from whileai_train.markers.trajectory import CALLED, HEARD, RESULT, argument_strings, read_events
@@ -29,17 +29,8 @@ __all__ = ["GroundingReport", "grounding_report", "mark_grounding", "ungrounded_
 MARKER = "argument_grounding"
 
 
-def _names(name: str, value: Any) -> frozenset[str]:
-    if isinstance(value, (str, bytes)):
-        raise ConfigError(f"{name}={value!r} is a string; a list is expected (a string would be read letter by "
-                          f"letter). Fix: pass {name}=[{value!r}]")
-    if not isinstance(value, Iterable):
-        raise ConfigError(f"{name}={value!r} must be a list of strings. Fix: pass {name}=['...']")
-    items = list(value)
-    for item in items:
-        if not isinstance(item, str):
-            raise ConfigError(f"{name} has {item!r}; every entry must be a string. Fix: pass {name}=['...']")
-    return frozenset(items)
+def _names(option: str, value: Any) -> frozenset[str]:
+    return frozenset(name_list(option, value))
 
 
 def _appears(value: str, text: str) -> bool:
