@@ -61,19 +61,20 @@ class MarkerSummary(Report):
         if self.mean is None:
             return f"not measured ({self.note})"
         if self.degenerate:
-            return (f"{self.mean:.3f} on every one of {_count(self.n_rows, 'row')}: degenerate, no interval "
-                    f"({_DEGENERATE_WHY})")
+            return f"{self.mean:.3f} on every one of {_count(self.n_rows, 'row')}: degenerate, no interval"
         counts = f"over {_count(self.n_tasks, 'task')} ({_count(self.n_rows, 'row')}, {self.n_bad} fall short)"
         if self.ci95 is None:
             return f"{self.mean:.3f} {counts}: no interval ({self.note})"
         return f"{self.mean:.3f} [{self.ci95[0]:.3f}, {self.ci95[1]:.3f}] {counts}"
 
     def line(self) -> str:
-        """The reading as one indented line of a report, names aligned."""
+        """The reading as one indented line of a report, names aligned (the report's warning says why a
+        degenerate marker matters, once for all of them)."""
         return f"  {self.name + ':':<20} {self.reading()}"
 
     def __str__(self) -> str:
-        return f"{self.name}: {self.reading()}"
+        why = f" ({_DEGENERATE_WHY})" if self.degenerate else ""
+        return f"{self.name}: {self.reading()}{why}"
 
 
 MetricSummary: TypeAlias = MarkerSummary
