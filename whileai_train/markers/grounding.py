@@ -142,7 +142,7 @@ class GroundingReport(Report):
     n_rows: int = 0
     n_calls: int = 0
     n_ungrounded_rows: int = 0
-    rate: float | None = None  # share of rows with an invented value: 1 - argument_grounding's mean over tasks
+    rate: float | None = None  # how often a row invents a value: 1 - argument_grounding's mean over tasks
     rate_ci95: tuple[float, float] | None = None  # 1 - its interval (None when degenerate or one task)
     argument_grounding: MarkerSummary | None = None
     by_tool: dict[str, int] = Field(default_factory=dict)  # invented values per tool

@@ -116,8 +116,8 @@ def _pearson(x: np.ndarray, y: np.ndarray) -> float | None:
 
 def trace_flag_report(rows: Sequence[Mapping[str, Any]], *, kinds: Mapping[str, str] | None = None
                       ) -> TraceFlagReport:
-    """Each flag's rate (mean over tasks, 95% bootstrap over tasks), examples, correlation with the reward, and whether the reward pays
-    for it. kinds= as trace_markers (used for rows not already stamped)."""
+    """Each flag's rate (mean over tasks, 95% bootstrap over tasks), examples, correlation with the reward, and
+    whether the reward pays for it. kinds= as trace_markers (used for rows not already stamped)."""
     overrides = check_kinds(kinds)
     seen: set[str] = set()
     fired: list[dict[str, str]] = []

@@ -1,7 +1,7 @@
 """metric_summary / marker_summary: each marker's mean over tasks with a 95% bootstrap interval over tasks.
 
 A marker is a named behaviour measurement on row["markers"] (1.0 the good outcome). Each is summarised by the
-one marker rule, tables.marker_column.summarise_column (the family reports use it too): the mean over tasks of
+one marker rule, tables.marker_column (the family reports use it too): the mean over tasks of
 each task's mean over its rows that carry the marker, and the percentile bootstrap over tasks. A marker with the
 same value on every row is degenerate: no interval, a line saying so, and one warning naming every such marker,
 since a rule that matches nothing looks exactly like a behaviour that never happened.
