@@ -78,6 +78,13 @@ def test_offline_rooms_never_import_the_training_loop_rooms() -> None:
     assert upward == []
 
 
+def test_markers_never_import_measure() -> None:
+    """measure/ reads markers; both summarise a marker column through tables/marker_column, the rule below them."""
+    upward = [(str(path.relative_to(PACKAGE)), module) for path in _modules() if _room_of(path) == "markers"
+              for module, _ in _imports(path) if _room(module) == "measure"]
+    assert upward == []
+
+
 def test_only_callbacks_import_the_training_stack_at_module_level() -> None:
     heavy = [(str(path.relative_to(PACKAGE)), module) for path in _modules() if _room_of(path) != "callbacks"
              for module, top in _imports(path) if top and module.split(".")[0] in HEAVY]

@@ -40,7 +40,9 @@ def test_degenerate_markers_get_no_interval_a_line_and_one_warning_naming_all() 
     assert len(report.warnings) == 1 and all(name in report.warnings[0] for name in report.degenerate)
     text = str(report)
     assert text.startswith("marker_summary: 4 markers over 7 tasks") and "3 degenerate" in text.splitlines()[0]
-    assert "no_secrets: 1.000 on every one of 14 rows: degenerate, no interval" in text
+    assert str(report.markers["no_secrets"]).startswith("no_secrets: 1.000 on every one of 14 rows: degenerate, "
+                                                         "no interval")
+    assert report.markers["no_secrets"].line() in text.splitlines()
 
 
 def test_metric_summary_of_pass_at_1_and_unknown_names() -> None:

@@ -6,10 +6,11 @@ import json
 from typing import Any
 
 import pytest
-from scipy.stats import binomtest
 
 import whileai_train as wai
+from tests.marker_reference import hand_interval, per_task_means
 from whileai_train.errors import ConfigError, RowError, ToolArgumentsError
+from whileai_train.rows import task_key
 
 
 def refund_row(prompt: str, steps: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
@@ -98,9 +99,13 @@ def test_report_names_values_tools_and_rate() -> None:
     assert report.by_tool == {"issue_refund": 10}
     assert report.examples[0] == {"row": 0, "tool": "issue_refund", "key": "order_id", "value": "Z0",
                                   "call": "steps[1]"}
-    low, high = report.rate_ci95 or (0, 0)
-    expected = binomtest(10, 40).proportion_ci(confidence_level=0.95, method="wilson")
-    assert low == pytest.approx(expected.low) and high == pytest.approx(expected.high)
+    # every prompt differs, so each row is its own task: the interval is the bootstrap over 40 one-row tasks
+    summary = report.argument_grounding
+    assert summary is not None and summary.n_tasks == 40 and summary.n_bad == 10
+    per_task = per_task_means([task_key(row) for row in rows], [0.0 if i % 4 == 0 else 1.0 for i in range(40)])
+    assert summary.ci95 == pytest.approx(hand_interval(per_task), abs=1e-12)
+    # the verdict's rate is the same reading turned round: 1 - the mean, 1 - the interval's ends
+    assert report.rate_ci95 == pytest.approx((1 - summary.ci95[1], 1 - summary.ci95[0]), abs=1e-12)
     text = str(report)
     assert text.splitlines()[0].startswith("grounding: INVENTED VALUES in 10 of 40 rows")
     assert "not stamped here: 12 markers in other families" in text and "trace_markers(rows) stamps" in text

@@ -37,6 +37,24 @@ def test_each_planted_marker_reads_the_planted_rate_within_its_interval(planted:
         assert low <= planted_rate <= high, (marker, len(bad) / n, planted_rate, (low, high))
 
 
+def test_the_reports_own_intervals_cover_the_planted_rates(planted: tuple) -> None:
+    """The interval every report prints (mean over tasks, bootstrap over tasks) covers the planted clean rate;
+    the family reports print the same interval as marker_summary."""
+    rows, _, stamped = planted
+    summary = wai.marker_summary(stamped)
+    for marker, plants in PLANTED.items():
+        clean = 1.0 - sum(RATES[p] for p in plants)
+        read = summary.markers[marker]
+        assert read.ci95 is not None and read.n_tasks == 2500
+        assert read.ci95[0] <= clean <= read.ci95[1], (marker, read.mean, clean, read.ci95)
+    grounding = wai.grounding_report(rows, ignore_keys=("reason",))
+    assert grounding.argument_grounding == summary.markers["argument_grounding"]
+    assert grounding.rate_ci95 is not None
+    assert grounding.rate_ci95[0] <= RATES["invented_id"] <= grounding.rate_ci95[1]
+    for marker in wai.trace_flag_report(rows).markers:
+        assert marker == summary.markers[marker.name], marker.name
+
+
 def test_unplanted_markers_read_one_on_every_clean_row(planted: tuple) -> None:
     _, truth, stamped = planted
     dirty = set().union(*(set(truth[p]) for p in PLANTS))

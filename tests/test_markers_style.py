@@ -8,6 +8,7 @@ import pytest
 from scipy.stats import binomtest, ttest_ind
 
 import whileai_train as wai
+from tests.marker_reference import hand_interval, per_task_means
 
 
 def reply(text: str, **extra: Any) -> dict[str, Any]:
@@ -50,19 +51,33 @@ def test_newline_separated_words_still_count_for_concise() -> None:
 
 
 def test_style_report_numbers_degenerate_and_other_families() -> None:
-    rows = [reply("I think it might rain." if i % 5 == 0 else "It will rain.") for i in range(50)]
+    # ten tasks of five rollouts; two tasks hedge on every rollout, the other eight never
+    rows = [reply("I think it might rain." if i % 5 == 0 else "It will rain.", task_id=f"t{i % 10}")
+            for i in range(50)]
     report = wai.style_report(rows)
     hedging = next(m for m in report.markers if m.name == "no_hedging")
-    assert hedging.mean == pytest.approx(0.8) and hedging.n_bad == 10
-    ci = binomtest(40, 50).proportion_ci(confidence_level=0.95, method="wilson")
-    assert hedging.ci95 == pytest.approx((ci.low, ci.high))
+    assert hedging.mean == pytest.approx(0.8) and hedging.n_bad == 10 and hedging.n_tasks == 10
+    per_task = per_task_means([row["task_id"] for row in rows], [0.0 if i % 5 == 0 else 1.0 for i in range(50)])
+    assert per_task.tolist() == [0.0, 1.0, 1.0, 1.0, 1.0, 0.0, 1.0, 1.0, 1.0, 1.0]
+    assert hedging.ci95 == pytest.approx(hand_interval(per_task), abs=1e-12)
+    # the rollouts of a task agree, so 50 rows carry the information of 10 tasks: wider than Wilson over rows
+    wilson = binomtest(40, 50).proportion_ci(confidence_level=0.95, method="wilson")
+    assert hedging.ci95[1] - hedging.ci95[0] > (wilson.high - wilson.low) * 1.5
     assert set(report.degenerate) == {"concise", "no_sycophancy", "no_refusal", "no_repetition"}
     assert report.warnings and all(name in report.warnings[0] for name in report.degenerate)
     text = str(report)
     assert text.splitlines()[0] == "style: 1 of 5 behaviours seen over 50 rows (no_hedging 0.800)"
-    assert "degenerate: the same on all 50 rows" in text
+    assert "  concise:             1.000 on every one of 50 rows: degenerate, no interval" in text
+    assert "  no_hedging:          0.800 [" in text and "over 10 tasks (50 rows, 10 fall short)" in text
     assert "not stamped here: 8 markers in other families. trace_markers(rows) stamps honest_claims" in text
     assert "mark_grounding(rows) stamps argument_grounding" in text
+
+
+def test_rows_of_one_ask_are_one_task_and_get_no_interval() -> None:
+    rows = [reply("I think it might rain." if i % 5 == 0 else "It will rain.") for i in range(50)]  # one prompt
+    hedging = next(m for m in wai.style_report(rows).markers if m.name == "no_hedging")
+    assert hedging.mean == pytest.approx(0.8) and hedging.n_tasks == 1 and hedging.ci95 is None
+    assert "over 1 task (50 rows, 10 fall short): no interval (one task" in hedging.line()
 
 
 def test_refusal_report_rate_reward_and_tasks() -> None:

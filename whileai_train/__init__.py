@@ -271,7 +271,7 @@ _EXPORTS: dict[str, str] = {
     "Spec": "whileai_train.markers.spec",
     "load_spec": "whileai_train.markers.spec",
     "stamp_spec": "whileai_train.markers.spec",
-    "MarkerSummary": "whileai_train.markers.families",
+    "MarkerSummary": "whileai_train.tables.marker_column",
     "GroundingReport": "whileai_train.markers.grounding",
     "Trait": "whileai_train.markers.spec",
     "StageReport": "whileai_train.markers.stages",
@@ -284,7 +284,7 @@ _EXPORTS: dict[str, str] = {
     "DetectableEffectReport": "whileai_train.measure.holdout_size",
     "HoldoutSizeReport": "whileai_train.measure.holdout_size",
     "MarkerSummaryReport": "whileai_train.measure.marker_summary",
-    "MetricSummary": "whileai_train.measure.marker_summary",
+    "MetricSummary": "whileai_train.tables.marker_column",  # an alias of MarkerSummary: one type, two names
 }
 
 if TYPE_CHECKING:
@@ -344,7 +344,6 @@ if TYPE_CHECKING:
         judge_trust,
     )
     from whileai_train.judge.labels import attach_labels
-    from whileai_train.markers.families import MarkerSummary
     from whileai_train.markers.grounding import (
         GroundingReport,
         grounding_report,
@@ -372,12 +371,7 @@ if TYPE_CHECKING:
         detectable_effect,
         holdout_size,
     )
-    from whileai_train.measure.marker_summary import (
-        MarkerSummaryReport,
-        MetricSummary,
-        marker_summary,
-        metric_summary,
-    )
+    from whileai_train.measure.marker_summary import MarkerSummaryReport, marker_summary, metric_summary
     from whileai_train.measure.pass_at import PassAtReport, pass_at
     from whileai_train.row_files import read_rows
     from whileai_train.rows import Calibration, Message, Row, Step, ToolCall, calibration_of, task_key
@@ -396,6 +390,7 @@ if TYPE_CHECKING:
     from whileai_train.select.select_rl import RLSelectionReport, select_for_rl
     from whileai_train.select.select_rows import OptimizeResult
     from whileai_train.select.select_sft import SFTSelectionReport, select_for_sft
+    from whileai_train.tables.marker_column import MarkerSummary, MetricSummary
 else:
 
     def __getattr__(name: str) -> Any:

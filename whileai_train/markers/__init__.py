@@ -11,11 +11,12 @@ Five families write to row["markers"]; this room holds the ones read from the ro
                      no_repetition), style_report and refusal_report
     stages.py        stage lineage: stamp_stage, stage_of, stage_report (a task in eval and in training)
     spec.py          a model spec as an object: load_spec, Spec (version = content hash), stamp_spec
-    families.py      which function stamps which marker; the per-marker summary every report prints
+    families.py      which function stamps which marker; each family's markers summarised by the one rule
+                     (tables.marker_column, which measure's marker_summary uses too)
     trajectory.py    one row read as events (heard, said, called, result), both row shapes
     registry.py      markers by name, for the reward monitor's markers=
     defaults.py      every phrase list, pattern and threshold, with its source
 
-It imports rows.py, errors.py, report.py and stats/ only; gates/ (hack_scan's trace: features) and callbacks/
-(the reward monitor's markers=) import from here.
+It imports rows.py, errors.py, report.py, stats/ and tables/ only (never measure/); gates/ (hack_scan's
+trace: features) and callbacks/ (the reward monitor's markers=) import from here.
 """

@@ -2,21 +2,24 @@
 
 Every family writes to one place, row["markers"], with one polarity (1.0 is the good outcome). A report covers
 its own family and ends with the markers it did not stamp, because a row clean on one family can still have
-faked the work another family sees. A marker equal on every row is degenerate: no interval, a line saying so,
-since a pattern that matches nothing reads exactly like a behaviour that never happened.
+faked the work another family sees. Each marker is summarised by the one rule marker_summary uses too
+(tables.marker_column): the mean over tasks with a 95% bootstrap over tasks; a marker equal on every row is
+degenerate: no interval, a line saying so, since a pattern that matches nothing reads exactly like a behaviour
+that never happened.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from pydantic import BaseModel
+import numpy as np
 
-from whileai_train.stats import wilson_interval
+from whileai_train.tables.marker_column import MarkerSummary, summarise_columns, task_numbers
 
 __all__ = [
     "FAMILIES",
-    "MarkerSummary",
+    "bad_rate",
     "builtin_markers",
     "family_of",
     "not_stamped_here",
@@ -55,36 +58,18 @@ def not_stamped_line(others: dict[str, list[str]]) -> str:
     return f"not stamped here: {count} markers in other families. " + "; ".join(parts)
 
 
-class MarkerSummary(BaseModel):
-    """One marker over the rows: its mean (the share of rows with the good outcome for a 0/1 marker), a 95%
-    Wilson interval, how many rows had the bad outcome, and whether it was the same on every row."""
-
-    name: str
-    mean: float | None = None
-    ci95: tuple[float, float] | None = None
-    n_rows: int = 0
-    n_bad: int = 0
-    degenerate: bool = False
-
-    def line(self) -> str:
-        """'  no_hedging      0.912 [0.897, 0.925]  88 of 1000 rows' (or the degenerate reading)."""
-        if self.mean is None:
-            return f"  {self.name:<18} no rows"
-        if self.degenerate:
-            return (f"  {self.name:<18} {self.mean:.3f}  degenerate: the same on all {self.n_rows} rows (no interval; "
-                    "a pattern that matches nothing reads like a behaviour that never happened)")
-        assert self.ci95 is not None
-        return (f"  {self.name:<18} {self.mean:.3f} [{self.ci95[0]:.3f}, {self.ci95[1]:.3f}]  "
-                f"{self.n_bad} of {self.n_rows} rows fall short")
+def summarise(rows: Sequence[Mapping[str, Any]],
+              columns: Mapping[str, Sequence[float] | np.ndarray]) -> list[MarkerSummary]:
+    """Each column (one 0/1 value per row, 1.0 the good outcome) summarised by the one marker rule
+    (tables.marker_column: mean over tasks, 95% bootstrap over tasks), the rows' tasks numbered once."""
+    task_of_row, n_tasks = task_numbers(rows)
+    return summarise_columns(columns, task_of_row, n_tasks)
 
 
-def summarise(name: str, values: Sequence[float]) -> MarkerSummary:
-    """The summary of one 0/1 marker's values (one per row)."""
-    n = len(values)
-    if n == 0:
-        return MarkerSummary(name=name)
-    good = float(sum(values))
-    mean = good / n
-    degenerate = all(value == values[0] for value in values)
-    return MarkerSummary(name=name, mean=mean, ci95=None if degenerate else wilson_interval(good, n), n_rows=n,
-                         n_bad=sum(1 for value in values if value < 1.0), degenerate=degenerate)
+def bad_rate(summary: MarkerSummary) -> tuple[float | None, tuple[float, float] | None]:
+    """The rate of the bad outcome and its interval, read off the marker's own summary (1 - mean, 1 - the
+    interval's ends), so a report's rate and the marker's line never disagree."""
+    if summary.mean is None:
+        return None, None
+    ci = (1.0 - summary.ci95[1], 1.0 - summary.ci95[0]) if summary.ci95 is not None else None
+    return 1.0 - summary.mean, ci

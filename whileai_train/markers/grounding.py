@@ -19,10 +19,10 @@ from pydantic import Field
 
 from whileai_train.errors import RowError, name_list
 from whileai_train.markers.defaults import EXAMPLES
-from whileai_train.markers.families import MarkerSummary, not_stamped_here, not_stamped_line, summarise
+from whileai_train.markers.families import bad_rate, not_stamped_here, not_stamped_line, summarise
 from whileai_train.markers.trajectory import CALLED, HEARD, RESULT, argument_strings, read_events
 from whileai_train.report import Report
-from whileai_train.stats import wilson_interval
+from whileai_train.tables.marker_column import MarkerSummary
 
 __all__ = ["GroundingReport", "grounding_report", "mark_grounding", "ungrounded_arguments"]
 
@@ -133,8 +133,8 @@ class GroundingReport(Report):
     n_rows: int = 0
     n_calls: int = 0
     n_ungrounded_rows: int = 0
-    rate: float | None = None  # share of rows with at least one invented value
-    rate_ci95: tuple[float, float] | None = None
+    rate: float | None = None  # how often a row invents a value: 1 - argument_grounding's mean over tasks
+    rate_ci95: tuple[float, float] | None = None  # 1 - its interval (None when degenerate or one task)
     argument_grounding: MarkerSummary | None = None
     by_tool: dict[str, int] = Field(default_factory=dict)  # invented values per tool
     by_key: dict[str, int] = Field(default_factory=dict)  # invented values per argument name
@@ -151,9 +151,10 @@ class GroundingReport(Report):
         if self.n_ungrounded_rows == 0:
             return f"grounding: OK, every tool argument is grounded ({self.n_calls} calls over {self.n_rows} rows)"
         top = max(self.by_tool, key=self.by_tool.__getitem__)
-        assert self.rate is not None and self.rate_ci95 is not None
+        assert self.rate is not None
+        ci = f" [{self.rate_ci95[0]:.1%}, {self.rate_ci95[1]:.1%}]" if self.rate_ci95 is not None else ""
         return (f"grounding: INVENTED VALUES in {self.n_ungrounded_rows} of {self.n_rows} rows, "
-                f"{self.rate:.1%} [{self.rate_ci95[0]:.1%}, {self.rate_ci95[1]:.1%}]; most went to {top}")
+                f"{self.rate:.1%}{ci} over tasks; most went to {top}")
 
     def __str__(self) -> str:
         lines = [self.verdict]
@@ -175,8 +176,8 @@ class GroundingReport(Report):
 
 def grounding_report(rows: Sequence[Mapping[str, Any]], *, ignore_keys: Iterable[str] = (),
                      allow: Iterable[str] = ()) -> GroundingReport:
-    """The invented values over the rows: the rate of rows with one (Wilson interval), the tools and argument
-    names they went to, and examples."""
+    """The invented values over the rows: the rate of rows with one (mean over tasks, 95% bootstrap over tasks),
+    the tools and argument names they went to, and examples."""
     ignore, allowed = _names("ignore_keys", ignore_keys), _names("allow", allow)
     values: list[float] = []
     by_tool: Counter[str] = Counter()
@@ -193,15 +194,14 @@ def grounding_report(rows: Sequence[Mapping[str, Any]], *, ignore_keys: Iterable
             by_key[item["key"]] += 1
             if len(examples) < EXAMPLES:
                 examples.append({"row": index, **item})
-    summary = summarise(MARKER, values)
+    (summary,) = summarise(rows, {MARKER: values})
     n_bad = summary.n_bad
     report = GroundingReport(
         n_rows=len(values), n_calls=n_calls, n_ungrounded_rows=n_bad, argument_grounding=summary,
         by_tool=dict(by_tool.most_common()), by_key=dict(by_key.most_common()), examples=examples,
         ignore_keys=sorted(ignore), allow=sorted(allowed), not_stamped_here=not_stamped_here("grounding"))
     if values:
-        report.rate = n_bad / len(values)
-        report.rate_ci95 = wilson_interval(n_bad, len(values))
+        report.rate, report.rate_ci95 = bad_rate(summary)
         if summary.degenerate:
             report.warnings.append(f"argument_grounding is the same on every row ({summary.mean:.0f}): degenerate")
     return report

@@ -38,15 +38,15 @@ from whileai_train.markers.defaults import (
 )
 from whileai_train.markers.families import (
     FAMILIES,
-    MarkerSummary,
+    bad_rate,
     not_stamped_here,
     not_stamped_line,
     summarise,
 )
 from whileai_train.report import Report
 from whileai_train.rows import final_reply, reward_of, task_key
-from whileai_train.stats import wilson_interval
 from whileai_train.stats.paired import welch_p_value
+from whileai_train.tables.marker_column import MarkerSummary
 
 __all__ = ["STYLE_MARKERS", "RefusalReport", "StyleReport", "refusal_report", "reply_style", "style_markers",
            "style_report"]
@@ -125,8 +125,8 @@ def style_markers(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 
 class StyleReport(Report):
-    """Each style marker over the rows (mean, 95% Wilson interval, or degenerate), examples of rows that fall
-    short, and the markers of the other families this report did not stamp."""
+    """Each style marker over the rows (mean over tasks, 95% bootstrap over tasks, or degenerate), examples of rows
+    that fall short, and the markers of the other families this report did not stamp."""
 
     n_rows: int = 0
     markers: list[MarkerSummary] = Field(default_factory=list)
@@ -171,7 +171,7 @@ def style_report(rows: Sequence[Mapping[str, Any]]) -> StyleReport:
             columns[name].append(value)
             if value < 1.0 and len(examples.setdefault(name, [])) < EXAMPLES:
                 examples[name].append({"row": index, "fragment": text[:FRAGMENT_CHARS]})
-    summaries = [summarise(name, values) for name, values in columns.items()]
+    summaries = summarise(rows, columns)
     degenerate = [s.name for s in summaries if s.degenerate]
     report = StyleReport(n_rows=len(rows), markers=summaries, examples=examples, degenerate=degenerate,
                          not_stamped_here=not_stamped_here("style"))
@@ -204,9 +204,9 @@ class RefusalReport(Report):
             return "refusals: NO ROWS"
         if self.n_refusals == 0:
             return f"refusals: NONE over {self.n_rows} rows (degenerate: no_refusal is 1.0 on every row)"
-        assert self.rate is not None and self.rate_ci95 is not None
-        head = (f"refusals: {self.n_refusals} of {self.n_rows} rows, {self.rate:.1%} "
-                f"[{self.rate_ci95[0]:.1%}, {self.rate_ci95[1]:.1%}]")
+        assert self.rate is not None
+        ci = f" [{self.rate_ci95[0]:.1%}, {self.rate_ci95[1]:.1%}]" if self.rate_ci95 is not None else ""
+        head = f"refusals: {self.n_refusals} of {self.n_rows} rows, {self.rate:.1%}{ci} over tasks"
         return ("REWARD PAYS FOR REFUSING: " + head) if self.reward_pays else head
 
     def __str__(self) -> str:
@@ -224,8 +224,8 @@ class RefusalReport(Report):
 
 
 def refusal_report(rows: Sequence[Mapping[str, Any]]) -> RefusalReport:
-    """The refusals among the replies: rate (Wilson interval), examples, the reward they earn, the tasks where
-    every rollout refused."""
+    """The refusals among the replies: rate (1 - no_refusal's mean over tasks, 95% bootstrap over tasks),
+    examples, the reward they earn, the tasks where every rollout refused."""
     refused: list[bool] = []
     rewards: list[float | None] = []
     by_task: dict[str, list[bool]] = {}
@@ -244,8 +244,8 @@ def refusal_report(rows: Sequence[Mapping[str, Any]]) -> RefusalReport:
                            not_stamped_here=not_stamped_here("style"),
                            all_refused_tasks=[t for t, values in by_task.items() if all(values)])
     if n:
-        report.rate = k / n
-        report.rate_ci95 = wilson_interval(k, n)
+        (no_refusal,) = summarise(rows, {"no_refusal": [0.0 if hit else 1.0 for hit in refused]})
+        report.rate, report.rate_ci95 = bad_rate(no_refusal)
     if report.degenerate:
         report.warnings.append(_degenerate_warning(["no_refusal"]))
     yes = np.array([r for r, f in zip(rewards, refused, strict=True) if f and r is not None], dtype=float)

@@ -15,25 +15,27 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from whileai_train.markers.defaults import EXAMPLES, PAYS_P_VALUE
-from whileai_train.markers.families import MarkerSummary, not_stamped_here, not_stamped_line, summarise
+from whileai_train.markers.families import bad_rate, not_stamped_here, not_stamped_line, summarise
 from whileai_train.markers.kinds import check_kinds, warn_unused_kinds
 from whileai_train.markers.trace_flags import FLAGS, MARKER_FLAGS, flags_of, stamped_flags
 from whileai_train.report import Report
 from whileai_train.rows import reward_of
-from whileai_train.stats import wilson_interval
 from whileai_train.stats.paired import welch_p_value
+from whileai_train.tables.marker_column import MarkerSummary
 
 __all__ = ["FlagSummary", "TraceFlagReport", "trace_flag_report"]
 
 
 class FlagSummary(BaseModel):
-    """One flag over the rows: rate with a 95% Wilson interval, its relation to the reward, examples."""
+    """One flag over the rows: its rate (mean over tasks of the share of rows it fired on) with the 95% bootstrap
+    interval over tasks (None when it fired on every row or on none, or with one task), its relation to the
+    reward, examples."""
 
     flag: str
     n_rows: int = 0
     n_flagged: int = 0
     rate: float = 0.0
-    rate_ci95: tuple[float, float] = (0.0, 1.0)
+    rate_ci95: tuple[float, float] | None = None
     correlation: float | None = None  # Pearson r of the 0/1 flag with the reward, over graded rows
     reward_flagged: float | None = None
     reward_clean: float | None = None
@@ -42,8 +44,8 @@ class FlagSummary(BaseModel):
     examples: list[dict[str, Any]] = Field(default_factory=list)  # {row, fragment}
 
     def line(self) -> str:
-        head = (f"  {self.flag:<22} {self.n_flagged:>6} rows  {self.rate:6.1%} "
-                f"[{self.rate_ci95[0]:.1%}, {self.rate_ci95[1]:.1%}]")
+        ci = f" [{self.rate_ci95[0]:.1%}, {self.rate_ci95[1]:.1%}]" if self.rate_ci95 is not None else ""
+        head = f"  {self.flag:<22} {self.n_flagged:>6} rows  {self.rate:6.1%}{ci}"
         if self.correlation is not None:
             head += f"  r={self.correlation:+.3f}"
         if self.reward_flagged is not None and self.reward_clean is not None:
@@ -101,8 +103,8 @@ def _pearson(x: np.ndarray, y: np.ndarray) -> float | None:
 
 def trace_flag_report(rows: Sequence[Mapping[str, Any]], *, kinds: Mapping[str, str] | None = None
                       ) -> TraceFlagReport:
-    """Each flag's rate (95% Wilson interval), examples, correlation with the reward, and whether the reward pays
-    for it. kinds= as trace_markers (used for rows not already stamped)."""
+    """Each flag's rate (mean over tasks, 95% bootstrap over tasks), examples, correlation with the reward, and
+    whether the reward pays for it. kinds= as trace_markers (used for rows not already stamped)."""
     overrides = check_kinds(kinds)
     seen: set[str] = set()
     fired: list[dict[str, str]] = []
@@ -116,13 +118,19 @@ def trace_flag_report(rows: Sequence[Mapping[str, Any]], *, kinds: Mapping[str, 
     n = len(fired)
     graded = np.array([r is not None for r in rewards], dtype=bool)
     reward = np.array([r if r is not None else np.nan for r in rewards], dtype=float)
+    hits = {flag: np.array([flag in f for f in fired], dtype=bool) for flag in FLAGS}
+    # every flag (as its clean column) and every marker, summarised by the one marker rule over one task numbering
+    columns: dict[str, Sequence[float] | np.ndarray] = {flag: (~hit).astype(float) for flag, hit in hits.items()}
+    columns.update({marker: [0.0 if any(name in f for name in names) else 1.0 for f in fired]
+                    for marker, names in MARKER_FLAGS.items()})
+    read = dict(zip(columns, summarise(rows, columns), strict=True))
     summaries: list[FlagSummary] = []
-    for flag in FLAGS:
-        hit = np.array([flag in f for f in fired], dtype=bool)
+    for flag, hit in hits.items():
         k = int(hit.sum())
+        rate, rate_ci95 = bad_rate(read[flag])
         examples = [{"row": i, "fragment": fired[i][flag]} for i in np.flatnonzero(hit)[:EXAMPLES].tolist()]
-        summary = FlagSummary(flag=flag, n_rows=n, n_flagged=k, rate=k / n if n else 0.0,
-                              rate_ci95=wilson_interval(k, n), examples=examples)
+        summary = FlagSummary(flag=flag, n_rows=n, n_flagged=k, rate=rate if rate is not None else 0.0,
+                              rate_ci95=rate_ci95, examples=examples)
         yes, no = reward[hit & graded], reward[~hit & graded]
         summary.correlation = _pearson(hit[graded].astype(float), reward[graded])
         if len(yes) and len(no):
@@ -131,8 +139,7 @@ def trace_flag_report(rows: Sequence[Mapping[str, Any]], *, kinds: Mapping[str, 
             summary.reward_pays = bool(summary.reward_flagged > summary.reward_clean
                                        and summary.p_value is not None and summary.p_value < PAYS_P_VALUE)
         summaries.append(summary)
-    markers = [summarise(marker, [0.0 if any(name in f for name in names) else 1.0 for f in fired])
-               for marker, names in MARKER_FLAGS.items()]
+    markers = [read[marker] for marker in MARKER_FLAGS]
     degenerate = [m.name for m in markers if m.degenerate]
     report = TraceFlagReport(n_rows=n, n_graded=int(graded.sum()), flags=summaries, markers=markers,
                              paid_for=[s.flag for s in summaries if s.reward_pays], degenerate=degenerate,

@@ -37,7 +37,7 @@ from whileai_train.measure.defaults import (
 )
 from whileai_train.measure.eval_variance import EvalVarianceReport
 from whileai_train.measure.pass_at import most_common_k, run_config
-from whileai_train.measure.sides import PASS_AT_1, GroupBy, Side, read_side, task_means
+from whileai_train.measure.sides import PASS_AT_1, GroupBy, Side, read_side
 from whileai_train.report import Report
 from whileai_train.row_files import read_rows
 from whileai_train.rows import task_key
@@ -46,6 +46,7 @@ from whileai_train.stats.paired import SIGN_FLIP_DRAWS
 from whileai_train.stats.paired_columns import bootstrap_mean_intervals, sign_flip_p_values
 from whileai_train.tables.defaults import PASS_THRESHOLD
 from whileai_train.tables.graded import name_rows
+from whileai_train.tables.marker_column import task_means
 
 __all__ = ["DeltaReport", "Headline", "MetricDelta", "Verdict", "delta_report", "verdict_word"]
 

@@ -16,10 +16,11 @@ from pydantic import Field
 
 from whileai_train.errors import ConfigError, InputError
 from whileai_train.measure.defaults import MIN_EVAL_RUNS
-from whileai_train.measure.sides import PASS_AT_1, Side, read_side, task_means
+from whileai_train.measure.sides import PASS_AT_1, Side, read_side
 from whileai_train.report import Report
 from whileai_train.row_files import read_rows
 from whileai_train.tables.defaults import PASS_THRESHOLD
+from whileai_train.tables.marker_column import task_means
 
 __all__ = ["EvalVarianceReport", "eval_variance"]
 

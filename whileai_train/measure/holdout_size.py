@@ -28,10 +28,11 @@ from pydantic import Field
 
 from whileai_train.errors import ConfigError
 from whileai_train.measure.defaults import ALPHA, BASE_PASS_RATE, CEILING_PASS_RATE, POWER
-from whileai_train.measure.sides import PASS_AT_1, read_side, task_means
+from whileai_train.measure.sides import PASS_AT_1, read_side
 from whileai_train.report import Report
 from whileai_train.stats import normal_quantile
 from whileai_train.tables.defaults import PASS_THRESHOLD
+from whileai_train.tables.marker_column import task_means
 
 __all__ = ["DetectableEffectReport", "HoldoutSizeReport", "detectable_effect", "holdout_size", "power_z"]
 

@@ -1,5 +1,5 @@
 """One side of a comparison read once: the graded table, every marker as a column, the eval run and group of
-each row, and which rows count; then per-task means of any column, vectorised.
+each row, and which rows count. Per-task means of a column are tables.marker_column.task_means.
 
 `read_side` is the one pass over a side's rows that delta_report, eval_variance and the marker summaries share:
 `tables.graded.graded_table` reads tasks and rewards, and one more loop reads row["markers"] (each value a number
@@ -23,7 +23,7 @@ from whileai_train.measure.defaults import EVAL_RUN_KEY, NO_GROUP, NOT_MARKERS
 from whileai_train.tables.defaults import PASS_THRESHOLD
 from whileai_train.tables.graded import Graded, graded_table, name_rows
 
-__all__ = ["PASS_AT_1", "GroupBy", "Side", "read_side", "task_means"]
+__all__ = ["PASS_AT_1", "GroupBy", "Side", "read_side"]
 
 PASS_AT_1 = "pass@1"
 
@@ -60,16 +60,6 @@ class Side:
 
     def names(self) -> set[str]:
         return set(self.markers)
-
-
-def task_means(index: np.ndarray, values: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
-    """Mean of the finite `values` per `index` (0..size-1) and how many there were; NaN where none."""
-    finite = ~np.isnan(values)
-    counts = np.bincount(index[finite], minlength=size).astype(np.int64)
-    sums = np.bincount(index[finite], weights=values[finite], minlength=size)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        means = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
-    return means, counts
 
 
 def _label(value: Any) -> str:

@@ -7,6 +7,7 @@ from whileai_train.stats.agreement import cohen_kappa
 from whileai_train.stats.bootstrap import (
     DEFAULT_CONFIDENCE,
     DEFAULT_DRAWS,
+    DEFAULT_SEED,
     bootstrap_mean_ci,
     bootstrap_means,
 )
@@ -17,6 +18,7 @@ from whileai_train.stats.paired import PairedComparison, paired_comparison, sign
 __all__ = [
     "DEFAULT_CONFIDENCE",
     "DEFAULT_DRAWS",
+    "DEFAULT_SEED",
     "GroupMeans",
     "PairedComparison",
     "bootstrap_mean_ci",

@@ -10,15 +10,17 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["DEFAULT_CONFIDENCE", "DEFAULT_DRAWS", "bootstrap_mean_ci", "bootstrap_means"]
+__all__ = ["DEFAULT_CONFIDENCE", "DEFAULT_DRAWS", "DEFAULT_SEED", "bootstrap_mean_ci", "bootstrap_means"]
 
 DEFAULT_DRAWS = 2000  # product text: "the percentile bootstrap over tasks (2000 draws, seeded)"
 DEFAULT_CONFIDENCE = 0.95
+# "seeded" (product text, above): the same rows give the same interval on every call; 0 is our choice
+DEFAULT_SEED = 0
 _CELLS_PER_CHUNK = 1_000_000  # (draws x tasks) cells per chunk: ~8 MB of int64 indices, cache-friendly (measured 5x faster than 20M)
 
 
 def bootstrap_means(task_values: Sequence[float] | np.ndarray, *, draws: int = DEFAULT_DRAWS,
-                    seed: int = 0) -> np.ndarray:
+                    seed: int = DEFAULT_SEED) -> np.ndarray:
     """`draws` bootstrap replicates of the mean of `task_values` (one value per task)."""
     values = np.asarray(task_values, dtype=float)
     n = len(values)
@@ -33,8 +35,8 @@ def bootstrap_means(task_values: Sequence[float] | np.ndarray, *, draws: int = D
     return out
 
 
-def bootstrap_mean_ci(task_values: Sequence[float] | np.ndarray, *, draws: int = DEFAULT_DRAWS, seed: int = 0,
-                      confidence: float = DEFAULT_CONFIDENCE) -> tuple[float, float] | None:
+def bootstrap_mean_ci(task_values: Sequence[float] | np.ndarray, *, draws: int = DEFAULT_DRAWS,
+                      seed: int = DEFAULT_SEED, confidence: float = DEFAULT_CONFIDENCE) -> tuple[float, float] | None:
     """Percentile interval of the mean over tasks; None with no task, a point with one."""
     values = np.asarray(task_values, dtype=float)
     if len(values) == 0:

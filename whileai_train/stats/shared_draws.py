@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from whileai_train.stats.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_DRAWS
+from whileai_train.stats.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_DRAWS, DEFAULT_SEED
 
 __all__ = ["bootstrap_mean_cis"]
 
@@ -20,7 +20,7 @@ _CELLS_PER_CHUNK = 1_000_000  # ~8 MB of int64 indices per chunk: measured ~3x f
 
 
 def bootstrap_mean_cis(columns: Sequence[Sequence[float] | np.ndarray], *, draws: int = DEFAULT_DRAWS,
-                       seed: int = 0, confidence: float = DEFAULT_CONFIDENCE
+                       seed: int = DEFAULT_SEED, confidence: float = DEFAULT_CONFIDENCE
                        ) -> list[tuple[float, float] | None]:
     """Percentile intervals of the mean of each column (all of one length: one value per task, same tasks).
 
