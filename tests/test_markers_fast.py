@@ -23,8 +23,8 @@ from whileai_train.markers.grounding import _invented_in, _names
 from whileai_train.markers.kinds import classify, command_of, path_of
 from whileai_train.markers.style import _repeats, _reply
 from whileai_train.markers.trace_flags import MARKER_FLAGS, flags_of
-from whileai_train.markers.trajectory import CALLED, HEARD, RESULT, argument_strings, is_failure, read_events
-from whileai_train.rows import final_reply
+from whileai_train.markers.trajectory import CALLED, HEARD, RESULT, argument_strings, read_events
+from whileai_train.rows import final_reply, tool_failed
 
 TOOLS = ["bash", "read_file", "edit_file", "write_file", "delete_file", "issue_refund", "lookup_order", "run_tests",
          "str_replace_based_edit_tool", "frobnicate", "send_message", "delete_path", "run_sql", "x"]
@@ -167,21 +167,25 @@ VERDICT_KEYS = ["error", "ok", "success", "exit_code", "returncode", "exitCode",
 VERDICT_VALUES = [None, True, False, 0, 1, 2, 200, 302, 404, "failed", "FAILURE", "ok", "", "boom"]
 
 
-def test_every_small_result_dict_fails_as_its_mapping_view_does() -> None:
-    """Every result of up to two of the keys is_failure reads (and one it does not), with every value that
-    matters to them: the dict's quick way and the Mapping way agree on each, and some of each answer occur."""
+def test_every_small_result_dict_fails_as_its_mapping_view_and_its_json_text_do() -> None:
+    """Every result of up to two of the keys tool_failed reads (and one it does not), with every value that
+    matters to them: the dict's quick way, the Mapping way and the result sent as JSON text (a messages row's
+    tool turn) agree on each, and some of each answer occur."""
     answers = set()
     for size in (0, 1, 2):
         for keys in itertools.combinations(VERDICT_KEYS, size):
             for values in itertools.product(VERDICT_VALUES, repeat=size):
                 result = dict(zip(keys, values, strict=True))
-                answer = is_failure(result)
-                assert answer == is_failure(MappingProxyType(result)), result
+                answer = tool_failed(result)
+                assert answer == tool_failed(MappingProxyType(result)), result
+                assert answer == tool_failed(json.dumps(result)), result
                 answers.add(answer)
     assert answers == {True, False}
-    assert is_failure({"ok": False}) and is_failure({"status_code": 500}) and not is_failure({"status_code": 204})
-    assert is_failure({"exit_code": 2, "status": "done"}) and not is_failure({"returncode": True, "exitCode": 0})
-    assert is_failure({"status": "Failed"}) and not is_failure({"status": "delivered", "order_id": "A1"})
+    assert tool_failed({"ok": False}) and tool_failed({"status_code": 500}) and not tool_failed({"status_code": 204})
+    assert tool_failed({"exit_code": 2, "status": "done"}) and not tool_failed({"returncode": True, "exitCode": 0})
+    assert tool_failed({"status": "Failed"}) and not tool_failed({"status": "delivered", "order_id": "A1"})
+    assert tool_failed("Traceback (most recent call last): ...") and tool_failed('result: {"error": "no such order"}')
+    assert tool_failed('{"error": "timeout", "stdout": "cut') and not tool_failed('{"error": null, "rows": []}')
 
 
 @settings(max_examples=500, deadline=None)

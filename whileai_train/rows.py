@@ -432,14 +432,39 @@ def final_reply(row: Mapping[str, Any]) -> str:
     return ""
 
 
+_EXIT_KEYS = frozenset(("exit_code", "returncode", "exitCode", "status_code"))
+_VERDICT_KEYS = _EXIT_KEYS | {"status", "error", "ok", "success"}
+_FAILED_STATUS = ("error", "failed", "failure")
+
+
 def tool_failed(result: Any) -> bool:
-    """A tool result that reports failure: {"error": ...} / {"ok": false}, or text that starts with "error"."""
+    """The one rule for a tool result that reports failure: an object with a truthy `error`, `ok` or `success`
+    false, a non-zero exit code (`status_code` outside 2xx/3xx) or a `status` of error/failed/failure; text that
+    starts with error/traceback/exception or quotes a JSON error field; a JSON object in text read as an object."""
+    if result.__class__ is str:
+        head = result[:200].lstrip()
+        if head[:9].lower().startswith(("error", "traceback", "exception")):
+            return True
+        if head[:1] != "{":  # text: a JSON error field quoted in it
+            return '"error":' in head or '"ok": false' in head
+        try:
+            result = json.loads(result)
+        except json.JSONDecodeError:  # cut or malformed: its head is all there is to read
+            return '"error":' in head or '"ok": false' in head
     if result.__class__ is dict:
-        return bool(result.get("error")) or result.get("ok") is False
-    if isinstance(result, str):
-        head = result[:200]
-        return head[:5].lower() == "error" or '"error":' in head or '"ok": false' in head
-    return False
+        if _VERDICT_KEYS.isdisjoint(result):  # none of the keys below: nothing to read
+            return False
+    elif not isinstance(result, Mapping):
+        return False
+    get = result.get
+    if get("error") or get("ok") is False or get("success") is False:
+        return True
+    for key in _EXIT_KEYS.intersection(result):  # any non-zero exit code; a 2xx/3xx status_code is a success
+        code = get(key)
+        if code.__class__ is int and code != 0 and not (key == "status_code" and 200 <= code < 400):
+            return True
+    status = get("status")
+    return isinstance(status, str) and status.lower() in _FAILED_STATUS
 
 
 class StepsRead(NamedTuple):
@@ -488,10 +513,7 @@ def read_dict_steps(steps: list[Any]) -> tuple[list[str], list[tuple[str, Any]],
             calls.append((tool if tool.__class__ is str else str(tool),
                           tuple(arguments.items()) if arguments.__class__ is dict else arguments))
             result = get("result")
-            if result.__class__ is dict:
-                if result.get("error") or result.get("ok") is False:
-                    errors += 1
-            elif result is not None and tool_failed(result):
+            if result is not None and tool_failed(result):
                 errors += 1
         text = get("text")
         if text:

@@ -27,21 +27,20 @@ from whileai_train.rows import (
     final_text_turn,
     steps_end_with_reply,
     tool_arguments,
+    tool_failed,
 )
 
-__all__ = ["CALLED", "HEARD", "RESULT", "SAID", "Call", "argument_strings", "is_failure", "read_events", "text_of"]
+__all__ = ["CALLED", "HEARD", "RESULT", "SAID", "Call", "argument_strings", "read_events", "text_of"]
 
 HEARD, SAID, CALLED, RESULT = 0, 1, 2, 3
 
-_STATUS_KEYS = frozenset(("exit_code", "returncode", "exitCode", "status_code", "status"))
-_VERDICT_KEYS = _STATUS_KEYS | {"error", "ok", "success"}
 _ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
 
 
 class Call:
     """One tool call: its name, decoded arguments, its result as given (None when none came back), and where it
     sits in the row. What the marker needs of it is made on first use: `result` (the result as text), `failed`
-    (the result reports a failure, :func:`is_failure`), `field` ("steps[2]", "messages[3].tool_calls[0]")."""
+    (the result reports a failure, :func:`rows.tool_failed`), `field` ("steps[2]", "messages[3].tool_calls[0]")."""
 
     __slots__ = ("_failed", "_text", "arguments", "name", "raw_result", "where")
 
@@ -65,7 +64,7 @@ class Call:
         """Whether the result reports a failure (False while no result came back)."""
         if self._failed is None:
             raw = self.raw_result
-            self._failed = raw is not None and is_failure(_maybe_json(raw) if raw.__class__ is str else raw)
+            self._failed = raw is not None and tool_failed(raw)
         return self._failed
 
     @property
@@ -85,35 +84,6 @@ def text_of(value: Any) -> str:
         return _ENCODER.encode(value)
     except (TypeError, ValueError):
         return str(value)
-
-
-def is_failure(result: Any) -> bool:
-    """A tool result that reports failure: {"error": ...}, {"ok": false}, a non-zero exit code or a failed
-    status; text that starts with "error" or holds a JSON error field."""
-    cls = result.__class__
-    if cls is str:
-        head = result[:200].lstrip()
-        low = head[:9].lower()
-        return low.startswith(("error", "traceback", "exception")) or '"error":' in head or '"ok": false' in head
-    if cls is dict:
-        if _VERDICT_KEYS.isdisjoint(result):  # no key below is there: nothing to read
-            return False
-    elif not isinstance(result, Mapping):
-        return False
-    get = result.get
-    if get("error") or get("ok") is False or get("success") is False:
-        return True
-    present = _STATUS_KEYS.intersection(result)
-    if not present:
-        return False
-    for key in present:  # any non-zero exit code (a 2xx/3xx status_code is a success) is a failure
-        if key != "status":
-            code = get(key)
-            if isinstance(code, int) and not isinstance(code, bool) and code != 0 and not (
-                    key == "status_code" and 200 <= code < 400):
-                return True
-    status = get("status")
-    return isinstance(status, str) and status.lower() in ("error", "failed", "failure")
 
 
 def _no_trajectory(index: int | None) -> RowError:
@@ -208,16 +178,6 @@ def _message_events(row: Mapping[str, Any], index: int | None) -> list[tuple[int
             found.raw_result = content
             events.append((RESULT, found))
     return events
-
-
-def _maybe_json(text: str) -> Any:
-    stripped = text.lstrip()
-    if stripped[:1] == "{":
-        try:
-            return json.loads(stripped)
-        except json.JSONDecodeError:
-            return text
-    return text
 
 
 def read_events(row: Any, index: int | None = None) -> list[tuple[int, Any]]:
