@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 import urllib.request
 from pathlib import Path
 
@@ -42,6 +43,29 @@ def test_serve_shows_the_local_runs(isolated_home: Path) -> None:
             assert [(p["step"], p["loss"]) for p in points] == [(1, 1.0), (2, 0.5), (3, 1.0 / 3)]
             record = json.loads(_get(url + f"runs/{run.id}")[1])
             assert record["notes"][0]["markdown"] == "hello from the test"
+        finally:
+            process.terminate()
+            process.wait(timeout=10)
+
+
+def test_serve_open_hands_the_served_page_to_the_browser(isolated_home: Path, tmp_path: Path) -> None:
+    """--open gives the user's browser ($BROWSER, as the webbrowser module reads it) the URL the server answers."""
+    opened = tmp_path / "opened.txt"
+    browser = tmp_path / "browser.py"
+    browser.write_text(f"import sys\nopen({str(opened)!r}, 'w').write(sys.argv[1])\n", encoding="utf-8")
+    env = dict(os.environ, BROWSER=f"{sys.executable} {browser} %s")
+    with subprocess.Popen([sys.executable, "-m", "whileai_train.cli", "serve", "--port", "0", "--open"],
+                          stdout=subprocess.PIPE, text=True, env=env) as process:
+        try:
+            assert process.stdout is not None
+            printed = re.search(r"http://[\d.]+:\d+/", process.stdout.readline()).group(0)
+            for _ in range(200):  # the browser is a process of its own: wait until it has been handed the page
+                if opened.exists() and opened.read_text(encoding="utf-8"):
+                    break
+                time.sleep(0.05)
+            assert opened.read_text(encoding="utf-8") == printed
+            content_type, page = _get(printed)
+            assert content_type.startswith("text/html") and b"whileai_train runs" in page
         finally:
             process.terminate()
             process.wait(timeout=10)
