@@ -244,9 +244,9 @@ _EXPORTS: dict[str, str] = {
     "pass_at": "whileai_train.measure.pass_at",
     "CompareRunsReport": "whileai_train.measure.compare_runs",
     "compare_runs": "whileai_train.measure.compare_runs",
-    "DeltaReport": "whileai_train.measure.delta_report",
+    "DeltaReport": "whileai_train.measure.delta_reading",
     "delta_report": "whileai_train.measure.delta_report",
-    "format_delta_report": "whileai_train.measure.format",
+    "format_delta_report": "whileai_train.measure.delta_reading",
     "eval_variance": "whileai_train.measure.eval_variance",
     "metric_summary": "whileai_train.measure.marker_summary",
     "marker_summary": "whileai_train.measure.marker_summary",
@@ -279,7 +279,7 @@ _EXPORTS: dict[str, str] = {
     "StyleReport": "whileai_train.markers.style",
     "FlagSummary": "whileai_train.markers.trace_report",
     "TraceFlagReport": "whileai_train.markers.trace_report",
-    "MetricDelta": "whileai_train.measure.delta_report",
+    "MetricDelta": "whileai_train.measure.delta_reading",
     "EvalVarianceReport": "whileai_train.measure.eval_variance",
     "DetectableEffectReport": "whileai_train.measure.holdout_size",
     "HoldoutSizeReport": "whileai_train.measure.holdout_size",
@@ -362,9 +362,9 @@ if TYPE_CHECKING:
     from whileai_train.markers.trace_flags import trace_markers
     from whileai_train.markers.trace_report import FlagSummary, TraceFlagReport, trace_flag_report
     from whileai_train.measure.compare_runs import CompareRunsReport, compare_runs
-    from whileai_train.measure.delta_report import DeltaReport, MetricDelta, delta_report
+    from whileai_train.measure.delta_reading import DeltaReport, MetricDelta, format_delta_report
+    from whileai_train.measure.delta_report import delta_report
     from whileai_train.measure.eval_variance import EvalVarianceReport, eval_variance
-    from whileai_train.measure.format import format_delta_report
     from whileai_train.measure.holdout_size import (
         DetectableEffectReport,
         HoldoutSizeReport,

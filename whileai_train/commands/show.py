@@ -64,8 +64,7 @@ def _print_measurement(summary: dict[str, object]) -> None:
     if isinstance(delta, dict):
         from pydantic import ValidationError
 
-        from whileai_train.measure.delta_report import DeltaReport
-        from whileai_train.measure.format import format_delta_report
+        from whileai_train.measure.delta_reading import DeltaReport, format_delta_report
 
         try:
             text = format_delta_report(DeltaReport.model_validate(delta))

@@ -22,10 +22,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, Field
 
 from whileai_train.errors import ConfigError, InputError
 from whileai_train.measure.defaults import (
@@ -35,10 +34,10 @@ from whileai_train.measure.defaults import (
     MIN_ROOM_TASKS,
     TARGET,
 )
+from whileai_train.measure.delta_reading import DROPS, GAINS, DeltaReport, MetricDelta, verdict_word
 from whileai_train.measure.eval_variance import EvalVarianceReport
 from whileai_train.measure.pass_at import most_common_k, run_config
 from whileai_train.measure.sides import PASS_AT_1, GroupBy, Side, read_side
-from whileai_train.report import Report
 from whileai_train.row_files import read_rows
 from whileai_train.rows import task_key
 from whileai_train.stats import DEFAULT_CONFIDENCE, DEFAULT_DRAWS, normal_quantile, t_quantile
@@ -48,91 +47,11 @@ from whileai_train.tables.defaults import PASS_THRESHOLD
 from whileai_train.tables.graded import name_rows
 from whileai_train.tables.marker_column import task_means
 
-__all__ = ["DeltaReport", "Headline", "MetricDelta", "Verdict", "delta_report", "verdict_word"]
-
-Verdict = Literal["moved", "moved_unreplicated", "within_eval_noise", "no_change_detected", "regressed",
-                  "regressed_unreplicated", "not_measured"]
-Headline = Literal["PASS", "NO DIFFERENCE", "FAIL", "NOT COMPARABLE"]
-GAINS = ("moved", "moved_unreplicated")
-DROPS = ("regressed", "regressed_unreplicated")
+__all__ = ["delta_report"]
 
 _SETTLE = ("re-run the eval three times on the same tasks (wai.simulate(agent, tasks=base, runs=3) stamps "
            "lineage.eval_run and delta_report reads the re-run spread off the repeats), or pass "
            "run_std=wai.eval_variance(run_1, run_2, run_3)")
-
-
-class MetricDelta(BaseModel):
-    """One metric compared over the tasks both sides carry it on."""
-
-    name: str
-    before: float | None = None
-    after: float | None = None
-    delta: float | None = None
-    ci95: tuple[float, float] | None = None
-    p_value: float | None = None
-    n_paired_tasks: int = 0
-    verdict: Verdict = "not_measured"
-    run_std: float | None = None
-    band: float | None = None          # half-width of the re-run band around 0 (None: a single evaluation)
-    within_noise: bool | None = None   # |delta| <= band
-
-
-class DeltaReport(Report):
-    """The verdict after training. str() is format_delta_report: the headline first, one line per metric."""
-
-    headline_verdict: Headline = "NOT COMPARABLE"
-    verdict: Verdict = "not_measured"  # the target's word
-    target: str = TARGET
-    before: float | None = None
-    after: float | None = None
-    delta: float | None = None
-    target_ci95: tuple[float, float] | None = None
-    before_ci95: tuple[float, float] | None = None  # each side's target over the paired tasks, bootstrap over tasks
-    after_ci95: tuple[float, float] | None = None
-    p_value: float | None = None
-    n_paired_tasks: int = 0
-    n_before_tasks: int = 0
-    n_after_tasks: int = 0
-    paired_share: float = 0.0
-    k_before: int | None = None
-    k_after: int | None = None
-    metrics: dict[str, MetricDelta] = Field(default_factory=dict)
-    must_not_regress: list[str] = Field(default_factory=list)
-    failed: list[str] = Field(default_factory=list)       # target or guards that regressed
-    dropped: list[str] = Field(default_factory=list)      # other metrics that dropped significantly (warned)
-    run_std: float | None = None
-    run_std_runs: int | None = None
-    run_std_source: Literal["none", "run_std", "eval_variance", "eval_run"] = "none"
-    band_quantile: float | None = None
-    eval_runs_before: int = 1
-    eval_runs_after: int = 1
-    by: str | None = None
-    groups: dict[str, MetricDelta] = Field(default_factory=dict)
-    groups_down: list[str] = Field(default_factory=list)
-    balanced: dict[str, int] | None = None
-    ceiling: bool = False
-    config: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    not_comparable: dict[str, str] = Field(default_factory=dict)
-    notes: list[str] = Field(default_factory=list)
-    warnings: list[str] = Field(default_factory=list)
-
-    def __str__(self) -> str:
-        from whileai_train.measure.format import format_delta_report
-
-        return format_delta_report(self)
-
-
-def verdict_word(ci95: tuple[float, float] | None, delta: float | None, band: float | None) -> Verdict:
-    """The verdict word of one metric from its interval, its delta and the re-run band (None: one evaluation)."""
-    if ci95 is None or delta is None:
-        return "not_measured"
-    if ci95[0] <= 0.0 <= ci95[1]:
-        return "no_change_detected"
-    if band is None:
-        return "moved_unreplicated" if delta > 0 else "regressed_unreplicated"
-    if abs(delta) <= band:
-        return "within_eval_noise"
-    return "moved" if delta > 0 else "regressed"
 
 
 # --------------------------------------------------------------------------------------------- arguments

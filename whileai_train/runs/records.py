@@ -53,7 +53,7 @@ def _number(value: Any, name: str, metric: str) -> float:
 
 def delta_summary(report: Any) -> dict[str, Any]:
     """summary["holdout"] from a delta report: each side's value with n_tasks, k, ci95, the delta and verdict."""
-    from whileai_train.measure.delta_report import DeltaReport
+    from whileai_train.measure.delta_reading import DeltaReport
 
     if not isinstance(report, DeltaReport):
         raise ConfigError(f"expected a delta report (wai.delta_report(before, after)), got {type(report).__name__}")

@@ -1,13 +1,96 @@
-"""format_delta_report: the delta report as text, the headline verdict on the first line, one line per metric."""
+"""What a delta report says: its fields (DeltaReport, one MetricDelta per metric), the verdict word of a metric,
+and the report as text (format_delta_report: the headline verdict on the first line, one line per metric).
+delta_report.py computes it."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any, Literal
 
-if TYPE_CHECKING:
-    from whileai_train.measure.delta_report import DeltaReport, MetricDelta
+from pydantic import BaseModel, Field
 
-__all__ = ["HEADLINE_MEANING", "format_delta_report"]
+from whileai_train.measure.defaults import TARGET
+from whileai_train.report import Report
+
+__all__ = ["DROPS", "GAINS", "HEADLINE_MEANING", "DeltaReport", "Headline", "MetricDelta", "Verdict",
+           "format_delta_report", "verdict_word"]
+
+Verdict = Literal["moved", "moved_unreplicated", "within_eval_noise", "no_change_detected", "regressed",
+                  "regressed_unreplicated", "not_measured"]
+Headline = Literal["PASS", "NO DIFFERENCE", "FAIL", "NOT COMPARABLE"]
+GAINS = ("moved", "moved_unreplicated")
+DROPS = ("regressed", "regressed_unreplicated")
+
+class MetricDelta(BaseModel):
+    """One metric compared over the tasks both sides carry it on."""
+
+    name: str
+    before: float | None = None
+    after: float | None = None
+    delta: float | None = None
+    ci95: tuple[float, float] | None = None
+    p_value: float | None = None
+    n_paired_tasks: int = 0
+    verdict: Verdict = "not_measured"
+    run_std: float | None = None
+    band: float | None = None          # half-width of the re-run band around 0 (None: a single evaluation)
+    within_noise: bool | None = None   # |delta| <= band
+
+
+class DeltaReport(Report):
+    """The verdict after training. str() is format_delta_report: the headline first, one line per metric."""
+
+    headline_verdict: Headline = "NOT COMPARABLE"
+    verdict: Verdict = "not_measured"  # the target's word
+    target: str = TARGET
+    before: float | None = None
+    after: float | None = None
+    delta: float | None = None
+    target_ci95: tuple[float, float] | None = None
+    before_ci95: tuple[float, float] | None = None  # each side's target over the paired tasks, bootstrap over tasks
+    after_ci95: tuple[float, float] | None = None
+    p_value: float | None = None
+    n_paired_tasks: int = 0
+    n_before_tasks: int = 0
+    n_after_tasks: int = 0
+    paired_share: float = 0.0
+    k_before: int | None = None
+    k_after: int | None = None
+    metrics: dict[str, MetricDelta] = Field(default_factory=dict)
+    must_not_regress: list[str] = Field(default_factory=list)
+    failed: list[str] = Field(default_factory=list)       # target or guards that regressed
+    dropped: list[str] = Field(default_factory=list)      # other metrics that dropped significantly (warned)
+    run_std: float | None = None
+    run_std_runs: int | None = None
+    run_std_source: Literal["none", "run_std", "eval_variance", "eval_run"] = "none"
+    band_quantile: float | None = None
+    eval_runs_before: int = 1
+    eval_runs_after: int = 1
+    by: str | None = None
+    groups: dict[str, MetricDelta] = Field(default_factory=dict)
+    groups_down: list[str] = Field(default_factory=list)
+    balanced: dict[str, int] | None = None
+    ceiling: bool = False
+    config: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    not_comparable: dict[str, str] = Field(default_factory=dict)
+    notes: list[str] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+
+    def __str__(self) -> str:
+        return format_delta_report(self)
+
+
+def verdict_word(ci95: tuple[float, float] | None, delta: float | None, band: float | None) -> Verdict:
+    """The verdict word of one metric from its interval, its delta and the re-run band (None: one evaluation)."""
+    if ci95 is None or delta is None:
+        return "not_measured"
+    if ci95[0] <= 0.0 <= ci95[1]:
+        return "no_change_detected"
+    if band is None:
+        return "moved_unreplicated" if delta > 0 else "regressed_unreplicated"
+    if abs(delta) <= band:
+        return "within_eval_noise"
+    return "moved" if delta > 0 else "regressed"
+
 
 # What each headline says (printed under it, and in the README).
 HEADLINE_MEANING = {
