@@ -17,7 +17,7 @@ from whileai_train.errors import ConfigError, InputError
 from whileai_train.measure.defaults import LOW_PAIRED_SHARE, MIN_PAIRED_TASKS
 from whileai_train.measure.pass_at import run_config
 from whileai_train.report import Report
-from whileai_train.stats import DEFAULT_DRAWS, paired_comparison, welch_p_value
+from whileai_train.stats import DEFAULT_DRAWS, DEFAULT_SEED, paired_comparison, welch_p_value
 from whileai_train.stats.welch import welch_interval
 from whileai_train.tables.defaults import PASS_THRESHOLD
 from whileai_train.tables.graded import Graded, graded_table, name_rows
@@ -99,7 +99,7 @@ def _verdict(ci95: tuple[float, float] | None) -> Verdict:
 
 
 def compare_runs(before_rows: Any, after_rows: Any, *, pass_threshold: float = PASS_THRESHOLD,
-                 min_paired: int = MIN_PAIRED_TASKS, draws: int = DEFAULT_DRAWS, seed: int = 0) -> CompareRunsReport:
+                 min_paired: int = MIN_PAIRED_TASKS, draws: int = DEFAULT_DRAWS, seed: int = DEFAULT_SEED) -> CompareRunsReport:
     """Compare two runs' pass@1 task by task (after - before).
 
     Pairs the tasks both sides graded; with fewer than `min_paired` (5) it falls back to Welch's unpaired

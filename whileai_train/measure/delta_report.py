@@ -40,7 +40,7 @@ from whileai_train.measure.pass_at import most_common_k, run_config
 from whileai_train.measure.sides import PASS_AT_1, GroupBy, Side, read_side
 from whileai_train.row_files import read_rows
 from whileai_train.rows import task_key
-from whileai_train.stats import DEFAULT_CONFIDENCE, DEFAULT_DRAWS, normal_quantile, t_quantile
+from whileai_train.stats import DEFAULT_CONFIDENCE, DEFAULT_DRAWS, DEFAULT_SEED, normal_quantile, t_quantile
 from whileai_train.stats.paired import SIGN_FLIP_DRAWS
 from whileai_train.stats.paired_columns import bootstrap_mean_intervals, sign_flip_p_values
 from whileai_train.tables.defaults import PASS_THRESHOLD
@@ -278,7 +278,7 @@ def _by_name(by: GroupBy) -> str | None:
 def delta_report(before: Any, after: Any, *, target: str = TARGET, must_not_regress: Iterable[str] = (),
                  run_std: float | Mapping[str, float] | EvalVarianceReport | None = None,
                  run_std_runs: int | None = None, by: str | Callable[[Mapping[str, Any]], Any] | None = None,
-                 tasks: Any = None, balance_rollouts: bool = False, seed: int = 0,
+                 tasks: Any = None, balance_rollouts: bool = False, seed: int = DEFAULT_SEED,
                  pass_threshold: float = PASS_THRESHOLD, draws: int = DEFAULT_DRAWS,
                  sign_draws: int = SIGN_FLIP_DRAWS) -> DeltaReport:
     """Compare `after` against `before` (row lists, JSONL paths or datasets) on pass@1 and every shared marker.

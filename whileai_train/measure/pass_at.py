@@ -21,7 +21,7 @@ from whileai_train.errors import ConfigError, InputError
 from whileai_train.measure.defaults import CONFIG_KEYS, CONFIG_SAMPLE_ROWS
 from whileai_train.report import Report
 from whileai_train.rows import carried_stamp
-from whileai_train.stats import DEFAULT_DRAWS
+from whileai_train.stats import DEFAULT_DRAWS, DEFAULT_SEED
 from whileai_train.stats.shared_draws import bootstrap_mean_cis
 from whileai_train.tables.defaults import PASS_THRESHOLD
 from whileai_train.tables.graded import Graded, graded_table, name_rows
@@ -198,7 +198,7 @@ def most_common_k(counts: Counter[int]) -> int | None:
 
 
 def pass_at(rows: Any, *, k: int | None = None, pass_threshold: float = PASS_THRESHOLD,
-            draws: int = DEFAULT_DRAWS, seed: int = 0) -> PassAtReport:
+            draws: int = DEFAULT_DRAWS, seed: int = DEFAULT_SEED) -> PassAtReport:
     """pass@1 (mean over tasks of each task's pass rate) with `ci95`, and pass^k / pass@k with theirs.
 
     `rows`: a list of dicts, a JSONL path or a datasets.Dataset. A row passes when its reward is at least

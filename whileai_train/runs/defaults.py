@@ -33,7 +33,7 @@ FINISH_WAIT_S = 10.0
 # min(this, the finish wait) so a lock never stretches a finish past its bound.
 STORE_BUSY_TIMEOUT_S = 10.0
 
-# Short timeouts (issue 3). A log POST of 500 points is ~100 kB; 5 s covers a slow link, and a hanging
+# Short timeouts: a log POST of 500 points is ~100 kB; 5 s covers a slow link, and a hanging
 # server costs the background thread at most this long per try, never the training thread.
 CONNECT_TIMEOUT_S = 2.0
 READ_TIMEOUT_S = 5.0

@@ -10,13 +10,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["DEFAULT_CONFIDENCE", "DEFAULT_DRAWS", "DEFAULT_SEED", "bootstrap_mean_ci", "bootstrap_means"]
+__all__ = ["CELLS_PER_CHUNK", "DEFAULT_CONFIDENCE", "DEFAULT_DRAWS", "DEFAULT_SEED", "bootstrap_mean_ci", "bootstrap_means"]
 
 DEFAULT_DRAWS = 2000  # product text: "the percentile bootstrap over tasks (2000 draws, seeded)"
 DEFAULT_CONFIDENCE = 0.95
 # "seeded" (product text, above): the same rows give the same interval on every call; 0 is our choice
 DEFAULT_SEED = 0
-_CELLS_PER_CHUNK = 1_000_000  # (draws x tasks) cells per chunk: ~8 MB of int64 indices, cache-friendly (measured 5x faster than 20M)
+# (draws x tasks) int64 indices drawn per chunk: ~8 MB, so memory stays flat at any task count; every bootstrap
+# in stats/ draws in chunks of this size
+CELLS_PER_CHUNK = 1_000_000
 
 
 def bootstrap_means(task_values: Sequence[float] | np.ndarray, *, draws: int = DEFAULT_DRAWS,
@@ -28,7 +30,7 @@ def bootstrap_means(task_values: Sequence[float] | np.ndarray, *, draws: int = D
         return np.zeros(0)
     rng = np.random.default_rng(seed)
     out = np.empty(draws)
-    chunk = max(1, _CELLS_PER_CHUNK // n)
+    chunk = max(1, CELLS_PER_CHUNK // n)
     for start in range(0, draws, chunk):
         size = min(chunk, draws - start)
         out[start:start + size] = values[rng.integers(0, n, size=(size, n))].mean(axis=1)

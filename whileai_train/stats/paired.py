@@ -11,13 +11,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from whileai_train.stats.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_DRAWS, bootstrap_mean_ci
+from whileai_train.stats.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_DRAWS, DEFAULT_SEED, bootstrap_mean_ci
 
 __all__ = ["PairedComparison", "paired_comparison", "sign_flip_p_value", "welch_p_value"]
 
 EXACT_SIGN_FLIP_MAX_N = 16
 SIGN_FLIP_DRAWS = 10_000
-_SIGN_CELLS_PER_CHUNK = 4_000_000  # 32 MB of signs per chunk; the generator's stream does not depend on the split
+SIGN_CELLS_PER_CHUNK = 4_000_000  # 32 MB of signs per chunk; the generator's stream does not depend on the split
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ class PairedComparison:
 
 
 def sign_flip_p_value(differences: Sequence[float] | np.ndarray, *, draws: int = SIGN_FLIP_DRAWS,
-                      seed: int = 0) -> float | None:
+                      seed: int = DEFAULT_SEED) -> float | None:
     """Two-sided p-value of mean(differences) == 0 under random sign flips; None with no data."""
     d = np.asarray(differences, dtype=float)
     n = len(d)
@@ -45,7 +45,7 @@ def sign_flip_p_value(differences: Sequence[float] | np.ndarray, *, draws: int =
         return float(np.mean(stats >= observed - tolerance))
     rng = np.random.default_rng(seed)
     hits = 0
-    chunk = max(1, _SIGN_CELLS_PER_CHUNK // n)  # same draws as one (draws, n) matrix, without 1 GB at 12.5k tasks
+    chunk = max(1, SIGN_CELLS_PER_CHUNK // n)  # same draws as one (draws, n) matrix, without 1 GB at 12.5k tasks
     for start in range(0, draws, chunk):
         signs = rng.choice(np.array([-1.0, 1.0]), size=(min(chunk, draws - start), n))
         hits += int(np.sum(np.abs(signs @ d) / n >= observed - tolerance))
@@ -53,7 +53,7 @@ def sign_flip_p_value(differences: Sequence[float] | np.ndarray, *, draws: int =
 
 
 def paired_comparison(before: Sequence[float] | np.ndarray, after: Sequence[float] | np.ndarray, *,
-                      draws: int = DEFAULT_DRAWS, seed: int = 0,
+                      draws: int = DEFAULT_DRAWS, seed: int = DEFAULT_SEED,
                       confidence: float = DEFAULT_CONFIDENCE) -> PairedComparison:
     """Compare per-task values of two arms on the same tasks (index i is one task on both sides)."""
     b, a = np.asarray(before, dtype=float), np.asarray(after, dtype=float)

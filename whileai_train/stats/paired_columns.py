@@ -16,13 +16,16 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from whileai_train.stats.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_DRAWS
-from whileai_train.stats.paired import EXACT_SIGN_FLIP_MAX_N, SIGN_FLIP_DRAWS, PairedComparison
+from whileai_train.stats.bootstrap import CELLS_PER_CHUNK, DEFAULT_CONFIDENCE, DEFAULT_DRAWS, DEFAULT_SEED
+from whileai_train.stats.paired import (
+    EXACT_SIGN_FLIP_MAX_N,
+    SIGN_CELLS_PER_CHUNK,
+    SIGN_FLIP_DRAWS,
+    PairedComparison,
+)
 
 __all__ = ["bootstrap_mean_intervals", "paired_comparisons", "sign_flip_p_values"]
 
-_SIGN_CELLS_PER_CHUNK = 2_000_000  # (draws x tasks) signs per chunk: 16 MB as float64
-_BOOT_CELLS_PER_CHUNK = 1_000_000  # (draws x tasks) indices per chunk, as in stats.bootstrap
 
 Columns = Sequence[Sequence[float] | np.ndarray] | np.ndarray
 
@@ -35,7 +38,7 @@ def _matrix(columns: Columns, what: str) -> np.ndarray:
     return np.stack(data, axis=1)
 
 
-def bootstrap_mean_intervals(columns: Columns, *, draws: int = DEFAULT_DRAWS, seed: int = 0,
+def bootstrap_mean_intervals(columns: Columns, *, draws: int = DEFAULT_DRAWS, seed: int = DEFAULT_SEED,
                              confidence: float = DEFAULT_CONFIDENCE) -> list[tuple[float, float] | None]:
     """Percentile interval of the mean of each column (same tasks, no NaN): None with no task, a point with one."""
     if len(columns) == 0:
@@ -48,7 +51,7 @@ def bootstrap_mean_intervals(columns: Columns, *, draws: int = DEFAULT_DRAWS, se
         return [(float(v), float(v)) for v in data[0]]
     rng = np.random.default_rng(seed)
     replicates = np.empty((draws, data.shape[1]))
-    chunk = max(1, _BOOT_CELLS_PER_CHUNK // n)
+    chunk = max(1, CELLS_PER_CHUNK // n)
     for start in range(0, draws, chunk):
         size = min(chunk, draws - start)
         index = rng.integers(0, n, size=(size, n))
@@ -60,7 +63,7 @@ def bootstrap_mean_intervals(columns: Columns, *, draws: int = DEFAULT_DRAWS, se
     return [(float(low), float(high)) for low, high in bounds.T]
 
 
-def sign_flip_p_values(differences: Columns, *, draws: int = SIGN_FLIP_DRAWS, seed: int = 0) -> list[float | None]:
+def sign_flip_p_values(differences: Columns, *, draws: int = SIGN_FLIP_DRAWS, seed: int = DEFAULT_SEED) -> list[float | None]:
     """Two-sided sign-flip p-value of mean == 0 for each column; a column's NaN tasks are not in its test."""
     if len(differences) == 0:
         return []
@@ -80,7 +83,7 @@ def sign_flip_p_values(differences: Columns, *, draws: int = SIGN_FLIP_DRAWS, se
     rng = np.random.default_rng(seed)
     total = d.sum(axis=0)
     counted = np.zeros(d.shape[1], dtype=np.int64)
-    chunk = max(1, _SIGN_CELLS_PER_CHUNK // n)
+    chunk = max(1, SIGN_CELLS_PER_CHUNK // n)
     for start in range(0, draws, chunk):
         size = min(chunk, draws - start)
         packed = rng.integers(0, 256, size=(size, (n + 7) // 8), dtype=np.uint8)
@@ -89,7 +92,7 @@ def sign_flip_p_values(differences: Columns, *, draws: int = SIGN_FLIP_DRAWS, se
     return [float((1 + h) / (draws + 1)) if size else None for h, size in zip(counted.tolist(), sizes)]
 
 
-def paired_comparisons(before: Columns, after: Columns, *, draws: int = DEFAULT_DRAWS, seed: int = 0,
+def paired_comparisons(before: Columns, after: Columns, *, draws: int = DEFAULT_DRAWS, seed: int = DEFAULT_SEED,
                        sign_draws: int = SIGN_FLIP_DRAWS,
                        confidence: float = DEFAULT_CONFIDENCE) -> list[PairedComparison]:
     """`paired_comparison` for several columns over the same tasks (row i of every column is one task)."""

@@ -12,11 +12,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from whileai_train.stats.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_DRAWS, DEFAULT_SEED
+from whileai_train.stats.bootstrap import CELLS_PER_CHUNK, DEFAULT_CONFIDENCE, DEFAULT_DRAWS, DEFAULT_SEED
 
 __all__ = ["bootstrap_mean_cis"]
-
-_CELLS_PER_CHUNK = 1_000_000  # ~8 MB of int64 indices per chunk: measured ~3x faster than 20M-cell chunks
 
 
 def bootstrap_mean_cis(columns: Sequence[Sequence[float] | np.ndarray], *, draws: int = DEFAULT_DRAWS,
@@ -39,7 +37,7 @@ def bootstrap_mean_cis(columns: Sequence[Sequence[float] | np.ndarray], *, draws
         return [(float(c[0]), float(c[0])) for c in data]
     rng = np.random.default_rng(seed)
     replicates = np.empty((len(data), draws))
-    chunk = max(1, _CELLS_PER_CHUNK // n)
+    chunk = max(1, CELLS_PER_CHUNK // n)
     for start in range(0, draws, chunk):
         size = min(chunk, draws - start)
         index = rng.integers(0, n, size=(size, n))
