@@ -13,7 +13,7 @@ import whileai_train as wai
 from whileai_train.errors import ConfigError, InputError, RowError
 from whileai_train.measure.pass_at import pass_at, pass_at_k_estimate, pass_pow_k_estimate
 from whileai_train.stats import bootstrap_mean_ci
-from whileai_train.stats.shared_draws import bootstrap_mean_cis
+from whileai_train.stats.bootstrap import bootstrap_mean_cis
 
 
 def _rows(outcomes: dict[str, list[float | None]], **extra: object) -> list[dict]:
@@ -182,11 +182,11 @@ def test_bad_k_is_a_config_error(k: object) -> None:
         pass_at(_rows({"a": [1, 0]}), k=k)  # type: ignore[arg-type]
 
 
-# ----------------------------------------------------------------------------------- stats.shared_draws
+# ------------------------------------------------------------------------- stats.bootstrap.bootstrap_mean_cis
 
 
 @pytest.mark.parametrize("n", [2, 3, 17, 600])
-def test_shared_draws_equal_bootstrap_mean_ci_column_by_column(n: int) -> None:
+def test_bootstrap_mean_cis_equal_bootstrap_mean_ci_column_by_column(n: int) -> None:
     rng = np.random.default_rng(n)
     columns = [rng.random(n), rng.integers(0, 2, n).astype(float), rng.random(n) ** 3]
     assert bootstrap_mean_cis(columns, seed=11) == [bootstrap_mean_ci(c, seed=11) for c in columns]
@@ -194,9 +194,9 @@ def test_shared_draws_equal_bootstrap_mean_ci_column_by_column(n: int) -> None:
         bootstrap_mean_ci(c, seed=11, draws=333, confidence=0.9) for c in columns]
 
 
-def test_shared_draws_edge_cases() -> None:
+def test_bootstrap_mean_cis_edge_cases() -> None:
     assert bootstrap_mean_cis([[], []]) == [None, None]
-    assert bootstrap_mean_cis([[0.25]]) == [(0.25, 0.25)]
+    assert bootstrap_mean_cis([[0.25], [1.0]]) == [None, None]  # one task: nothing to resample
     with pytest.raises(ValueError, match="share tasks"):
         bootstrap_mean_cis([[1.0, 0.0], [1.0]])
 

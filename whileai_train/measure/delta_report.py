@@ -41,8 +41,9 @@ from whileai_train.measure.sides import PASS_AT_1, GroupBy, Side, read_side
 from whileai_train.row_files import read_rows
 from whileai_train.rows import task_key
 from whileai_train.stats import DEFAULT_CONFIDENCE, DEFAULT_DRAWS, DEFAULT_SEED, normal_quantile, t_quantile
+from whileai_train.stats.bootstrap import bootstrap_mean_cis
 from whileai_train.stats.paired import SIGN_FLIP_DRAWS
-from whileai_train.stats.paired_columns import bootstrap_mean_intervals, sign_flip_p_values
+from whileai_train.stats.paired_columns import sign_flip_p_values
 from whileai_train.tables.defaults import PASS_THRESHOLD
 from whileai_train.tables.graded import name_rows
 from whileai_train.tables.marker_column import task_means
@@ -249,14 +250,14 @@ def _compare(columns: dict[str, PairedColumns], groups: dict[str, PairedColumns]
         stack = [columns[name][1][both] - columns[name][0][both] for name in names]
         if target in names:
             stack += [columns[target][0][both], columns[target][1][both]]
-        intervals = bootstrap_mean_intervals(stack, draws=draws, seed=seed)
+        intervals = bootstrap_mean_cis(stack, draws=draws, seed=seed)
         for name, interval in zip(names, intervals):
             metrics[name].ci95 = interval
         if target in names:
             side_intervals = (intervals[-2], intervals[-1])
     for label, (b, a, both) in groups.items():
         if both.any():
-            by_group[label].ci95 = bootstrap_mean_intervals([a[both] - b[both]], draws=draws, seed=seed)[0]
+            by_group[label].ci95 = bootstrap_mean_cis([a[both] - b[both]], draws=draws, seed=seed)[0]
     differences = [np.where(both, a - b, np.nan) for b, a, both in [*columns.values(), *groups.values()]]
     p_values = sign_flip_p_values(differences, draws=sign_draws, seed=seed)
     for result, p in zip([*metrics.values(), *by_group.values()], p_values):

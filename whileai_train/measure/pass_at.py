@@ -22,7 +22,7 @@ from whileai_train.measure.defaults import CONFIG_KEYS, CONFIG_SAMPLE_ROWS
 from whileai_train.report import Report
 from whileai_train.rows import carried_stamp
 from whileai_train.stats import DEFAULT_DRAWS, DEFAULT_SEED
-from whileai_train.stats.shared_draws import bootstrap_mean_cis
+from whileai_train.stats.bootstrap import bootstrap_mean_cis
 from whileai_train.tables.defaults import PASS_THRESHOLD
 from whileai_train.tables.graded import Graded, graded_table, name_rows
 
@@ -239,7 +239,7 @@ def pass_at_from_table(table: Graded, rows: Sequence[Mapping[str, Any]], *, k: i
     report.mean_reward = float(np.nanmean(table.rewards))
     report.repeats_per_task = {int(size): int(count) for size, count in sorted(Counter(n.tolist()).items())}
     if len(tasks) == 1:
-        report.notes.append("one task: the interval is a point; evaluate more tasks for an interval")
+        report.notes.append("one task: no interval (an interval over tasks needs two or more); evaluate more tasks")
     if k is None:
         if stamp_k is not None:
             k = stamp_k

@@ -9,6 +9,7 @@ from whileai_train.stats.bootstrap import (
     DEFAULT_DRAWS,
     DEFAULT_SEED,
     bootstrap_mean_ci,
+    bootstrap_mean_cis,
     bootstrap_means,
 )
 from whileai_train.stats.groups import GroupMeans, group_means
@@ -22,6 +23,7 @@ __all__ = [
     "GroupMeans",
     "PairedComparison",
     "bootstrap_mean_ci",
+    "bootstrap_mean_cis",
     "bootstrap_means",
     "cohen_kappa",
     "group_means",

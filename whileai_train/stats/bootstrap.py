@@ -10,7 +10,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["CELLS_PER_CHUNK", "DEFAULT_CONFIDENCE", "DEFAULT_DRAWS", "DEFAULT_SEED", "bootstrap_mean_ci", "bootstrap_means"]
+__all__ = ["CELLS_PER_CHUNK", "DEFAULT_CONFIDENCE", "DEFAULT_DRAWS", "DEFAULT_SEED", "bootstrap_mean_ci", "bootstrap_mean_cis",
+           "bootstrap_means"]
 
 DEFAULT_DRAWS = 2000  # product text: "the percentile bootstrap over tasks (2000 draws, seeded)"
 DEFAULT_CONFIDENCE = 0.95
@@ -39,13 +40,48 @@ def bootstrap_means(task_values: Sequence[float] | np.ndarray, *, draws: int = D
 
 def bootstrap_mean_ci(task_values: Sequence[float] | np.ndarray, *, draws: int = DEFAULT_DRAWS,
                       seed: int = DEFAULT_SEED, confidence: float = DEFAULT_CONFIDENCE) -> tuple[float, float] | None:
-    """Percentile interval of the mean over tasks; None with no task, a point with one."""
+    """Percentile interval of the mean over tasks; None with fewer than two tasks (one task has no spread to
+    resample, and a zero-width interval would read as certainty)."""
     values = np.asarray(task_values, dtype=float)
-    if len(values) == 0:
+    if len(values) < 2:
         return None
-    if len(values) == 1:
-        return (float(values[0]), float(values[0]))
     replicates = bootstrap_means(values, draws=draws, seed=seed)
     tail = (1.0 - confidence) / 2.0
     low, high = np.quantile(replicates, [tail, 1.0 - tail])
     return (float(low), float(high))
+
+
+# Several per-task columns over the same tasks (pass@1, pass^k and pass@k; every marker of one task set): the
+# resampling indices are drawn once and reused for every column, which gives, column by column, exactly the
+# replicates `bootstrap_means` gives with the same seed (the generator's integer stream does not depend on how
+# it is split into calls), for the cost of one draw. tests/test_pass_at.py pins it to `bootstrap_mean_ci`.
+def bootstrap_mean_cis(columns: Sequence[Sequence[float] | np.ndarray], *, draws: int = DEFAULT_DRAWS,
+                       seed: int = DEFAULT_SEED, confidence: float = DEFAULT_CONFIDENCE
+                       ) -> list[tuple[float, float] | None]:
+    """Percentile intervals of the mean of each column (all of one length: one value per task, same tasks).
+
+    Column j's interval equals ``bootstrap_mean_ci(columns[j], draws=draws, seed=seed)``: None with fewer than
+    two tasks.
+    """
+    data = [np.asarray(column, dtype=float) for column in columns]
+    if not data:
+        return []
+    n = len(data[0])
+    if any(len(column) != n for column in data):
+        raise ValueError(f"bootstrap_mean_cis: columns of lengths {[len(c) for c in data]}; they must share tasks")
+    if n < 2:
+        return [None for _ in data]
+    rng = np.random.default_rng(seed)
+    replicates = np.empty((len(data), draws))
+    chunk = max(1, CELLS_PER_CHUNK // n)
+    for start in range(0, draws, chunk):
+        size = min(chunk, draws - start)
+        index = rng.integers(0, n, size=(size, n))
+        for j, column in enumerate(data):
+            replicates[j, start:start + size] = column[index].mean(axis=1)
+    tail = (1.0 - confidence) / 2.0
+    out: list[tuple[float, float] | None] = []
+    for row in replicates:
+        low, high = np.quantile(row, [tail, 1.0 - tail])
+        out.append((float(low), float(high)))
+    return out

@@ -1,10 +1,8 @@
 """Many paired comparisons at once: shared bootstrap draws over one task set, shared sign-flip patterns.
 
 delta_report compares pass@1, every marker and the target within every group over (subsets of) one set of
-paired tasks. `bootstrap_mean_intervals` resamples tasks once for all columns of one task set: the resampled
-indices are those `bootstrap_mean_ci(column, draws=draws, seed=seed)` draws, and each replicate mean is read as
-(times each task was drawn) @ column / n, one matrix product for every column (the same means up to float
-rounding). `sign_flip_p_values` draws one sign pattern per draw for all tasks (random bits, eight signs a byte)
+paired tasks. The intervals come from `stats.bootstrap.bootstrap_mean_cis` (one set of draws for all columns of
+one task set, each interval exactly `bootstrap_mean_ci`'s). `sign_flip_p_values` draws one sign pattern per draw for all tasks (random bits, eight signs a byte)
 and applies it to every column; a column leaves out the tasks where it is NaN. Exact (every pattern, as
 `sign_flip_p_value`) when the task axis has at most EXACT_SIGN_FLIP_MAX_N tasks, Monte-Carlo with the +1
 correction (Phipson & Smyth 2010) above.
@@ -16,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from whileai_train.stats.bootstrap import CELLS_PER_CHUNK, DEFAULT_CONFIDENCE, DEFAULT_DRAWS, DEFAULT_SEED
+from whileai_train.stats.bootstrap import DEFAULT_CONFIDENCE, DEFAULT_DRAWS, DEFAULT_SEED, bootstrap_mean_cis
 from whileai_train.stats.paired import (
     EXACT_SIGN_FLIP_MAX_N,
     SIGN_CELLS_PER_CHUNK,
@@ -24,7 +22,7 @@ from whileai_train.stats.paired import (
     PairedComparison,
 )
 
-__all__ = ["bootstrap_mean_intervals", "paired_comparisons", "sign_flip_p_values"]
+__all__ = ["paired_comparisons", "sign_flip_p_values"]
 
 
 Columns = Sequence[Sequence[float] | np.ndarray] | np.ndarray
@@ -36,31 +34,6 @@ def _matrix(columns: Columns, what: str) -> np.ndarray:
     if any(len(c) != n for c in data):
         raise ValueError(f"{what}: columns of lengths {[len(c) for c in data]}; they must share one task axis")
     return np.stack(data, axis=1)
-
-
-def bootstrap_mean_intervals(columns: Columns, *, draws: int = DEFAULT_DRAWS, seed: int = DEFAULT_SEED,
-                             confidence: float = DEFAULT_CONFIDENCE) -> list[tuple[float, float] | None]:
-    """Percentile interval of the mean of each column (same tasks, no NaN): None with no task, a point with one."""
-    if len(columns) == 0:
-        return []
-    data = _matrix(columns, "bootstrap_mean_intervals")
-    n = data.shape[0]
-    if n == 0:
-        return [None] * data.shape[1]
-    if n == 1:
-        return [(float(v), float(v)) for v in data[0]]
-    rng = np.random.default_rng(seed)
-    replicates = np.empty((draws, data.shape[1]))
-    chunk = max(1, CELLS_PER_CHUNK // n)
-    for start in range(0, draws, chunk):
-        size = min(chunk, draws - start)
-        index = rng.integers(0, n, size=(size, n))
-        index += (np.arange(size) * n)[:, None]
-        counts = np.bincount(index.ravel(), minlength=size * n).reshape(size, n).astype(float)
-        replicates[start:start + size] = counts @ data / n
-    tail = (1.0 - confidence) / 2.0
-    bounds = np.quantile(replicates, [tail, 1.0 - tail], axis=0)
-    return [(float(low), float(high)) for low, high in bounds.T]
 
 
 def sign_flip_p_values(differences: Columns, *, draws: int = SIGN_FLIP_DRAWS, seed: int = DEFAULT_SEED) -> list[float | None]:
@@ -101,7 +74,7 @@ def paired_comparisons(before: Columns, after: Columns, *, draws: int = DEFAULT_
     differences = [np.asarray(a, dtype=float) - np.asarray(b, dtype=float) for b, a in zip(before, after)]
     if not differences:
         return []
-    intervals = bootstrap_mean_intervals(differences, draws=draws, seed=seed, confidence=confidence)
+    intervals = bootstrap_mean_cis(differences, draws=draws, seed=seed, confidence=confidence)
     p_values = sign_flip_p_values(differences, draws=sign_draws, seed=seed)
     return [PairedComparison(len(d), float(d.mean()) if len(d) else float("nan"), ci, p)
             for d, ci, p in zip(differences, intervals, p_values)]

@@ -24,7 +24,7 @@ import numpy as np
 from whileai_train.report import Report
 from whileai_train.rows import task_key
 from whileai_train.stats import DEFAULT_DRAWS, DEFAULT_SEED
-from whileai_train.stats.shared_draws import bootstrap_mean_cis
+from whileai_train.stats.bootstrap import bootstrap_mean_cis
 
 __all__ = [
     "MarkerSummary",
@@ -130,7 +130,7 @@ def summarise_columns(columns: Mapping[str, Sequence[float] | np.ndarray], task_
     """The summary of each column (`values[i]` row i's value in [0, 1], NaN where the row does not carry it;
     `task_of_row[i]` its task number, 0..n_tasks-1, see `task_numbers`), in the columns' order.
 
-    Columns carried by the same tasks share one set of bootstrap draws (stats.shared_draws): each interval is
+    Columns carried by the same tasks share one set of bootstrap draws (stats.bootstrap.bootstrap_mean_cis): each interval is
     exactly the one `bootstrap_mean_ci` gives that column alone with the same seed, for the cost of one draw.
     """
     read = [_without_interval(name, values, task_of_row, n_tasks) for name, values in columns.items()]
