@@ -118,6 +118,54 @@ def test_platform_run_attach_and_get_run_over_http(platform: Any) -> None:
         wai.get_run("run-missing", api_key=KEY, url=url)
 
 
+def test_refresh_reads_a_local_run_back_after_another_process_measured_it() -> None:
+    with wai.run(name="sft", total_steps=1) as run:
+        run.log(0, loss=1.0)
+    assert run.holdout_summary is None
+    block = wai.attach_delta(run.id, BEFORE, AFTER)  # as a later eval job would, by id
+    record = run.refresh()
+    assert record["status"] == "done" and run.holdout_summary == block
+    assert run.summary is not None and run.summary["delta"]["headline_verdict"] == "PASS"
+    assert run.summary["points"] == 1  # the finish summary is still there
+
+
+def test_refresh_of_a_hosted_run_whose_platform_kept_two_numbers(platform: Any) -> None:
+    import httpx
+
+    url, _ = platform
+    with wai.run(name="hosted", api_key=KEY, url=url, config=FAST) as run:
+        run.log(0, loss=0.9)
+    # the platform's own trainer reports the held-out pass rates as two bare numbers
+    answer = httpx.patch(f"{url}/runs/{run.id}", headers={"X-Api-Key": KEY},
+                         json={"summary": {"holdout": {"metric": "pass_rate", "before": 0.58, "after": 0.66}}})
+    assert answer.status_code == 200
+    record = run.refresh()
+    block = run.holdout_summary
+    assert record["where"] == "platform" and block is not None and run.summary is not None
+    assert block["before"] == {"pass_rate": 0.58, "n_tasks": None, "k": None, "ci95": None}
+    assert block["after"]["pass_rate"] == 0.66 and block["delta"] == pytest.approx(0.08)
+    assert block["ci95"] is None and block["verdict"] is None and "platform returned two numbers" in block["note"]
+    assert run.summary["holdout"] == block and run.summary["points"] == 1
+
+
+def test_refresh_names_what_a_lying_platform_answered(tmp_path: Path) -> None:
+    from http_server import FaultyServer
+
+    server = FaultyServer(tmp_path / "server.db")
+    try:
+        with wai.run(name="hosted", api_key=server.api_key, url=server.url, config=FAST) as run:
+            run.log(0, loss=0.9)
+        server.fail_for(1, "html")
+        with pytest.raises(RunError, match="not JSON"):
+            run.refresh()
+        server.fail_for(1, "redirect")
+        with pytest.raises(RunError, match="redirected .* never followed"):
+            run.refresh()
+        assert run.refresh()["status"] == "done"  # the next answer is the API's
+    finally:
+        server.close()
+
+
 def test_a_platform_that_is_down_is_a_run_error_from_attach_and_a_warning_from_run_holdout(
         platform: Any, caplog: pytest.LogCaptureFixture) -> None:
     url, _ = platform

@@ -1,6 +1,7 @@
 """A run's record after training: read it back, and keep the held-out measurement on it, wherever it went.
 
     get_run(run_id)                          status, summary, points, notes: the local store, else the platform
+    run.refresh()                            a live Run's summary and holdout block read back from where it went
     attach_holdout(run_id, before, after)    summary["holdout"]: each side's pass rate (n_tasks, k, ci95), verdict
     attach_delta(run_id, report)             summary["holdout"] and summary["delta"] (the whole delta report)
 
@@ -30,6 +31,7 @@ __all__ = [
     "holdout_summary",
     "keep_on_run",
     "patch_platform_summary",
+    "refresh_run",
 ]
 
 logger = logging.getLogger("whileai_train.runs")
@@ -184,18 +186,28 @@ def get_run(run_id: str, *, api_key: str | None = None, url: str | None = None) 
     if credential is None:
         raise RunError(f"no run {run_id!r} in the local store ({default_store_path()}) and no platform key to look "
                        "further. Fix: pass the id `whileai-train runs` lists, or api_key=")
+    return _platform_record(run_id, credential, url, with_points=True)
+
+
+def _platform_record(run_id: str, credential: Credential, url: str | None, *, with_points: bool) -> dict[str, Any]:
+    """GET /runs/{id} (and its points): the record as the platform holds it, or a RunError saying what came back."""
     import httpx
 
+    listed = None
     try:
         with _client(credential, url) as client:
             response = client.get(f"/runs/{run_id}")
             if response.status_code == 404:
                 raise RunError(f"no run {run_id!r} at {api_url(url)}")
+            if 300 <= response.status_code < 400:
+                raise RunError(f"GET /runs/{run_id} was redirected to {response.headers.get('location')!r}; a "
+                               f"redirect is never followed. Fix: point url= at the API itself ({api_url(url)})")
             response.raise_for_status()
             record = response.json()
-            points = client.get(f"/runs/{run_id}/points")
-            points.raise_for_status()
-            listed = points.json().get("points") if isinstance(points.json(), dict) else None
+            if with_points:
+                points = client.get(f"/runs/{run_id}/points")
+                points.raise_for_status()
+                listed = points.json().get("points") if isinstance(points.json(), dict) else None
     except httpx.HTTPError as exc:
         raise _platform_error(f"GET /runs/{run_id} failed", exc, credential) from None
     except ValueError as exc:
@@ -257,3 +269,45 @@ def keep_on_run(run: Any, patch: dict[str, Any]) -> None:
         logger.warning("whileai: could not store %s on run %s (%s); it is on run.holdout_summary, and "
                        "wai.attach_holdout / attach_delta can send it again", ", ".join(patch), run_id,
                        redact(repr(exc), run._credential))
+
+
+def _holdout_block(raw: Any) -> dict[str, Any] | None:
+    """summary["holdout"] as read back: a block of ours as it is; two bare numbers (what a hosted run's platform
+    keeps) as the same block with the interval fields None and a note saying why."""
+    if not isinstance(raw, Mapping):
+        return None
+    before, after = raw.get("before"), raw.get("after")
+    if isinstance(before, Mapping) or isinstance(after, Mapping):
+        return dict(raw)
+    metric = raw.get("metric") if raw.get("metric") in ("pass_rate", "loss") else "pass_rate"
+    try:
+        block, _ = holdout_summary(before, after, metric=metric)
+    except ConfigError:
+        return dict(raw)  # not two numbers either: kept as it came, for the reader to see
+    block["note"] = "the platform returned two numbers only: no n_tasks, k, interval or verdict to read back"
+    return block
+
+
+def refresh_run(run: Any) -> dict[str, Any]:
+    """run.refresh(): read the run's record back from where it went (local store, platform, memory) and set
+    run.summary and run.holdout_summary from it; returns the record. A RunError when the platform cannot say."""
+    sender = run._sender
+    if sender is None:
+        raise RunError(f"run {run.name!r} was never recorded (whileai logging is disabled here): nothing to read back")
+    kind = sender.sink.kind
+    if kind == "local":
+        record = sender.sink.store.get_run(run.id)
+    elif kind == "memory":
+        record = sender.sink.runs.get(run.id)
+    else:
+        record = _platform_record(run.id, run._credential, sender.sink.where, with_points=False)
+    if not isinstance(record, dict):
+        raise RunError(f"no record of run {run.id!r} where it was sent ({sender.sink.where})")
+    summary = record.get("summary")
+    if isinstance(summary, dict):
+        block = _holdout_block(summary.get("holdout"))
+        if block is not None:
+            summary = {**summary, "holdout": block}
+            run.holdout_summary = block
+        run.summary = summary
+    return record

@@ -232,6 +232,14 @@ class Run:
         keep_on_run(self, patch)
         return block
 
+    def refresh(self) -> dict[str, Any]:
+        """Read this run's record back from where it went and update `summary` and `holdout_summary` from it
+        (a hosted run's two bare numbers come back as the holdout block, its interval fields None, with a note).
+        Returns the record (status, summary, ...)."""
+        from whileai_train.runs.records import refresh_run
+
+        return refresh_run(self)
+
     def delta(self, report: Any, after: Any = None, **delta_options: Any) -> dict[str, Any]:
         """Keep a delta report on the run: `run.delta(report)` or `run.delta(before_rows, after_rows, ...)`.
         Adds summary["holdout"] and summary["delta"]; returns the holdout block."""
