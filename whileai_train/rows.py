@@ -424,7 +424,8 @@ def final_reply(row: Mapping[str, Any]) -> str:
         return final
     completion = row.get("completion")
     for messages in (row.get("messages"), completion if isinstance(completion, list) else None):
-        for message in reversed(messages if isinstance(messages, list) else ()):
+        listed: list[Any] = messages if isinstance(messages, list) else []
+        for message in reversed(listed):
             if isinstance(message, Mapping) and message.get("role") == "assistant" and message.get("content"):
                 return _as_text(message.get("content"))
     if isinstance(completion, str):

@@ -279,7 +279,7 @@ def _holdout_block(raw: Any) -> dict[str, Any] | None:
     before, after = raw.get("before"), raw.get("after")
     if isinstance(before, Mapping) or isinstance(after, Mapping):
         return dict(raw)
-    metric = raw.get("metric") if raw.get("metric") in ("pass_rate", "loss") else "pass_rate"
+    metric: Metric = "loss" if raw.get("metric") == "loss" else "pass_rate"
     try:
         block, _ = holdout_summary(before, after, metric=metric)
     except ConfigError:
