@@ -389,7 +389,9 @@ def steps_end_with_reply(steps: Any) -> str | None:
     if steps.__class__ is not list or not steps:
         return None
     last = steps[-1]
-    if not isinstance(last, Mapping) or last.get("tool") is not None or last.get("user") is not None:
+    if last.__class__ is not dict and not isinstance(last, Mapping):  # (the exact type first: the ABC check is slow)
+        return None
+    if last.get("tool") is not None or last.get("user") is not None:
         return None
     text = last.get("text")
     if text is None:
