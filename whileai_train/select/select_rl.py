@@ -164,10 +164,15 @@ def _duplicates(view: Graded, candidates: np.ndarray) -> np.ndarray:
     rows = view.rows
     task_of = view.task_of_row.tolist()
     duplicate = np.zeros(view.n_rows, dtype=bool)
-    seen: dict[tuple[int, Any], Any] = {}
+    # per ask, per final reply: the first row, or the trajectories seen once a second row shares the bucket
+    # (keyed ask by ask rather than by an (ask, reply) tuple: no container per row for the collector to walk)
+    by_ask: dict[int, dict[str | None, Any]] = {}
     for i in candidates.tolist():
         final = rows[i].get("final_text")
-        coarse = (task_of[i], final if final.__class__ is str else None)
+        coarse = final if final.__class__ is str else None
+        seen = by_ask.get(task_of[i])
+        if seen is None:
+            seen = by_ask[task_of[i]] = {}
         bucket = seen.get(coarse)
         if bucket is None:
             seen[coarse] = i
