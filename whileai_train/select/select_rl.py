@@ -352,7 +352,7 @@ def select_for_rl(
     # 7. new dicts, stamped
     stamps = task_stamps(view)
     carries = view.carries.tolist()
-    penalized = cut if truncated == "penalize" else np.zeros(n, dtype=bool)
+    penalized = (cut if truncated == "penalize" else np.zeros(n, dtype=bool)).tolist()
     out: list[dict[str, Any]] = []
     carried = 0
     for group in taken:
@@ -376,7 +376,7 @@ def select_for_rl(
     report.calibration = {"stamped": len(out) - carried, "carried": carried}
 
     kept_index = [i for group in taken for i in sorted_rows[starts[group]:starts[group + 1]].tolist()]
-    eval_kept = [i for i in kept_index if view.eval_sourced[i]]
+    eval_kept = np.asarray(kept_index, dtype=np.int64)[view.eval_sourced[kept_index]].tolist()
     report.eval_sourced, report.eval_sourced_rows = len(eval_kept), sorted(eval_kept)
     if eval_kept:
         report.warnings.append(eval_warning(len(eval_kept), sorted(eval_kept)))
