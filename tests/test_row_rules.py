@@ -5,12 +5,16 @@ leave the process as they found it."""
 from __future__ import annotations
 
 import gc
+import json
+import math
 import random
 import sys
 from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from threadpoolctl import threadpool_info
 
 import whileai_train as wai
@@ -22,6 +26,7 @@ from whileai_train.gates.hygiene import length_report
 from whileai_train.gates.near_duplicates import ask_texts
 from whileai_train.judge.judge_probes import probe_row
 from whileai_train.markers.trajectory import SAID, read_events
+from whileai_train.rows_json import flat_object_text
 from whileai_train.rows_text import mix, ngram_table, window_hashes, word_tokens, words
 from whileai_train.tables.band import check_band
 from whileai_train.tables.trajectories import read_sizes, read_trajectories
@@ -169,6 +174,23 @@ def test_the_fast_step_walkers_return_exactly_what_the_rule_returns() -> None:
         sizes = row_rules.step_sizes(steps)
         assert sizes == (sum(map(len, rule.texts)), len(rule.texts), len(rule.calls), rule.turns)
     assert row_rules.read_steps("not a list") == ([], [], 0, 0)
+
+
+_PLAIN = st.one_of(st.text(), st.integers(), st.booleans(), st.none(), st.floats(allow_nan=True, allow_infinity=True))
+_ANY_VALUE = st.one_of(_PLAIN, st.lists(st.integers(), max_size=2), st.dictionaries(st.text(), st.integers(), max_size=2),
+                       st.tuples(st.text()), st.sets(st.integers(), max_size=2))
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.dictionaries(st.one_of(st.text(), st.integers(), st.booleans(), st.none(), st.floats()), _ANY_VALUE,
+                       max_size=5))
+def test_the_flat_object_path_writes_exactly_what_the_json_rule_writes(value: dict[Any, Any]) -> None:
+    rule = json.JSONEncoder(ensure_ascii=False, default=str).encode(value)
+    plain = all(type(key) is str for key in value) and all(
+        type(item) in (str, int, bool, type(None)) or (type(item) is float and math.isfinite(item))
+        for item in value.values())
+    assert flat_object_text(value) == (rule if plain else None)
+    assert row_rules._as_text(value) == rule
 
 
 def test_final_reply_and_agent_turns_are_two_things() -> None:

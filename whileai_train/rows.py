@@ -22,7 +22,9 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from whileai_train.errors import RowError, ToolArgumentsError
+from whileai_train.errors import RowError
+from whileai_train.rows_json import as_text as _as_text
+from whileai_train.rows_json import tool_arguments
 
 __all__ = [
     "FINAL_TEXT_DIFFERS",
@@ -240,40 +242,6 @@ def calibration_of(row: Mapping[str, Any]) -> Calibration | None:
     return Calibration.model_validate(stamp)
 
 
-def tool_arguments(raw: Any, index: int | None, field: str) -> dict[str, Any]:
-    """A tool call's arguments as a dict: an object as it is (copied), a JSON string decoded (twice when it was
-    encoded twice), nothing as {}; anything else is a ToolArgumentsError naming the row and the field."""
-    if raw is None or raw == "":
-        return {}
-    if isinstance(raw, Mapping):
-        return dict(raw)
-    if isinstance(raw, str):
-        try:
-            decoded = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise ToolArgumentsError(index, field, f"tool arguments are not valid JSON ({exc.msg})",
-                                     "write arguments as a JSON object, e.g. {\"order_id\": \"A1\"}") from None
-        if isinstance(decoded, str):  # encoded twice: decode once more, the object is what was meant
-            return tool_arguments(decoded, index, field)
-        if isinstance(decoded, Mapping):
-            return dict(decoded)
-        raw = decoded
-    raise ToolArgumentsError(index, field, f"tool arguments are a {type(raw).__name__}, not an object",
-                             "write arguments as a JSON object of parameter names to values")
-
-
-_TEXT_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)  # built once: json.dumps(default=) builds one a call
-
-
-def _as_text(value: Any) -> str:
-    """Message content as text: a string as it is, None as "", anything else as its JSON."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    return _TEXT_ENCODER.encode(value)
-
-
 def _from_steps(row: Mapping[str, Any], index: int | None) -> list[dict[str, Any]]:
     prompt = row.get("prompt")
     if not isinstance(prompt, str):
@@ -389,7 +357,9 @@ def steps_end_with_reply(steps: Any) -> str | None:
     if steps.__class__ is not list or not steps:
         return None
     last = steps[-1]
-    if not isinstance(last, Mapping) or last.get("tool") is not None or last.get("user") is not None:
+    if last.__class__ is not dict and not isinstance(last, Mapping):  # (the exact type first: the ABC check is slow)
+        return None
+    if last.get("tool") is not None or last.get("user") is not None:
         return None
     text = last.get("text")
     if text is None:

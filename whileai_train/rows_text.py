@@ -74,11 +74,14 @@ def word_tokens(texts: Sequence[str]) -> tuple[list[bytes], np.ndarray]:
         return [], np.zeros(0, dtype=np.int64)
     stream = _word_stream(texts)
     codes = np.frombuffer(stream, dtype=np.uint8)
-    in_word = (codes != 32) & (codes != 10)
-    starts = np.flatnonzero(in_word[1:] & ~in_word[:-1]) + 1  # the stream starts with a space: no word at 0
+    in_word = codes > 32  # every byte the stream keeps but the space (32) and the text break (10) is a word's
+    before_word = np.flatnonzero(in_word[1:] > in_word[:-1])  # the separator just before each word
     breaks = np.flatnonzero(codes == 10)
-    counts = np.bincount(np.searchsorted(breaks, starts), minlength=len(texts)).astype(np.int64)
-    return stream.split(), counts
+    ends = np.empty(len(texts) + 1, dtype=np.int64)  # words before each text's end
+    ends[0] = 0
+    ends[1:-1] = np.searchsorted(before_word, breaks)
+    ends[-1] = len(before_word)
+    return stream.split(), np.diff(ends)
 
 
 _B = 0x100000001B3  # FNV-64 prime: odd, so invertible mod 2^64

@@ -398,19 +398,19 @@ class _Flags:
 
 def _flag_same_task(rows: Sequence[Mapping[str, Any]], evals: list[dict[str, Any]], flags: _Flags) -> bool:
     """Rule 1: a row sharing a scenario_id or task_id with an eval row. False when the eval carries no ids."""
-    first_eval: dict[tuple[str, str], int] = {}
+    first_eval: dict[str, dict[str, int]] = {"scenario_id": {}, "task_id": {}}  # per key: id -> first eval row
     for number, ev in enumerate(evals):
-        for key in ("scenario_id", "task_id"):
+        for key, first in first_eval.items():
             value = _ids(ev, key)
             if value is not None:
-                first_eval.setdefault((key, value), number)
-    if not first_eval:
+                first.setdefault(value, number)
+    if not any(first_eval.values()):
         return False
     for number, r in enumerate(rows):
-        for key in ("scenario_id", "task_id"):
+        for key, first in first_eval.items():
             value = _ids(r, key)
-            if value is not None and (key, value) in first_eval:
-                flags.set(number, 0, key, first_eval[(key, value)])
+            if value is not None and value in first:
+                flags.set(number, 0, key, first[value])
                 break
     return True
 

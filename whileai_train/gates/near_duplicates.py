@@ -237,7 +237,7 @@ def near_duplicates_of(task_of_row: Sequence[int] | np.ndarray, task_names: list
     rows_per_task = np.bincount(np.asarray(numbers, dtype=np.int64), minlength=len(task_names))
     text_index: dict[str, int] = {}
     text_tasks: list[set[int]] = []  # per distinct ask: the tasks (numbers) that ask it
-    for number, text in dict.fromkeys(zip(numbers, asks)):  # each (task, ask) once, in order of first appearance
+    for number, text in zip(numbers, asks):  # texts in order of first appearance
         t = text_index.setdefault(text, len(text_index))
         if t == len(text_tasks):
             text_tasks.append({number})

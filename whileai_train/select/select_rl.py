@@ -164,10 +164,15 @@ def _duplicates(view: Graded, candidates: np.ndarray) -> np.ndarray:
     rows = view.rows
     task_of = view.task_of_row.tolist()
     duplicate = np.zeros(view.n_rows, dtype=bool)
-    seen: dict[tuple[int, Any], Any] = {}
+    # per ask, per final reply: the first row, or the trajectories seen once a second row shares the bucket
+    # (keyed ask by ask rather than by an (ask, reply) tuple: no container per row for the collector to walk)
+    by_ask: dict[int, dict[str | None, Any]] = {}
     for i in candidates.tolist():
         final = rows[i].get("final_text")
-        coarse = (task_of[i], final if final.__class__ is str else None)
+        coarse = final if final.__class__ is str else None
+        seen = by_ask.get(task_of[i])
+        if seen is None:
+            seen = by_ask[task_of[i]] = {}
         bucket = seen.get(coarse)
         if bucket is None:
             seen[coarse] = i
@@ -347,7 +352,7 @@ def select_for_rl(
     # 7. new dicts, stamped
     stamps = task_stamps(view)
     carries = view.carries.tolist()
-    penalized = cut if truncated == "penalize" else np.zeros(n, dtype=bool)
+    penalized = (cut if truncated == "penalize" else np.zeros(n, dtype=bool)).tolist()
     out: list[dict[str, Any]] = []
     carried = 0
     for group in taken:
@@ -371,7 +376,7 @@ def select_for_rl(
     report.calibration = {"stamped": len(out) - carried, "carried": carried}
 
     kept_index = [i for group in taken for i in sorted_rows[starts[group]:starts[group + 1]].tolist()]
-    eval_kept = [i for i in kept_index if view.eval_sourced[i]]
+    eval_kept = np.asarray(kept_index, dtype=np.int64)[view.eval_sourced[kept_index]].tolist()
     report.eval_sourced, report.eval_sourced_rows = len(eval_kept), sorted(eval_kept)
     if eval_kept:
         report.warnings.append(eval_warning(len(eval_kept), sorted(eval_kept)))
