@@ -26,25 +26,13 @@ def _room(module: str) -> str | None:
     return parts[1] if len(parts) > 1 else "__init__"
 
 
-def _type_checking_only(tree: ast.Module) -> set[int]:
-    """The imports under a module-level `if TYPE_CHECKING:`: read by type checkers, never run."""
-    return {id(statement) for node in tree.body
-            if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING"
-            for statement in node.body}
-
-
-def _imports(path: Path, *, runtime_only: bool = False) -> list[tuple[str, bool]]:
-    """(imported module, at module level) for every import in `path`; relative imports resolved.
-
-    `runtime_only` leaves out the imports only type checkers read."""
+def _imports(path: Path) -> list[tuple[str, bool]]:
+    """(imported module, at module level) for every import in `path`; relative imports resolved."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     top = {id(node) for node in tree.body}
-    skipped = _type_checking_only(tree) if runtime_only else set()
     package = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts[:-1])
     found: list[tuple[str, bool]] = []
     for node in ast.walk(tree):
-        if id(node) in skipped:
-            continue
         if isinstance(node, ast.Import):
             found += [(alias.name, id(node) in top) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -92,13 +80,13 @@ def test_only_callbacks_import_the_training_stack_at_module_level() -> None:
 
 
 def test_rooms_import_one_another_without_a_circle() -> None:
-    """At run time: an import only type checkers read (errors.py naming PublishGateReport) never runs."""
+    """Every import counts, those only type checkers read included: a type named across rooms is an arrow too."""
     arrows: dict[str, set[str]] = {}
     for path in _modules():
         source = _room_of(path)
         if source == "__init__":
             continue  # the public face imports every room (lazily, or for type checkers only)
-        for module, _ in _imports(path, runtime_only=True):
+        for module, _ in _imports(path):
             target = _room(module)
             if target is not None and target not in (source, "__init__"):
                 arrows.setdefault(source, set()).add(target)

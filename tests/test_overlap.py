@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from whileai_train.errors import PublishGateError
 from whileai_train.gates import publish_gate
 from whileai_train.gates.overlap import start
+from whileai_train.gates.publish_gate import PublishGateError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.gen_rows import make_rows, plant_near_duplicate_asks

@@ -10,8 +10,8 @@ import random
 import pytest
 
 import whileai_train as wai
-from whileai_train.errors import ConfigError, InputError, PublishGateError, RowError
-from whileai_train.gates.publish_gate import publish_gate
+from whileai_train.errors import ConfigError, InputError, RowError
+from whileai_train.gates.publish_gate import PublishGateError, publish_gate
 from whileai_train.stats import wilson_interval
 
 

@@ -154,7 +154,7 @@ _EXPORTS: dict[str, str] = {
     "InputError": "whileai_train.errors",
     "LabelError": "whileai_train.errors",
     "PrivilegedLeakError": "whileai_train.errors",
-    "PublishGateError": "whileai_train.errors",
+    "PublishGateError": "whileai_train.gates.publish_gate",
     "RowError": "whileai_train.errors",
     "RunError": "whileai_train.errors",
     "ToolArgumentsError": "whileai_train.errors",
@@ -304,7 +304,6 @@ if TYPE_CHECKING:
         InputError,
         LabelError,
         PrivilegedLeakError,
-        PublishGateError,
         RowError,
         RunError,
         ToolArgumentsError,
@@ -334,7 +333,7 @@ if TYPE_CHECKING:
         NearDuplicateReport,
         near_duplicate_prompts,
     )
-    from whileai_train.gates.publish_gate import PublishGateReport, publish_gate
+    from whileai_train.gates.publish_gate import PublishGateError, PublishGateReport, publish_gate
     from whileai_train.judge.judge_probes import JudgeProbesReport, ProbeResult, judge_probes
     from whileai_train.judge.judge_trust import (
         AgreementRate,

@@ -10,20 +10,18 @@
     │   ├── PrivilegedLeakError       a reply quotes its own privileged context (.rows names them)
     │   └── TrainingSelectionError    SFT rows with a failing reward, refused (.tasks, .selection)
     ├── LabelError (ValueError)       attach_labels: keys name no row, or one key names two rows
-    ├── PublishGateError              publish_gate refuses the set (ungraded, no mixed group, ...)
+    ├── PublishGateError              publish_gate refuses the set (defined beside its report, gates/publish_gate.py)
     └── RunError                      a run cannot be opened as asked (bad url, bad key format, ...)
         └── RunFinishedError          the run is already finished: a second finish or later points are refused
 
-Logging failures are never raised into a training loop: the sender warns and spools instead.
+Logging failures are never raised into a training loop: the sender warns and spools instead. errors.py imports
+nothing of the package.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:  # for type checkers only: at run time errors.py imports nothing of the package
-    from whileai_train.gates.publish_gate import PublishGateReport
+from typing import Any
 
 __all__ = [
     "ChatTemplateError",
@@ -32,7 +30,6 @@ __all__ = [
     "InputError",
     "LabelError",
     "PrivilegedLeakError",
-    "PublishGateError",
     "RowError",
     "RunError",
     "RunFinishedError",
@@ -123,14 +120,6 @@ class TrainingSelectionError(ExportRefusedError):
 
 class LabelError(WhileAIError, ValueError):
     """attach_labels: no key names a row, or one key names two rows."""
-
-
-class PublishGateError(WhileAIError):
-    """publish_gate refuses the set; `report` holds the gate report that refused it."""
-
-    def __init__(self, message: str, report: PublishGateReport | None = None) -> None:
-        self.report = report
-        super().__init__(message)
 
 
 class RunError(WhileAIError):

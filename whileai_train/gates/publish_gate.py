@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 from pydantic import Field, PrivateAttr
 
-from whileai_train.errors import ConfigError, PublishGateError
+from whileai_train.errors import ConfigError, WhileAIError
 from whileai_train.gates.defaults import RL_SHAPED_SHARE
 from whileai_train.gates.overlap import OVERLAP_MIN_ROWS, start
 from whileai_train.measure.pass_at import PassAtReport, most_common_k, pass_at_from_table
@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # imported where used: the scan and the near-duplicate search
     from whileai_train.gates.hygiene import LengthReport
     from whileai_train.gates.near_duplicates import NearDuplicateReport
 
-__all__ = ["PublishGateReport", "publish_gate"]
+__all__ = ["PublishGateError", "PublishGateReport", "publish_gate"]
 
 Verdict = Literal["PASS", "WARN", "REFUSED"]
 _OPTIMIZE = 'wai.optimize(rows, mode="rl") prunes unanimous and out-of-band asks (print pass_at before it)'
@@ -140,6 +140,14 @@ def _check_arguments(mode: Any, band: Any, strict_hacks: bool, endorsed: Any) ->
                           "needs to know what the reward should track). Fix: pass endorsed=[...] (substrings of "
                           "feature names, e.g. ['tool:issue_refund'])")
     return lo, hi
+
+
+class PublishGateError(WhileAIError):
+    """publish_gate refuses the set; `report` holds the gate report that refused it."""
+
+    def __init__(self, message: str, report: PublishGateReport | None = None) -> None:
+        self.report = report
+        super().__init__(message)
 
 
 def _groups(report: PublishGateReport, table: Graded, carried_rate: dict[int, float], lo: float, hi: float,
