@@ -44,6 +44,7 @@ from whileai_train.report import Report
 from whileai_train.row_files import read_rows
 from whileai_train.rows import final_reply, prompt_text
 from whileai_train.rows_text import GOLDEN, NgramTable, mix, ngram_table
+from whileai_train.stats import DEFAULT_SEED
 
 __all__ = ["DecontaminateReport", "decontaminate"]
 
@@ -352,7 +353,7 @@ def _embed(embedder: Callable[[list[str]], Any], texts: list[str], what: str) ->
     return vectors / np.where(norms == 0, 1.0, norms)
 
 
-def _similarity_floor(vectors: np.ndarray, tasks: list[str | None], seed: int = 0) -> float | None:
+def _similarity_floor(vectors: np.ndarray, tasks: list[str | None], seed: int = DEFAULT_SEED) -> float | None:
     known = np.array([i for i, t in enumerate(tasks) if t is not None])
     if len(known) < 2:
         return None

@@ -41,6 +41,7 @@ from whileai_train.gates.scan_stats import (
 )
 from whileai_train.report import Report
 from whileai_train.rows import reward_of, task_key
+from whileai_train.stats import DEFAULT_SEED
 from whileai_train.tables.graded import Graded
 from whileai_train.tables.trajectories import Trajectories
 
@@ -224,7 +225,7 @@ def _empty(verdict: str, cause: str, n_rows: int, n_asks: int, endorsed: list[st
 
 def hack_scan(rows: Sequence[Mapping[str, Any]], *, endorsed: Sequence[str] | None = None,
               features: Mapping[str, Callable[[Mapping[str, Any]], float]] | None = None,
-              seed: int = 0) -> HackScanReport:
+              seed: int = DEFAULT_SEED) -> HackScanReport:
     """Rank what the reward pays for, within ask, against a shuffled-reward noise floor.
 
     Args:
@@ -242,7 +243,7 @@ def hack_scan(rows: Sequence[Mapping[str, Any]], *, endorsed: Sequence[str] | No
 def scan_rows(rows: Sequence[Mapping[str, Any]], trajectories: Trajectories | None, *,
               endorsed: Sequence[str] | None = None,
               features: Mapping[str, Callable[[Mapping[str, Any]], float]] | None = None,
-              seed: int = 0, graded: Graded | None = None) -> HackScanReport:
+              seed: int = DEFAULT_SEED, graded: Graded | None = None) -> HackScanReport:
     """hack_scan, given `read_trajectories(rows)` by a gate that reads them for its other checks too (None:
     read here), and graded_table(rows) when the gate has it (None: rewards and asks read here). The same
     report as hack_scan(rows, ...).

@@ -26,6 +26,7 @@ from whileai_train.gates.defaults import (
 from whileai_train.report import Report
 from whileai_train.rows import prompt_text, task_key
 from whileai_train.rows_text import GOLDEN, window_hashes, word_tokens
+from whileai_train.stats import DEFAULT_SEED
 
 __all__ = ["NearDuplicateGroup", "NearDuplicatePair", "NearDuplicateReport", "ask_texts", "near_duplicate_prompts",
            "near_duplicates_of"]
@@ -196,7 +197,7 @@ def _check_settings(threshold: float, shingle: int) -> None:
 
 
 def near_duplicate_prompts(rows: Sequence[Mapping[str, Any]], *, threshold: float = NEAR_DUP_JACCARD,
-                           shingle: int = NEAR_DUP_SHINGLE, seed: int = 0) -> NearDuplicateReport:
+                           shingle: int = NEAR_DUP_SHINGLE, seed: int = DEFAULT_SEED) -> NearDuplicateReport:
     """Asks of different tasks (task_key) whose word `shingle`-gram Jaccard is at least `threshold`.
 
     MinHash signatures with LSH banding find candidate pairs in near-linear time; each candidate's exact
@@ -229,7 +230,7 @@ def ask_texts(rows: Sequence[Mapping[str, Any]]) -> list[str]:
 
 def near_duplicates_of(task_of_row: Sequence[int] | np.ndarray, task_names: list[str], asks: list[str], *,
                        threshold: float = NEAR_DUP_JACCARD, shingle: int = NEAR_DUP_SHINGLE,
-                       seed: int = 0) -> NearDuplicateReport:
+                       seed: int = DEFAULT_SEED) -> NearDuplicateReport:
     """near_duplicate_prompts from rows read already: row i is task `task_names[task_of_row[i]]` and asks
     `asks[i]` (every name in `task_names` has a row). For a gate that has numbered the tasks (publish_gate)."""
     _check_settings(threshold, shingle)

@@ -25,7 +25,7 @@ from whileai_train.gates.defaults import RL_SHAPED_SHARE
 from whileai_train.gates.overlap import OVERLAP_MIN_ROWS, start
 from whileai_train.measure.pass_at import PassAtReport, most_common_k, pass_at_from_table
 from whileai_train.report import Report
-from whileai_train.stats import DEFAULT_DRAWS
+from whileai_train.stats import DEFAULT_DRAWS, DEFAULT_SEED
 from whileai_train.tables.band import check_band
 from whileai_train.tables.calibration import stamp_rows
 from whileai_train.tables.defaults import BAND, PASS_THRESHOLD, SHOW_FIRST
@@ -222,7 +222,7 @@ def publish_gate(rows: Any, *, mode: Literal["rl", "sft"] | None = None, policy:
                  endorsed: Sequence[str] | None = None, strict_hacks: bool = False,
                  judge: Callable[[dict[str, Any]], Any] | None = None, band: tuple[float, float] = BAND,
                  k: int | None = None, scan: bool = True, pass_threshold: float = PASS_THRESHOLD,
-                 draws: int = DEFAULT_DRAWS, seed: int = 0) -> PublishGateReport:
+                 draws: int = DEFAULT_DRAWS, seed: int = DEFAULT_SEED) -> PublishGateReport:
     """Check a row set before it is published for training; raise PublishGateError when it must not be.
 
     `mode`: "rl" / "sft", or None to read the shape off the rows (RL-shaped when at least half the rows

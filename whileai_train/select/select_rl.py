@@ -34,7 +34,7 @@ from whileai_train.select.defaults import (
     TRUNCATED_MODES,
 )
 from whileai_train.select.select_rows import OptimizeResult, SelectionReport, eval_warning
-from whileai_train.stats import wilson_interval
+from whileai_train.stats import DEFAULT_SEED, wilson_interval
 from whileai_train.tables.band import check_band
 from whileai_train.tables.calibration import task_stamps
 from whileai_train.tables.defaults import BAND, PASS_THRESHOLD
@@ -234,7 +234,7 @@ def select_for_rl(
     max_asks: int | None = None,
     endorsed: Sequence[str] | None = None,
     features: Mapping[str, Any] | None = None,
-    seed: int = 0,
+    seed: int = DEFAULT_SEED,
 ) -> OptimizeResult[RLSelectionReport]:
     """Keep the asks a grouped RL update learns from; return OptimizeResult(rows, report). Input rows untouched.
 

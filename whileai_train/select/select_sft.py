@@ -22,6 +22,7 @@ from whileai_train.errors import ConfigError
 from whileai_train.rows import prompt_text
 from whileai_train.select.defaults import SELECT_RULES, SFT_COMPLETIONS_PER_PROMPT, SFT_MIN_REWARD
 from whileai_train.select.select_rows import OptimizeResult, SelectionReport, eval_warning
+from whileai_train.stats import DEFAULT_SEED
 from whileai_train.tables.calibration import task_stamps
 from whileai_train.tables.graded import graded_table, name_rows
 
@@ -104,7 +105,7 @@ def select_for_sft(
     k: int | None = None,
     per_prompt: int = 1,
     group_by: str = "task",
-    seed: int = 0,
+    seed: int = DEFAULT_SEED,
 ) -> OptimizeResult[SFTSelectionReport]:
     """Rejection sampling: keep the best completion(s) per prompt (or overall), or the matching chance control.
 
