@@ -302,25 +302,18 @@ class _Export:
     def _messages_sample(self, shaped: Shaped, task: str, proto: dict[str, Any],
                          stamps: dict[str, Any]) -> list[_Sample]:
         """TRL `messages` row (mask_mode="assistant"): every agent turn trained with assistant_only_loss."""
-        messages, agent, own, c = shaped.messages, shaped.agent, shaped.tools, self.counts
-        last = agent[-1]
-        kept = messages if len(messages) == last + 1 else messages[: last + 1]
-        if self.encoding != "dict":
-            kept = encode_messages(kept, self.encoding)
+        agent, c = shaped.agent, self.counts
+        kept, out = self._kept_and_common(shaped, task, proto, stamps)
         c.trained += len(agent)
         c.masked += len(kept) - len(agent)
-        out = {**proto, **stamps}  # the keys in proto's order; the values set below
         out["messages"] = kept
-        out["prompt_text"] = shaped.ask
-        out["task"] = task
-        out["tools"] = None if own is None else (self.tools_text if own is self.tools else dumps(own))
-        return [(out, last + 1, agent[0])]
+        return [(out, agent[-1] + 1, agent[0])]
 
-    def _completion_samples(self, shaped: Shaped, task: str, proto: dict[str, Any],
-                            stamps: dict[str, Any]) -> list[_Sample]:
-        """TRL prompt/completion rows: the last agent turn (mask_mode="final"), or each agent turn (unroll)."""
-        messages, agent, own, c = shaped.messages, shaped.agent, shaped.tools, self.counts
-        last = agent[-1]
+    def _kept_and_common(self, shaped: Shaped, task: str, proto: dict[str, Any], stamps: dict[str, Any]
+                         ) -> tuple[list[Any], dict[str, Any]]:
+        """The messages up to the last agent turn (encoded as asked), and the sample's columns every shape shares:
+        proto's keys in order, the stamps, prompt_text, task and tools."""
+        messages, last, own = shaped.messages, shaped.agent[-1], shaped.tools
         kept = messages if len(messages) == last + 1 else messages[: last + 1]
         if self.encoding != "dict":
             kept = encode_messages(kept, self.encoding)
@@ -328,8 +321,15 @@ class _Export:
         common["prompt_text"] = shaped.ask
         common["task"] = task
         common["tools"] = None if own is None else (self.tools_text if own is self.tools else dumps(own))
+        return kept, common
+
+    def _completion_samples(self, shaped: Shaped, task: str, proto: dict[str, Any],
+                            stamps: dict[str, Any]) -> list[_Sample]:
+        """TRL prompt/completion rows: the last agent turn (mask_mode="final"), or each agent turn (unroll)."""
+        agent, c = shaped.agent, self.counts
+        kept, common = self._kept_and_common(shaped, task, proto, stamps)
         samples = []
-        for k in (agent if self.unroll else (last,)):
+        for k in (agent if self.unroll else (agent[-1],)):
             if k == 0:
                 self.notes["agent_turn_without_context"] = self.notes.get("agent_turn_without_context", 0) + 1
                 continue
