@@ -17,7 +17,9 @@ gate, the growth of cost between sizes (x10 rows should cost about x10: linear) 
 the targets (hack_scan 3.5 s, decontaminate 4 s, publish_gate 5 s, optimize 2 s on the dev machine).
 
 Gates owned by others (optimize, decontaminate, publish_gate) are imported if their modules exist; a line
-says so when one is missing.
+says so when one is missing. hack_scan and publish_gate read each row's trace flags from its trajectory; the
+*_flags_carried cases time them on the same rows carrying row["trace_flags"] (stamped before timing), which
+is the work they did before they read trace flags, so the two lines show what that reading costs.
 """
 
 from __future__ import annotations
@@ -62,7 +64,7 @@ def _optional(module: str, name: str) -> Callable[..., Any] | None:
 
 def _swallow(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
     """Run a gate; a refusal (an exception carrying a report) is a finished run, not a failure of the bench."""
-    from whileai_train.errors import PublishGateError
+    from whileai_train import PublishGateError
 
     try:
         fn(*args, **kwargs)
@@ -80,8 +82,18 @@ def _cases(rows: list[dict[str, Any]], eval_rows: list[dict[str, Any]], jsonl: l
         reward_correlations,
     )
 
+    # the rows with row["trace_flags"] as trace_markers stamps them (and no new markers): hack_scan then reads the
+    # flags instead of each trajectory, the work it did before it read trace flags at all (made before timing)
+    carried: list[dict[str, Any]] = []
+    if only is None or any(name.endswith("_flags_carried") for name in only):
+        from whileai_train.markers.trace_flags import trace_markers
+
+        carried = [{**row, "trace_flags": stamped["trace_flags"]}
+                   for row, stamped in zip(rows, trace_markers(rows), strict=True)]
+
     cases: list[tuple[str, Callable[[], None] | None]] = [
         ("hack_scan", lambda: _swallow(hack_scan, rows, endorsed=ENDORSED)),
+        ("hack_scan_flags_carried", lambda: _swallow(hack_scan, carried, endorsed=ENDORSED)),
         ("reward_correlations", lambda: _swallow(reward_correlations, rows)),
         ("near_duplicate_prompts", lambda: _swallow(near_duplicate_prompts, rows)),
         ("dedupe_groups", lambda: _swallow(dedupe_groups, rows)),
@@ -97,6 +109,8 @@ def _cases(rows: list[dict[str, Any]], eval_rows: list[dict[str, Any]], jsonl: l
         ("optimize_rl_endorsed", optimize, lambda: _swallow(optimize, rows, mode="rl", endorsed=ENDORSED)),  # type: ignore[arg-type]
         ("decontaminate", decontaminate, lambda: _swallow(decontaminate, rows, eval_rows)),  # type: ignore[arg-type]
         ("publish_gate", publish_gate, lambda: _swallow(publish_gate, rows, mode="rl", endorsed=ENDORSED)),  # type: ignore[arg-type]
+        ("publish_gate_flags_carried", publish_gate,
+         lambda: _swallow(publish_gate, carried, mode="rl", endorsed=ENDORSED)),  # type: ignore[arg-type]
     ):
         if fn is None:
             missing.append(f"{name}: module not importable yet, skipped")

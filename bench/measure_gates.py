@@ -24,7 +24,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.gen_rows import make_rows
-from whileai_train.errors import PublishGateError
+from whileai_train import PublishGateError
 from whileai_train.gates.publish_gate import publish_gate
 from whileai_train.measure.compare_runs import compare_runs
 from whileai_train.measure.pass_at import pass_at
