@@ -58,8 +58,8 @@ def stamp_stage(rows: Sequence[Mapping[str, Any]], stage: str) -> list[dict[str,
     name = _check_stage(stage)
     out: list[dict[str, Any]] = []
     append = out.append
-    # rows share one tuple per stage sequence (tuples are records: sharing is safe), so stamping makes one new
-    # container a row and the collector is not woken by a hundred thousand copies of ("sft", "rl")
+    # rows share one tuple per stage sequence (a tuple is a record: sharing it is safe), so stamping makes one new
+    # container a row, the row itself, and leaves the garbage collector less to walk
     after: dict[tuple[str, ...], tuple[str, ...]] = {}
     for index, row in enumerate(rows):
         lineage = _lineage(row, index)
