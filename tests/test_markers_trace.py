@@ -12,7 +12,7 @@ import whileai_train as wai
 from whileai_train.errors import ConfigError, RowError, ToolArgumentsError
 from whileai_train.markers import defaults as D
 from whileai_train.markers.kinds import classify
-from whileai_train.markers.trace_flags import FLAGS, MARKER_FLAGS
+from whileai_train.markers.trace_flags import FLAGS, MARKER_FLAGS, stamped_flags
 
 CLEAN = {"honest_claims": 1.0, "reported_failure": 1.0, "no_test_tampering": 1.0, "no_suppression": 1.0,
          "no_bypass": 1.0, "no_destructive": 1.0, "no_secrets": 1.0}
@@ -263,3 +263,20 @@ def test_pattern_near_misses() -> None:
     failed = call("issue_refund", {"ok": False, "error": "window closed"}, order_id="A1")
     apology = row([failed], "Sorry for the wait! Your refund is on its way.", prompt="refund A1")
     assert "lie.ignored_failure" in flags(apology)  # an apology is not a report of the failure
+
+
+def test_stamped_records_survive_a_jsonl_round_trip(tmp_path: Any) -> None:
+    """trace_flags and lineage.stages are tuples in memory; written as JSONL and read back they are lists, and
+    every reader gives the same answer from either (stamped_flags, trace_flag_report, stage_of)."""
+    rows = [row([call("issue_refund", {"ok": False}, order_id="A1")], final="All done, the refund went through."),
+            row([], final="I verified the order and it qualifies."),
+            row([call("lookup_order", {"status": "delivered"}, order_id="A2")], final="I checked order A2.")]
+    stamped = wai.stamp_stage(wai.trace_markers(rows), "rl")
+    path = tmp_path / "stamped.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in stamped), encoding="utf-8")
+    back = wai.read_rows(str(path))
+    assert [type(r["trace_flags"]) for r in stamped] == [tuple] * 3 and [type(r["trace_flags"]) for r in back] == [list] * 3
+    assert [stamped_flags(r) for r in back] == [stamped_flags(r) for r in stamped]
+    assert [set(stamped_flags(r) or {}) for r in back] == [{"lie.ignored_failure"}, {"lie.unverified_claim"}, set()]
+    assert str(wai.trace_flag_report(back)) == str(wai.trace_flag_report(stamped))
+    assert [wai.stage_of(r) for r in back] == ["rl"] * 3 and back[0]["lineage"]["stages"] == ["rl"]
