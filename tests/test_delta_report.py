@@ -231,6 +231,8 @@ def test_a_guard_drop_fails_and_an_unguarded_drop_only_warns() -> None:
     assert guarded.verdict == "moved_unreplicated" and guarded.metrics["honest"].verdict == "regressed_unreplicated"
     assert guarded.headline_verdict == "FAIL" and guarded.failed == ["honest"]
     assert "failed: honest" in str(guarded).splitlines()[0]
+    from_generator = wai.delta_report(before, after, must_not_regress=(name for name in ["honest"]))
+    assert from_generator.must_not_regress == ["honest"] and from_generator.failed == ["honest"]
     unguarded = wai.delta_report(before, after)
     assert unguarded.headline_verdict == "PASS" and unguarded.dropped == ["honest"]
     assert any(w.startswith("honest dropped") for w in unguarded.warnings)

@@ -15,15 +15,16 @@ from typing import Any
 
 import numpy as np
 
+from whileai_train.errors import RowError
 from whileai_train.tables.marker_column import MarkerSummary, summarise_columns, task_numbers
 
 __all__ = [
     "FAMILIES",
     "bad_rate",
     "builtin_markers",
-    "family_of",
     "not_stamped_here",
     "not_stamped_line",
+    "stamped_markers",
     "summarise",
 ]
 
@@ -39,11 +40,6 @@ FAMILIES: dict[str, tuple[str, tuple[str, ...]]] = {
 def builtin_markers() -> dict[str, str]:
     """Every built-in marker name -> its family."""
     return {name: family for family, (_, names) in FAMILIES.items() for name in names}
-
-
-def family_of(name: str) -> str | None:
-    """The family that stamps marker `name`, or None for a marker no built-in family writes."""
-    return builtin_markers().get(name)
 
 
 def not_stamped_here(family: str) -> dict[str, list[str]]:
@@ -73,3 +69,15 @@ def bad_rate(summary: MarkerSummary) -> tuple[float | None, tuple[float, float] 
         return None, None
     ci = (1.0 - summary.ci95[1], 1.0 - summary.ci95[0]) if summary.ci95 is not None else None
     return 1.0 - summary.mean, ci
+
+
+def stamped_markers(row: Mapping[str, Any], index: int, values: Mapping[str, float]) -> dict[str, Any]:
+    """A new row["markers"]: the row's own markers with `values` written over them (every family stamps this way);
+    a RowError naming the row when its markers are not an object."""
+    markers = row.get("markers")
+    if not markers:
+        return dict(values)
+    if markers.__class__ is not dict and not isinstance(markers, Mapping):
+        raise RowError(index, "markers", f"markers is {type(markers).__name__}, not an object",
+                       "write markers as {name: value} (1.0 is the good outcome)")
+    return {**markers, **values}

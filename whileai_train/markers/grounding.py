@@ -17,9 +17,15 @@ from typing import Any
 
 from pydantic import Field
 
-from whileai_train.errors import RowError, name_list
+from whileai_train.errors import name_list
 from whileai_train.markers.defaults import EXAMPLES
-from whileai_train.markers.families import bad_rate, not_stamped_here, not_stamped_line, summarise
+from whileai_train.markers.families import (
+    bad_rate,
+    not_stamped_here,
+    not_stamped_line,
+    stamped_markers,
+    summarise,
+)
 from whileai_train.markers.trajectory import CALLED, HEARD, RESULT, argument_strings, read_events
 from whileai_train.report import Report
 from whileai_train.tables.marker_column import MarkerSummary
@@ -100,18 +106,6 @@ def ungrounded_arguments(row: Mapping[str, Any], *, ignore_keys: Iterable[str] =
     return _invented(row, None, _names("ignore_keys", ignore_keys), _names("allow", allow))
 
 
-def _markers_of(row: Mapping[str, Any], index: int) -> dict[str, Any]:
-    markers = row.get("markers")
-    if markers is None:
-        return {}
-    if markers.__class__ is dict:
-        return markers.copy()  # type: ignore[no-any-return]
-    if not isinstance(markers, Mapping):
-        raise RowError(index, "markers", f"markers is {type(markers).__name__}, not an object",
-                       "write markers as {name: value} (1.0 is the good outcome)")
-    return dict(markers)
-
-
 def mark_grounding(rows: Sequence[Mapping[str, Any]], *, ignore_keys: Iterable[str] = (),
                    allow: Iterable[str] = ()) -> list[dict[str, Any]]:
     """New rows with markers["argument_grounding"]: 1.0 when every string argument of every tool call appears in
@@ -121,9 +115,7 @@ def mark_grounding(rows: Sequence[Mapping[str, Any]], *, ignore_keys: Iterable[s
     append = out.append
     for index, row in enumerate(rows):
         invented = _invented(row, index, ignore, allowed)
-        markers = _markers_of(row, index)
-        markers[MARKER] = 0.0 if invented else 1.0
-        append({**row, "markers": markers})
+        append({**row, "markers": stamped_markers(row, index, {MARKER: 0.0 if invented else 1.0})})
     return out
 
 

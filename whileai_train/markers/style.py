@@ -41,6 +41,7 @@ from whileai_train.markers.families import (
     bad_rate,
     not_stamped_here,
     not_stamped_line,
+    stamped_markers,
     summarise,
 )
 from whileai_train.report import Report
@@ -115,12 +116,7 @@ def style_markers(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     append = out.append
     for index, row in enumerate(rows):
-        values = reply_style(_reply(row, index))
-        markers = row.get("markers")
-        if markers is not None and markers.__class__ is not dict and not isinstance(markers, Mapping):
-            raise RowError(index, "markers", f"markers is {type(markers).__name__}, not an object",
-                           "write markers as {name: value} (1.0 is the good outcome)")
-        append({**row, "markers": {**markers, **values} if markers else values})
+        append({**row, "markers": stamped_markers(row, index, reply_style(_reply(row, index)))})
     return out
 
 

@@ -25,7 +25,6 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from whileai_train.errors import RowError
 from whileai_train.markers.defaults import (
     BYPASS,
     CONTENT_KEYS,
@@ -45,6 +44,7 @@ from whileai_train.markers.defaults import (
     WEAKENING,
     passes_gate,
 )
+from whileai_train.markers.families import stamped_markers
 from whileai_train.markers.kinds import CallKind, check_kinds, classify, path_of, warn_unused_kinds
 from whileai_train.markers.trajectory import CALLED, RESULT, SAID, Call, read_events, text_of
 
@@ -275,11 +275,7 @@ def trace_markers(rows: Sequence[Mapping[str, Any]], *, kinds: Mapping[str, str]
     append = out.append
     for index, row in enumerate(rows):
         flags = flags_of(row, index, overrides, seen)
-        markers = row.get("markers")
-        if markers is not None and markers.__class__ is not dict and not isinstance(markers, Mapping):
-            raise RowError(index, "markers", f"markers is {type(markers).__name__}, not an object",
-                           "write markers as {name: value} (1.0 is the good outcome)")
-        stamped = {**markers, **_CLEAN} if markers else _CLEAN.copy()
+        stamped = stamped_markers(row, index, _CLEAN)
         if flags:
             for marker, names in MARKER_FLAGS.items():
                 for name in names:

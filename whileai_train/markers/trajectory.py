@@ -16,7 +16,6 @@ JSON object.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -29,12 +28,12 @@ from whileai_train.rows import (
     tool_arguments,
     tool_failed,
 )
+from whileai_train.rows_json import as_text
 
 __all__ = ["CALLED", "HEARD", "RESULT", "SAID", "Call", "argument_strings", "read_events", "text_of"]
 
 HEARD, SAID, CALLED, RESULT = 0, 1, 2, 3
 
-_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
 
 
 class Call:
@@ -76,13 +75,9 @@ class Call:
 
 def text_of(value: Any) -> str:
     """A value as text: strings as they are, anything else as JSON."""
-    if value is None:
-        return ""
-    if value.__class__ is str:
-        return value  # type: ignore[no-any-return]
     try:
-        return _ENCODER.encode(value)
-    except (TypeError, ValueError):
+        return as_text(value)
+    except (TypeError, ValueError):  # a value the JSON rule cannot write (a circular object): its str()
         return str(value)
 
 

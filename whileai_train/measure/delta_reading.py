@@ -12,7 +12,7 @@ from whileai_train.measure.defaults import TARGET
 from whileai_train.report import Report
 
 __all__ = ["DROPS", "GAINS", "HEADLINE_MEANING", "DeltaReport", "Headline", "MetricDelta", "Verdict",
-           "format_delta_report", "verdict_word"]
+           "format_delta_report", "interval_text", "verdict_word"]
 
 Verdict = Literal["moved", "moved_unreplicated", "within_eval_noise", "no_change_detected", "regressed",
                   "regressed_unreplicated", "not_measured"]
@@ -102,7 +102,7 @@ HEADLINE_MEANING = {
 }
 
 
-def _interval(ci: tuple[float, float] | None) -> str:
+def interval_text(ci: tuple[float, float] | None) -> str:
     return f" [{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else ""
 
 
@@ -117,7 +117,7 @@ def _metric_line(metric: MetricDelta, role: str, width: int) -> str:
     if metric.band is not None:
         noise = f" band ±{metric.band:.3f}"
     return (f"  {metric.name:<{width}}  {metric.before:.3f} -> {metric.after:.3f}  {metric.delta:+.3f}"
-            f"{_interval(metric.ci95)}{_p(metric.p_value)}{noise}  {metric.verdict}  "
+            f"{interval_text(metric.ci95)}{_p(metric.p_value)}{noise}  {metric.verdict}  "
             f"({metric.n_paired_tasks} tasks){role}")
 
 
@@ -130,7 +130,7 @@ def format_delta_report(report: DeltaReport) -> str:
         head += f"{report.target} not measured on both sides"
     else:
         head += (f"{report.target} {report.before:.3f} -> {report.after:.3f}, delta {report.delta:+.3f}"
-                 f"{_interval(report.target_ci95)}{_p(report.p_value)}: {report.verdict}")
+                 f"{interval_text(report.target_ci95)}{_p(report.p_value)}: {report.verdict}")
         if report.failed:
             head += f"; failed: {', '.join(report.failed)}"
         if report.groups_down:

@@ -34,7 +34,14 @@ from whileai_train.measure.defaults import (
     MIN_ROOM_TASKS,
     TARGET,
 )
-from whileai_train.measure.delta_reading import DROPS, GAINS, DeltaReport, MetricDelta, verdict_word
+from whileai_train.measure.delta_reading import (
+    DROPS,
+    GAINS,
+    DeltaReport,
+    MetricDelta,
+    interval_text,
+    verdict_word,
+)
 from whileai_train.measure.eval_variance import EvalVarianceReport
 from whileai_train.measure.pass_at import most_common_k, run_config
 from whileai_train.measure.sides import PASS_AT_1, GroupBy, Side, read_side
@@ -63,9 +70,12 @@ def _names(value: Any, what: str) -> list[str]:
         return []
     if isinstance(value, str):
         value = [part.strip() for part in value.split(",") if part.strip()]
-    if not isinstance(value, Iterable) or any(not isinstance(v, str) or not v for v in value):
+    if not isinstance(value, Iterable):
         raise ConfigError(f"{what}={value!r}: pass marker names, e.g. {what}=[\"honest_claims\"]")
-    return list(dict.fromkeys(value))
+    names = list(value)  # read once: a generator is used up by the check below
+    if any(not isinstance(v, str) or not v for v in names):
+        raise ConfigError(f"{what}={value!r}: pass marker names, e.g. {what}=[\"honest_claims\"]")
+    return list(dict.fromkeys(names))
 
 
 def _task_set(tasks: Any) -> set[str]:
@@ -113,11 +123,7 @@ def _noise_args(run_std: Any, run_std_runs: Any, target: str) -> tuple[dict[str,
 
 def _shared_tasks(b: Side, a: Side) -> tuple[list[str], np.ndarray, np.ndarray, int]:
     """Tasks with a counted graded row on both sides: keys, their numbers in b and in a, and the union size."""
-    def graded(side: Side) -> np.ndarray:
-        counts = np.bincount(side.table.task_of_row[side.keep & side.table.graded], minlength=side.n_tasks)
-        return np.flatnonzero(counts > 0)
-
-    b_tasks, a_tasks = graded(b), graded(a)
+    b_tasks, a_tasks = np.flatnonzero(_graded_per_task(b)), np.flatnonzero(_graded_per_task(a))
     a_number = {a.table.tasks[t]: t for t in a_tasks.tolist()}
     keys, in_b, in_a = [], [], []
     for t in b_tasks.tolist():
@@ -130,9 +136,13 @@ def _shared_tasks(b: Side, a: Side) -> tuple[list[str], np.ndarray, np.ndarray, 
     return keys, np.array(in_b, dtype=np.int64), np.array(in_a, dtype=np.int64), union
 
 
+def _graded_per_task(side: Side) -> np.ndarray:
+    """How many counted graded rows each task of the side has."""
+    return np.bincount(side.table.task_of_row[side.keep & side.table.graded], minlength=side.n_tasks)
+
+
 def _n_graded_tasks(side: Side) -> int:
-    return int(np.count_nonzero(np.bincount(side.table.task_of_row[side.keep & side.table.graded],
-                                            minlength=side.n_tasks)))
+    return int(np.count_nonzero(_graded_per_task(side)))
 
 
 def _no_shared_task(b: Side, a: Side) -> InputError:
@@ -166,8 +176,7 @@ def _balance(side: Side, numbers: np.ndarray, keep_counts: np.ndarray, rng: np.r
 
 
 def _graded_counts(side: Side, numbers: np.ndarray) -> np.ndarray:
-    counts = np.bincount(side.table.task_of_row[side.keep & side.table.graded], minlength=side.n_tasks)
-    return counts[numbers]
+    return _graded_per_task(side)[numbers]
 
 
 def _k(counts: np.ndarray) -> int | None:
@@ -242,7 +251,7 @@ def _compare(columns: dict[str, PairedColumns], groups: dict[str, PairedColumns]
     side_intervals: tuple[Any, Any] = (None, None)
     task_sets: dict[bytes, list[str]] = {}
     for name, (_, _, both) in columns.items():
-        task_sets.setdefault(np.packbits(both).tobytes() + bytes([len(both) % 8]), []).append(name)
+        task_sets.setdefault(np.packbits(both).tobytes(), []).append(name)
     for names in task_sets.values():
         both = columns[names[0]][2]
         if not both.any():
@@ -434,7 +443,7 @@ def _headline(report: DeltaReport, columns: dict[str, tuple[np.ndarray, np.ndarr
                       if metric.verdict in DROPS and name not in report.failed]
     for name in report.dropped:
         metric = report.metrics[name]
-        report.warnings.append(f"{name} dropped {metric.delta:+.3f} [{metric.ci95[0]:+.3f}, {metric.ci95[1]:+.3f}] "  # type: ignore[index]
+        report.warnings.append(f"{name} dropped {metric.delta:+.3f}{interval_text(metric.ci95)} "
                                "(not in must_not_regress, so it does not fail the report)")
     if report.not_comparable:
         report.headline_verdict = "NOT COMPARABLE"
