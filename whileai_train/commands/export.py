@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -81,26 +80,6 @@ def _same_file(a: str, b: str) -> bool:
     return first.resolve() == second.resolve()
 
 
-def _umask() -> int:
-    """The process's umask, read without changing it where the OS says it (Linux), else set and restored."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("Umask:"):
-                return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-def _follow_umask(path: str) -> None:
-    """The exported file gets the mode any new file gets here (0666 less the umask), not the temp file's 0600."""
-    target = Path(path)
-    if target.is_file():
-        os.chmod(target, 0o666 & ~_umask())
-
-
 def run(args: argparse.Namespace) -> int:
     from whileai_train.errors import ConfigError, ExportRefusedError, InputError, WhileAIError
 
@@ -144,6 +123,5 @@ def run(args: argparse.Namespace) -> int:
     except (InputError, ConfigError, WhileAIError, OSError, json.JSONDecodeError) as exc:
         print(f"export failed: {exc}", file=sys.stderr)
         return EXIT_INPUT
-    _follow_umask(args.out)
     print(json.dumps(report.model_dump(), indent=2) if args.json else report)
     return EXIT_OK

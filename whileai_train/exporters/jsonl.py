@@ -70,17 +70,32 @@ def write_rows(handle: IO[bytes], pairs: Iterable[tuple[dict[str, Any], bool]]) 
         write((dumps(row) + "\n").encode("utf-8"))
 
 
+def _umask() -> int:
+    """The process's umask, read without changing it where the OS says it (Linux), else set and restored."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 @contextlib.contextmanager
 def atomic_jsonl(path: str | os.PathLike[str], *, binary: bool = False) -> Iterator[IO[Any]]:
     """Yield a handle on a temp file beside `path`; rename on success, delete on any exception.
 
     The caller writes ``dumps(row) + "\\n"`` lines (UTF-8 bytes of them when `binary`); nothing appears at
-    `path` until the block ends cleanly.
+    `path` until the block ends cleanly, and then with the mode a new file gets (0666 less the umask).
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
+        if hasattr(os, "fchmod"):  # the file gets the mode any new file gets here, not the temp file's 0600
+            os.fchmod(fd, 0o666 & ~_umask())
         with (os.fdopen(fd, "wb", buffering=1 << 20) if binary
               else os.fdopen(fd, "w", encoding="utf-8", buffering=1 << 20)) as handle:
             yield handle

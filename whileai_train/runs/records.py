@@ -25,6 +25,7 @@ from whileai_train.runs.store import LocalStore, default_store_path
 __all__ = [
     "attach_delta",
     "attach_holdout",
+    "delta_patch",
     "delta_summary",
     "get_run",
     "holdout_line",
@@ -232,13 +233,18 @@ def attach_delta(run_id: str, report: Any, after: Any = None, *, api_key: str | 
                  **delta_options: Any) -> dict[str, Any]:
     """Keep a delta report on a finished run: `attach_delta(run_id, report)` or `attach_delta(run_id, before,
     after, ...)` (measured here). Adds summary["holdout"] and summary["delta"]; returns the holdout block."""
+    patch = delta_patch(report, after, **delta_options)
+    _write(run_id, patch, api_key, url)
+    return dict(patch["holdout"])
+
+
+def delta_patch(report: Any, after: Any = None, **delta_options: Any) -> dict[str, Any]:
+    """{"holdout": block, "delta": the whole report} for a delta report, or for two row lists measured here."""
     if after is not None:
         from whileai_train.measure.delta_report import delta_report
 
         report = delta_report(report, after, **delta_options)
-    block = delta_summary(report)
-    _write(run_id, {"holdout": block, "delta": report.model_dump(mode="json")}, api_key, url)
-    return block
+    return {"holdout": delta_summary(report), "delta": report.model_dump(mode="json")}
 
 
 def keep_on_run(run: Any, patch: dict[str, Any]) -> None:

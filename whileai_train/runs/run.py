@@ -34,7 +34,7 @@ from whileai_train.runs.credentials import Credential, redact, resolve_credentia
 from whileai_train.runs.defaults import STORE_BUSY_TIMEOUT_S
 from whileai_train.runs.sender import Sender, os_cause
 from whileai_train.runs.sinks import HttpSink, LocalSink, MemorySink, SendError, Sink
-from whileai_train.runs.spool import Spool, SpoolState, read_spool, spool_dir
+from whileai_train.runs.spool import Spool, SpoolState, read_spool, spool_path
 from whileai_train.runs.store import LocalStore, this_process
 
 __all__ = ["Run", "run"]
@@ -243,15 +243,11 @@ class Run:
     def delta(self, report: Any, after: Any = None, **delta_options: Any) -> dict[str, Any]:
         """Keep a delta report on the run: `run.delta(report)` or `run.delta(before_rows, after_rows, ...)`.
         Adds summary["holdout"] and summary["delta"]; returns the holdout block."""
-        from whileai_train.runs.records import delta_summary, keep_on_run
+        from whileai_train.runs.records import delta_patch, keep_on_run
 
-        if after is not None:
-            from whileai_train.measure.delta_report import delta_report
-
-            report = delta_report(report, after, **delta_options)
-        block = delta_summary(report)
-        keep_on_run(self, {"holdout": block, "delta": report.model_dump(mode="json")})
-        return block
+        patch = delta_patch(report, after, **delta_options)
+        keep_on_run(self, patch)
+        return dict(patch["holdout"])
 
 
 def _rank() -> int:
@@ -389,7 +385,7 @@ def _open_spool(client_id: str, base: str, meta: dict[str, Any]) -> tuple[Spool 
     """This run's spool, what an earlier process left in it, and why there is no spool (or None).
 
     Never raises: a spool that cannot be read or written costs durability across an exit, not the run."""
-    path = spool_dir() / f"{client_id}.jsonl"
+    path = spool_path(client_id)
     owed: SpoolState | None = None
     try:
         if path.exists():

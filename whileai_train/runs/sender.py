@@ -37,7 +37,7 @@ from whileai_train.runs.config import SenderConfig
 from whileai_train.runs.cost import CostMeter
 from whileai_train.runs.credentials import Credential, redact
 from whileai_train.runs.sinks import EncodedPoint, RunAlreadyFinished, SendError, Sink, nulled_nonfinite
-from whileai_train.runs.spool import Spool, SpoolState, spool_dir
+from whileai_train.runs.spool import Spool, SpoolState, spool_path
 
 __all__ = ["Sender", "encode_point", "os_cause"]
 
@@ -265,9 +265,9 @@ class Sender:
         progress = self.progress
         if self.spool is not None:
             lines = [Spool.point_line(e[3]) for e in encoded]
-            lines += [json.dumps({"t": "note", "seq": s, "markdown": md, "ts": ts}) for s, md, ts in notes]
+            lines += [Spool.note_line(*note) for note in notes]
             if progress is not None and progress != self._spooled_progress:
-                lines.append(json.dumps({"t": "progress", "step": progress[0], "total": progress[1]}))
+                lines.append(Spool.progress_line(*progress))
                 self._spooled_progress = progress
             self._spool_lines(lines)
         if self.sink.durable:
@@ -396,10 +396,8 @@ class Sender:
         if self._failing_since is None:
             self._failing_since = time.time()
         kept = self._kept_where()
-        if exc.kind == "redirect":
-            self._warn_once("redirect", f"whileai: {exc}. Training goes on; points are kept in {kept} and re-sent")
-        elif exc.kind == "not-api":
-            self._warn_once("not-api", f"whileai: {exc}. Training goes on; points are kept in {kept} and re-sent")
+        if exc.kind in ("redirect", "not-api"):
+            self._warn_once(exc.kind, f"whileai: {exc}. Training goes on; points are kept in {kept} and re-sent")
         else:
             self._warn_once("unreachable", f"whileai: could not send to {where} ({exc}); training goes on, points "
                                            f"are kept in {kept} and re-sent when it is back")
@@ -443,11 +441,6 @@ class Sender:
                            redact(repr(exc), self._credential))
 
     # -- finish -----------------------------------------------------------------------------------------
-    @property
-    def owed(self) -> int:
-        with self._pending_lock:
-            return len(self._pending) + len(self._pending_notes)
-
     def _owed_counts(self) -> tuple[int, int]:
         with self._pending_lock:
             return len(self._pending), len(self._pending_notes)
@@ -520,14 +513,14 @@ class Sender:
             points, notes = list(self._pending), list(self._pending_notes)
         owed = f"{len(points)} points and {len(notes)} notes" if notes else f"{len(points)} points"
         why = self._last_failure or "it did not answer within the finish wait"
-        path = spool_dir() / f"{self.client_id}.jsonl"
+        path = spool_path(self.client_id)
         lines = [json.dumps(Spool.open_record(self.client_id, "", self.meta, store=self.sink.where))]
         if self.run_id is not None:
             lines.append(json.dumps({"t": "remote", "run_id": self.run_id}))
         lines += [Spool.point_line(e[3]) for e in points]
-        lines += [json.dumps({"t": "note", "seq": s, "markdown": md, "ts": ts}) for s, md, ts in notes]
+        lines += [Spool.note_line(*note) for note in notes]
         if self.progress is not None:
-            lines.append(json.dumps({"t": "progress", "step": self.progress[0], "total": self.progress[1]}))
+            lines.append(Spool.progress_line(*self.progress))
         lines.append(json.dumps({"t": "finish", **(self._finish or {})}, default=str))
         try:
             spool = Spool(path)

@@ -290,14 +290,6 @@ class HttpSink:
         body = {"status": status, "summary": nulled_nonfinite(summary)[0], "error": error}
         self._post(f"/runs/{run_id}/finish", json.dumps(body, default=str, allow_nan=False).encode(), "status")
 
-    def get_run(self, run_id: str) -> dict[str, Any]:
-        try:
-            response = self._client.get(f"/runs/{run_id}")
-            response.raise_for_status()
-            return dict(response.json())
-        except self._httpx.HTTPError as exc:
-            raise SendError(redact(f"{type(exc).__name__}: {exc}", self._credential)) from None
-
     def close(self) -> None:
         self._client.close()
 

@@ -28,11 +28,16 @@ from typing import Any
 
 from whileai_train.runs.config import whileai_home
 
-__all__ = ["Spool", "SpoolState", "read_spool", "spool_dir"]
+__all__ = ["Spool", "SpoolState", "read_spool", "spool_dir", "spool_path"]
 
 
 def spool_dir() -> Path:
     return whileai_home() / "spool"
+
+
+def spool_path(client_id: str) -> Path:
+    """The spool file of one run (by its client id)."""
+    return spool_dir() / f"{client_id}.jsonl"
 
 
 @dataclass
@@ -85,17 +90,13 @@ class Spool:
     a line written twice is harmless, and one torn by the failure is skipped by the reader.
     """
 
-    def __init__(self, path: Path, *, store: str | None = None) -> None:
+    def __init__(self, path: Path) -> None:
         self.path = path
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._fd: int | None = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666)
         self._backlog: list[str] = []
         self._torn = False  # the last failed write may have left a partial line: start the next on a new line
-
-    @classmethod
-    def for_run(cls, client_id: str) -> Spool:
-        return cls(spool_dir() / f"{client_id}.jsonl")
 
     def __repr__(self) -> str:
         return f"Spool({str(self.path)!r})"
@@ -168,6 +169,14 @@ class Spool:
     @staticmethod
     def point_line(encoded_point: str) -> str:
         return '{"t":"p","p":' + encoded_point + "}"
+
+    @staticmethod
+    def note_line(seq: int, markdown: str, ts: float) -> str:
+        return json.dumps({"t": "note", "seq": seq, "markdown": markdown, "ts": ts})
+
+    @staticmethod
+    def progress_line(step: int, total: int | None) -> str:
+        return json.dumps({"t": "progress", "step": step, "total": total})
 
     @staticmethod
     def open_record(client_id: str, url: str, meta: dict[str, Any], store: str | None = None) -> dict[str, Any]:

@@ -371,7 +371,7 @@ class LocalStore:
         if row is None:
             return None
         record = _run_record(row)
-        record["points_count"] = conn.execute("SELECT COUNT(*) FROM points WHERE run_id = ?", (run_id,)).fetchone()[0]
+        record["points_count"] = self.points_count(run_id)
         record["notes"] = [
             {"seq": s, "ts": t, "markdown": m}
             for s, t, m in conn.execute("SELECT seq, ts, markdown FROM notes WHERE run_id = ? ORDER BY seq", (run_id,))
@@ -401,6 +401,10 @@ class LocalStore:
                     alarms.append({"name": name, "step": step,
                                    "message": texts.get((name, step), f"{name} alarm at step {step}")})
         return alarms
+
+    def points_count(self, run_id: str) -> int:
+        """How many points the run holds."""
+        return int(self._connect().execute("SELECT COUNT(*) FROM points WHERE run_id = ?", (run_id,)).fetchone()[0])
 
     def points(self, run_id: str) -> list[dict[str, Any]]:
         rows = self._connect().execute("SELECT data FROM points WHERE run_id = ? ORDER BY seq", (run_id,))

@@ -29,7 +29,7 @@ import orjson
 from pydantic import BaseModel, ValidationError
 
 from whileai_train.errors import RunError, RunFinishedError
-from whileai_train.runs.store import LocalStore
+from whileai_train.runs.store import RUN_STATUSES, LocalStore
 from whileai_train.server.body import ApiError, from_validation_error, parse_json_body
 from whileai_train.server.defaults import (
     MAX_BODY_BYTES,
@@ -90,6 +90,11 @@ class RunsAPI:
 
     def __repr__(self) -> str:
         return f"RunsAPI({self.store!r}, key={'set' if self._api_key else 'none'})"
+
+    @property
+    def api_key(self) -> str | None:
+        """The key every request must carry (None: no key)."""
+        return self._api_key
 
     def key_matches(self, given: str | None) -> bool:
         if self._api_key is None:
@@ -159,7 +164,7 @@ class RunsAPI:
     # -- reads ----------------------------------------------------------------------------------------
     def list_runs(self, status: str | None = None, q: str | None = None, limit: int = 200,
                   offset: int = 0) -> dict[str, Any]:
-        if status is not None and status not in ("running", "done", "failed", "stopped"):
+        if status is not None and status not in RUN_STATUSES:
             raise ApiError(400, "invalid", "status must be running, done, failed or stopped", "status")
         limit = max(1, min(int(limit), MAX_RUNS_PER_PAGE))
         return {"runs": self.store.list_runs(limit=limit, status=status, name_contains=q, offset=max(0, offset))}
@@ -171,12 +176,10 @@ class RunsAPI:
         return record
 
     def points(self, run_id: str, after_seq: int | None = None, limit: int = POINTS_PER_PAGE) -> dict[str, Any]:
-        record = self.store.get_run(run_id)
-        if record is None:
-            raise ApiError(404, "no_run", f"no run {run_id}; GET /runs lists them", "id")
+        self._known(run_id)
         limit = max(1, min(int(limit), MAX_POINTS_PER_PAGE))
         points, cursor = self.store.points_page(run_id, after_seq=after_seq, limit=limit)
-        return {"points": points, "next_after_seq": cursor, "points_count": record["points_count"]}
+        return {"points": points, "next_after_seq": cursor, "points_count": self.store.points_count(run_id)}
 
     # -- the plain dispatcher (the test harness's standard-library server) ------------------------------
     def handle(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Response:
@@ -237,9 +240,9 @@ def _check_summary_size(summary: dict[str, Any] | None) -> None:
                        "summary")
 
 
-def make_handler(api: RunsAPI, page: str | None = None) -> type[BaseHTTPRequestHandler]:
+def make_handler(api: RunsAPI) -> type[BaseHTTPRequestHandler]:
     """A standard-library request handler over `api` (the tests' fault-injecting server builds on it; the
-    product serves the ASGI app). `page` is served at GET /."""
+    product serves the ASGI app)."""
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -275,14 +278,6 @@ def make_handler(api: RunsAPI, page: str | None = None) -> type[BaseHTTPRequestH
             self._respond(status, payload)
 
         def do_GET(self) -> None:
-            if page is not None and self.path.split("?", 1)[0] in ("/", "/index.html"):
-                body = page.encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "text/html; charset=utf-8")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-                return
             self._dispatch("GET")
 
         def do_POST(self) -> None:

@@ -99,10 +99,9 @@ class SessionBody(BaseModel):
     key: str
 
 
-def make_app(api: RunsAPI, *, bound_host: str = "127.0.0.1", allowed_hosts: tuple[str, ...] = (),
-             api_key: str | None = None, max_body_bytes: int = MAX_BODY_BYTES) -> Guard:
-    """The app over `api`; `api_key` (or the key `api` was made with) guards every route."""
-    key = api_key if api_key is not None else getattr(api, "_api_key", None)
+def make_app(api: RunsAPI, *, bound_host: str = "127.0.0.1", allowed_hosts: tuple[str, ...] = ()) -> Guard:
+    """The app over `api`; the key `api` was made with guards every route."""
+    key = api.api_key
     app = FastAPI(title="whileai_train runs API", version="1", docs_url=None, redoc_url=None,
                   default_response_class=SafeJSON, responses=_REFUSALS,
                   dependencies=[Security(APIKeyHeader(name="X-Api-Key", auto_error=False))])
@@ -169,7 +168,7 @@ def make_app(api: RunsAPI, *, bound_host: str = "127.0.0.1", allowed_hosts: tupl
     def session(body: SessionBody) -> Response:
         if key is None:
             return Response(status_code=204)
-        if not api.key_matches(body.key) and body.key != key:
+        if not api.key_matches(body.key):
             raise ApiError(401, "unauthorized", "wrong key", "key")
         response = Response(status_code=204)
         response.set_cookie(SESSION_COOKIE, session_token(key), httponly=True, samesite="strict", path="/")
@@ -184,4 +183,4 @@ def make_app(api: RunsAPI, *, bound_host: str = "127.0.0.1", allowed_hosts: tupl
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     _document_bodies(app)
     hosts = allowed_host_names(bound_host, allowed_hosts)
-    return Guard(app, allowed_hosts=hosts, api_key=key, max_body_bytes=max_body_bytes)
+    return Guard(app, allowed_hosts=hosts, api_key=key, max_body_bytes=MAX_BODY_BYTES)
