@@ -54,6 +54,7 @@ __all__ = [
     "conversation",
     "dict_step_sizes",
     "final_reply",
+    "final_is_own_turn",
     "final_text_turn",
     "prompt_text",
     "read_dict_steps",
@@ -294,7 +295,7 @@ def _from_steps(row: Mapping[str, Any], index: int | None) -> list[dict[str, Any
     if final is not None and not isinstance(final, str):
         raise RowError(index, "final_text", f"final_text is {type(final).__name__}, not text",
                        "write the agent's last reply as a string (or null when it ended on a tool call)")
-    if final and final_text_turn(steps_end_with_reply(steps), final) != FINAL_TEXT_REPEATED:
+    if final and final_is_own_turn(steps, final):
         append({"role": "assistant", "content": final})
     return messages
 
@@ -390,6 +391,12 @@ def final_text_turn(last_reply: str | None, final: str) -> str | None:
     return FINAL_TEXT_REPEATED if last_reply == final else FINAL_TEXT_DIFFERS
 
 
+def final_is_own_turn(steps: Any, final: str) -> bool:
+    """Whether a flat rollout's `final_text` is an agent turn of its own: not empty, and not the reply its steps
+    already end on (:func:`final_text_turn` short of its FINAL_TEXT_DIFFERS count)."""
+    return bool(final) and final_text_turn(steps_end_with_reply(steps), final) != FINAL_TEXT_REPEATED
+
+
 # ---------------------------------------------------------------------------------------------- what the agent did
 
 
@@ -434,7 +441,7 @@ def agent_parts(row: Mapping[str, Any]) -> AgentParts:
     final = row.get("final_text")
     if final is None:
         final = row.get("completion")
-    if isinstance(final, str) and final and final_text_turn(steps_end_with_reply(steps), final) != FINAL_TEXT_REPEATED:
+    if isinstance(final, str) and final_is_own_turn(steps, final):
         texts.append(final)
         turns += 1
     elif isinstance(final, list):  # a conversational completion (TRL): every message in it is the agent's side

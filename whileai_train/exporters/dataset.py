@@ -6,7 +6,7 @@ trains the nulls (docs/trl_facts.md). Message lists are stored as ``List(Json())
 ``Json()``, which keep each object as written (datasets >= 4.x ``Json`` feature). datasets' own Json feature
 writes and reads through pandas' ujson, which cuts a float to 10 significant digits on the way in
 (0.123456789012345 -> 0.123456789) and misreads some on the way out (0.69 -> 0.6900000000000001); the
-columns here use `exact_json()`, the same feature reading and writing with the standard json module. Carried
+columns here use an exact Json feature (_exact_json_class), the same feature reading and writing with the standard json module. Carried
 stamps keep their types: text as string, whole numbers as int64, numbers as float64, objects
 (``calibration``, ``markers``) as exact Json.
 """
@@ -22,7 +22,7 @@ from whileai_train.errors import InputError
 from whileai_train.exporters.report import ExportReport
 from whileai_train.exporters.shape import iter_input
 
-__all__ = ["exact_json", "export_features", "to_dataset"]
+__all__ = ["export_features", "to_dataset"]
 
 _MESSAGE_COLUMNS = ("messages", "prompt", "completion", "chosen", "rejected", "preferred_output",
                     "non_preferred_output")
@@ -47,11 +47,6 @@ def _exact_json_class() -> Any:
             return None if example_data is None else json.loads(example_data)
 
     return ExactJson
-
-
-def exact_json() -> Any:
-    """A `datasets.Json` feature whose values come back exactly as written (floats included)."""
-    return _exact_json_class()()
 
 
 def export_features(rows: list[dict[str, Any]]) -> Any:
@@ -101,6 +96,5 @@ def to_dataset(rows: Any) -> Any:
         rows = list(iter_input(rows))
     if not rows:
         raise InputError("no rows to put in a dataset. Fix: pass the exported rows")
-    columns = dict.fromkeys(key for row in rows for key in row)  # every row's keys (from_list reads the first's)
-    return Dataset.from_dict({key: [row.get(key) for row in rows] for key in columns},
-                             features=export_features(rows))
+    features = export_features(rows)  # every row's keys, in first-seen order (from_list reads only the first's)
+    return Dataset.from_dict({key: [row.get(key) for row in rows] for key in features}, features=features)

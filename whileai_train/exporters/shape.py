@@ -29,9 +29,8 @@ from whileai_train.rows import (
     tool_arguments,
 )
 
-__all__ = ["CONSUMED", "NO_ROWS", "Shaped", "carried_plain",
-           "check_arguments", "encode_messages", "final_reply_turn", "flat_walk", "input_rows", "iter_input",
-           "shape_general", "shape_row", "strip_ids"]
+__all__ = ["CONSUMED", "Shaped", "carried_plain", "check_arguments", "encode_messages", "final_reply_turn",
+           "flat_walk", "iter_input", "shape_row", "strip_ids"]
 
 # Row keys the export turns into the conversation (or scrubs: `privileged`); every other key is a stamp.
 CONSUMED = frozenset({"messages", "steps", "final_text", "prompt", "privileged", "tools"})
@@ -40,7 +39,7 @@ CONSUMED = frozenset({"messages", "steps", "final_text", "prompt", "privileged",
 class Shaped:
     """One row, ready to be written: normalised messages (arguments as dicts) and what was done to it.
 
-    Built in one call by each walk (flat_walk, shape_general); only shape_general's loop and check_arguments
+    Built in one call by each walk (flat_walk, _shape_general); only _shape_general's loop and check_arguments
     (`plain`) change it afterwards.
     """
 
@@ -75,7 +74,7 @@ class Shaped:
         self.notes[key] = self.notes.get(key, 0) + 1
 
 
-NO_ROWS = "no rows to export. Fix: pass at least one row"
+_NO_ROWS = "no rows to export. Fix: pass at least one row"
 
 def final_reply_turn(written: list[dict[str, Any]], final: str) -> str | None:
     """rows.final_text_turn on the messages a walk wrote (cleaned: empty agent turns removed): the reply they end
@@ -85,7 +84,7 @@ def final_reply_turn(written: list[dict[str, Any]], final: str) -> str | None:
     return final_text_turn(ending, final)
 
 
-def input_rows(source: Any) -> Iterable[Any]:
+def _input_rows(source: Any) -> Iterable[Any]:
     """What iter_input iterates: a JSONL path's rows (streamed) or `source` itself; a typed error for one row
     (a dict) or something that holds no rows. Items may still be wai.Row objects (iter_input reads their dict)."""
     import os
@@ -103,13 +102,13 @@ def input_rows(source: Any) -> Iterable[Any]:
 def iter_input(source: Any) -> Iterator[dict[str, Any]]:
     """Rows from a list, an iterator, a JSONL path or a datasets.Dataset, streamed; typed error when empty."""
     seen = False
-    for row in input_rows(source):
+    for row in _input_rows(source):
         seen = True
         if type(row) is not dict and hasattr(row, "model_dump"):  # a wai.Row (pydantic) is read as its dict
             row = row.model_dump(exclude_none=True)
         yield row
     if not seen:
-        raise InputError(NO_ROWS)
+        raise InputError(_NO_ROWS)
 
 
 def _tools_of(row: Mapping[str, Any], tools: list[Any] | None, index: int) -> list[Any] | None:
@@ -137,11 +136,11 @@ def shape_row(row: Any, index: int, *, system_prompt: str | None, max_tool_outpu
         shaped = flat_walk(row, index, system_prompt, max_tool_output_chars, tools)
         if shaped is not None:
             return shaped
-    return shape_general(row, index, system_prompt=system_prompt, max_tool_output_chars=max_tool_output_chars,
+    return _shape_general(row, index, system_prompt=system_prompt, max_tool_output_chars=max_tool_output_chars,
                          tools=tools)
 
 
-def shape_general(row: Any, index: int, *, system_prompt: str | None, max_tool_output_chars: int | None,
+def _shape_general(row: Any, index: int, *, system_prompt: str | None, max_tool_output_chars: int | None,
                   tools: list[Any] | None) -> Shaped:
     """shape_row for any row shape: conversation(), then one pass over its messages."""
     final = row.get("final_text") if row.get("messages") is None else None
@@ -205,7 +204,7 @@ def flat_walk(row: dict[str, Any], index: int, system_prompt: str | None, cap: i
               tools: list[Any] | None) -> Shaped | None:
     """shape_row + check_arguments + the agent's words for the leak guard, in one walk of a flat rollout.
 
-    Gives the Shaped that conversation() followed by shape_general and check_arguments gives, for a plain
+    Gives the Shaped that conversation() followed by _shape_general and check_arguments gives, for a plain
     flat rollout (exact dicts, text fields as text); the ask is `row["prompt"]`. Any other shape, and any row
     the general path would refuse, returns None before anything is counted: the general path then reads it
     and raises its own error. The hot path of every export (tests/test_exporters_flatpath.py pins it to the

@@ -59,7 +59,7 @@ def vector_dot(a: np.ndarray, b: np.ndarray) -> float:
 
 
 _CHUNK = 10_000  # rows tokenised at once: bounds the token list whatever the size
-_SEPARATOR = "\n\x01\n"  # between rows: a line of its own, a token of its own, and in no ordinary text
+_SEPARATOR = "\n\x01\n"  # between rows for the surface counts: a line of its own, and in no ordinary text
 _FENCE = re.compile(rb"```")
 _BULLET_BYTES = re.compile(rb"^[ \t]*(?:[-*]|\xe2\x80\xa2|\d+[.)])[ \t]", re.MULTILINE)
 _BULLET_AFTER_NEWLINE = re.compile(rb"\n[ \t]*(?:[-*]|\xe2\x80\xa2|\d+[.)])[ \t]")  # the same, not at 0
@@ -104,7 +104,7 @@ def _scan_texts(texts: list[str]) -> ScannedTexts:
         joined = _SEPARATOR.join(chunk)
         if joined.count("\x01") != len(chunk) - 1:  # a text holds the separator byte itself: blank it out
             joined = _SEPARATOR.join(text.replace("\x01", " ") for text in chunk)
-        raw = joined.lower().encode("utf-8", "replace")
+        raw = joined.encode("utf-8", "replace")  # digits, marks, bullets and fences: no case to fold
         del joined
         codes = np.frombuffer(raw, dtype=np.uint8)
         separators = np.flatnonzero(codes == 1)

@@ -190,11 +190,15 @@ def _graded(rows: Any) -> GradedRows:
             raise InputError(f"none of the {len(rows)} rows has a reward (rows {shown}"
                              f"{', ...' if len(missing) > 5 else ''}). Fix: grade the rows first "
                              "(wai.grade / run_judge) so each carries `reward`")
-        warnings.append(f"{len(missing)} rows have no reward and were left out (rows "
-                        f"{', '.join(map(str, missing[:5]))}{', ...' if len(missing) > 5 else ''})")
+        warnings.append(_left_out(missing))
     ask_ids = {key: number for number, key in enumerate(dict.fromkeys(asks))}
     ask_of_row = np.fromiter(map(ask_ids.__getitem__, asks), dtype=np.int64, count=len(asks))
     return GradedRows(kept, numbers, np.frombuffer(rewards, dtype=np.float64), ask_of_row, len(ask_ids), warnings)
+
+
+def _left_out(missing: list[int]) -> str:
+    return (f"{len(missing)} rows have no reward and were left out (rows {', '.join(map(str, missing[:5]))}"
+            f"{', ...' if len(missing) > 5 else ''})")
 
 
 def _graded_of(table: Graded) -> GradedRows:
@@ -208,10 +212,7 @@ def _graded_of(table: Graded) -> GradedRows:
     rank = np.empty(table.n_tasks, dtype=np.int64)
     rank[present[np.argsort(first[present])]] = np.arange(len(present))
     missing = table.ungraded_rows().tolist()
-    warnings = []
-    if missing:
-        warnings.append(f"{len(missing)} rows have no reward and were left out (rows "
-                        f"{', '.join(map(str, missing[:5]))}{', ...' if len(missing) > 5 else ''})")
+    warnings = [_left_out(missing)] if missing else []
     rows = table.rows
     index = numbers.tolist()
     return GradedRows([rows[i] for i in index], index, table.rewards[numbers], rank[tasks], len(present), warnings)

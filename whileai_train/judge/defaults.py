@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from whileai_train.stats import DEFAULT_SEED
+
 __all__ = [
     "AGREEMENT_FLOOR",
     "CONSISTENCY_SAMPLE",
@@ -51,8 +53,8 @@ CONSISTENCY_SAMPLE = 40
 # Disagreements returned in the review queue (the rest are counted).
 REVIEW_QUEUE_MAX = 50
 
-# Seed of every sample drawn here, so a report reads the same on every run.
-SEED = 0
+# Seed of every sample drawn here, so a report reads the same on every run: the package's one seed default.
+SEED = DEFAULT_SEED
 
 # Neutral filler: says nothing about the task (the length probe of the reward-hacking literature: a judge that
 # flips on it reads length, not content).

@@ -21,10 +21,8 @@ from typing import Any
 
 from whileai_train.errors import RowError
 from whileai_train.rows import (
-    FINAL_TEXT_REPEATED,
     conversation,
-    final_text_turn,
-    steps_end_with_reply,
+    final_is_own_turn,
     tool_arguments,
     tool_failed,
 )
@@ -130,7 +128,7 @@ def _flat_events(row: Mapping[str, Any], steps: list[Any], index: int | None) ->
     if final is None:
         final = row.get("completion")
     if final.__class__ is str:
-        if final and final_text_turn(steps_end_with_reply(steps), final) != FINAL_TEXT_REPEATED:
+        if final_is_own_turn(steps, final):
             append((SAID, final))
     elif isinstance(final, list):  # a conversational completion: its assistant turns
         for message in final:

@@ -16,12 +16,10 @@ from typing import Any
 import numpy as np
 
 from whileai_train.rows import (
-    FINAL_TEXT_REPEATED,
     agent_parts,
     dict_step_sizes,
-    final_text_turn,
+    final_is_own_turn,
     read_dict_steps,
-    steps_end_with_reply,
 )
 
 __all__ = ["Trajectories", "read_sizes", "read_trajectories", "trajectory_key", "trajectory_parts"]
@@ -104,7 +102,7 @@ def read_trajectories(rows: Sequence[Mapping[str, Any]]) -> Trajectories:
             except AttributeError:
                 row_texts, calls, turns, errors = agent_parts(row)
             else:
-                if final and final_text_turn(steps_end_with_reply(steps), final) != FINAL_TEXT_REPEATED:
+                if final_is_own_turn(steps, final):
                     turns += 1
                     row_texts.append(final)
         else:
@@ -140,7 +138,7 @@ def read_sizes(rows: Sequence[Mapping[str, Any]]) -> tuple[np.ndarray, np.ndarra
                 texts, call_list, turns, _ = agent_parts(row)
                 sizes.extend((sum(map(len, texts)) + max(0, len(texts) - 1), len(call_list), turns))
                 continue
-            if final and final_text_turn(steps_end_with_reply(steps), final) != FINAL_TEXT_REPEATED:
+            if final_is_own_turn(steps, final):
                 chars += len(final)
                 n_texts += 1
                 turns += 1
