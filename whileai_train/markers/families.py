@@ -11,11 +11,13 @@ that never happened.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from whileai_train.errors import RowError
+from whileai_train.markers.defaults import PAYS_P_VALUE
+from whileai_train.stats.paired import welch_p_value
 from whileai_train.tables.marker_column import MarkerSummary, summarise_columns, task_numbers
 
 __all__ = [
@@ -24,6 +26,7 @@ __all__ = [
     "builtin_markers",
     "not_stamped_here",
     "not_stamped_line",
+    "reward_paid",
     "stamped_markers",
     "summarise",
 ]
@@ -81,3 +84,23 @@ def stamped_markers(row: Mapping[str, Any], index: int, values: Mapping[str, flo
         raise RowError(index, "markers", f"markers is {type(markers).__name__}, not an object",
                        "write markers as {name: value} (1.0 is the good outcome)")
     return {**markers, **values}
+
+
+class RewardPaid(NamedTuple):
+    """The rewards of the rows that show a behaviour against those that do not: both means, the Welch p-value,
+    and whether the reward pays for the behaviour (higher where it shows, p below PAYS_P_VALUE)."""
+
+    mean_shown: float
+    mean_not: float
+    p_value: float | None
+    pays: bool
+
+
+def reward_paid(shown: np.ndarray, not_shown: np.ndarray) -> RewardPaid | None:
+    """Whether the reward pays for a behaviour (the graded rewards where it shows and where it does not); None
+    when either side has no graded row."""
+    if not len(shown) or not len(not_shown):
+        return None
+    mean_shown, mean_not = float(shown.mean()), float(not_shown.mean())
+    p = welch_p_value(shown, not_shown)
+    return RewardPaid(mean_shown, mean_not, p, bool(mean_shown > mean_not and p is not None and p < PAYS_P_VALUE))

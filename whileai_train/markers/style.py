@@ -30,7 +30,6 @@ from whileai_train.markers.defaults import (
     GATES,
     HEDGE,
     HEDGE_MIN,
-    PAYS_P_VALUE,
     REFUSAL,
     REPEATED_SENTENCE_MIN_WORDS,
     SYCOPHANTIC_OPENER,
@@ -41,12 +40,12 @@ from whileai_train.markers.families import (
     bad_rate,
     not_stamped_here,
     not_stamped_line,
+    reward_paid,
     stamped_markers,
     summarise,
 )
 from whileai_train.report import Report
 from whileai_train.rows import final_reply, reward_of, task_key
-from whileai_train.stats.paired import welch_p_value
 from whileai_train.tables.marker_column import MarkerSummary
 
 __all__ = ["STYLE_MARKERS", "RefusalReport", "StyleReport", "refusal_report", "reply_style", "style_markers",
@@ -246,9 +245,7 @@ def refusal_report(rows: Sequence[Mapping[str, Any]]) -> RefusalReport:
         report.warnings.append(_degenerate_warning(["no_refusal"]))
     yes = np.array([r for r, f in zip(rewards, refused, strict=True) if f and r is not None], dtype=float)
     no = np.array([r for r, f in zip(rewards, refused, strict=True) if not f and r is not None], dtype=float)
-    if len(yes) and len(no):
-        report.reward_refused, report.reward_answered = float(yes.mean()), float(no.mean())
-        report.p_value = welch_p_value(yes, no)
-        report.reward_pays = bool(report.reward_refused > report.reward_answered and report.p_value is not None
-                                  and report.p_value < PAYS_P_VALUE)
+    paid = reward_paid(yes, no)
+    if paid is not None:
+        report.reward_refused, report.reward_answered, report.p_value, report.reward_pays = paid
     return report

@@ -14,13 +14,18 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
-from whileai_train.markers.defaults import EXAMPLES, PAYS_P_VALUE
-from whileai_train.markers.families import bad_rate, not_stamped_here, not_stamped_line, summarise
+from whileai_train.markers.defaults import EXAMPLES
+from whileai_train.markers.families import (
+    bad_rate,
+    not_stamped_here,
+    not_stamped_line,
+    reward_paid,
+    summarise,
+)
 from whileai_train.markers.kinds import check_kinds, warn_unused_kinds
 from whileai_train.markers.trace_flags import FLAGS, MARKER_FLAGS, flags_of, stamped_flags
 from whileai_train.report import Report
 from whileai_train.rows import reward_of
-from whileai_train.stats.paired import welch_p_value
 from whileai_train.tables.marker_column import MarkerSummary
 
 __all__ = ["FlagSummary", "TraceFlagReport", "trace_flag_report"]
@@ -133,11 +138,9 @@ def trace_flag_report(rows: Sequence[Mapping[str, Any]], *, kinds: Mapping[str, 
                               rate_ci95=rate_ci95, examples=examples)
         yes, no = reward[hit & graded], reward[~hit & graded]
         summary.correlation = _pearson(hit[graded].astype(float), reward[graded])
-        if len(yes) and len(no):
-            summary.reward_flagged, summary.reward_clean = float(yes.mean()), float(no.mean())
-            summary.p_value = welch_p_value(yes, no)
-            summary.reward_pays = bool(summary.reward_flagged > summary.reward_clean
-                                       and summary.p_value is not None and summary.p_value < PAYS_P_VALUE)
+        paid = reward_paid(yes, no)
+        if paid is not None:
+            summary.reward_flagged, summary.reward_clean, summary.p_value, summary.reward_pays = paid
         summaries.append(summary)
     markers = [read[marker] for marker in MARKER_FLAGS]
     degenerate = [m.name for m in markers if m.degenerate]

@@ -15,7 +15,7 @@ from pydantic import Field
 
 from whileai_train.errors import ConfigError, InputError
 from whileai_train.measure.defaults import LOW_PAIRED_SHARE, MIN_PAIRED_TASKS
-from whileai_train.measure.pass_at import run_config
+from whileai_train.measure.pass_at import config_pair
 from whileai_train.report import Report
 from whileai_train.stats import DEFAULT_DRAWS, DEFAULT_SEED, paired_comparison, welch_p_value
 from whileai_train.stats.welch import welch_interval
@@ -149,13 +149,6 @@ def compare_runs(before_rows: Any, after_rows: Any, *, pass_threshold: float = P
         if report.ci95 is None:
             report.notes.append("each side needs at least 2 graded tasks for an interval: not_measured")
     report.verdict = _verdict(report.ci95)
-    report.config_before, config_warnings_before = run_config(before_list)
-    report.config_after, config_warnings_after = run_config(after_list)
-    report.warnings += [f"before: {w}" for w in config_warnings_before]
-    report.warnings += [f"after: {w}" for w in config_warnings_after]
-    for key in sorted(report.config_before.keys() | report.config_after.keys()):
-        b_value, a_value = report.config_before.get(key), report.config_after.get(key)
-        if b_value is not None and a_value is not None and b_value != a_value:
-            report.warnings.append(f"the runs were produced with different {key} ({b_value!r} before, {a_value!r} "
-                                   "after): the delta mixes that change with the one you meant to measure")
+    report.config_before, report.config_after, warnings = config_pair(before_list, after_list, "runs")
+    report.warnings += warnings
     return report

@@ -43,7 +43,7 @@ from whileai_train.measure.delta_reading import (
     verdict_word,
 )
 from whileai_train.measure.eval_variance import EvalVarianceReport
-from whileai_train.measure.pass_at import most_common_k, run_config
+from whileai_train.measure.pass_at import config_pair, most_common_k
 from whileai_train.measure.sides import PASS_AT_1, GroupBy, Side, read_side
 from whileai_train.row_files import read_rows
 from whileai_train.rows import task_key
@@ -498,12 +498,6 @@ def _groups_down(report: DeltaReport) -> None:
 
 
 def _config(report: DeltaReport, b: Side, a: Side) -> None:
-    config_b, warnings_b = run_config(b.table.rows)
-    config_a, warnings_a = run_config(a.table.rows)
+    config_b, config_a, warnings = config_pair(b.table.rows, a.table.rows, "sides")
     report.config = {"before": config_b, "after": config_a}
-    report.warnings += [f"before: {w}" for w in warnings_b] + [f"after: {w}" for w in warnings_a]
-    for key in sorted(config_b.keys() | config_a.keys()):
-        value_b, value_a = config_b.get(key), config_a.get(key)
-        if value_b is not None and value_a is not None and value_b != value_a:
-            report.warnings.append(f"the sides were produced with different {key} ({value_b!r} before, {value_a!r} "
-                                   "after): the delta mixes that change with the one you meant to measure")
+    report.warnings += warnings

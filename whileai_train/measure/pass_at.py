@@ -26,7 +26,8 @@ from whileai_train.stats.bootstrap import bootstrap_mean_cis
 from whileai_train.tables.defaults import PASS_THRESHOLD
 from whileai_train.tables.graded import Graded, graded_table, name_rows
 
-__all__ = ["PassAtReport", "most_common_k", "pass_at", "pass_at_k_estimate", "pass_pow_k_estimate", "run_config"]
+__all__ = ["PassAtReport", "config_pair", "most_common_k", "pass_at", "pass_at_k_estimate", "pass_pow_k_estimate",
+           "run_config"]
 
 
 class PassAtReport(Report):
@@ -179,6 +180,21 @@ def run_config(rows: Sequence[Mapping[str, Any]]) -> tuple[dict[str, Any], list[
 
 
 # --------------------------------------------------------------------------------------------- the report
+
+
+def config_pair(before_rows: Sequence[Mapping[str, Any]], after_rows: Sequence[Mapping[str, Any]], noun: str
+                ) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+    """Each side's run_config and the warnings: each side's own, then one per setting the two `noun` ("runs",
+    "sides") were produced with differently."""
+    config_b, warnings_b = run_config(before_rows)
+    config_a, warnings_a = run_config(after_rows)
+    warnings = [f"before: {w}" for w in warnings_b] + [f"after: {w}" for w in warnings_a]
+    for key in sorted(config_b.keys() | config_a.keys()):
+        value_b, value_a = config_b.get(key), config_a.get(key)
+        if value_b is not None and value_a is not None and value_b != value_a:
+            warnings.append(f"the {noun} were produced with different {key} ({value_b!r} before, {value_a!r} "
+                            "after): the delta mixes that change with the one you meant to measure")
+    return config_b, config_a, warnings
 
 
 def _stamp_k(table: Graded) -> int | None:
