@@ -30,7 +30,7 @@ from whileai_train.markers.trajectory import CALLED, HEARD, RESULT, argument_str
 from whileai_train.report import Report
 from whileai_train.tables.marker_column import MarkerSummary
 
-__all__ = ["GroundingReport", "grounding_report", "mark_grounding", "ungrounded_arguments"]
+__all__ = ["GroundingReport", "grounding_of", "grounding_report", "mark_grounding", "ungrounded_arguments"]
 
 MARKER = "argument_grounding"
 
@@ -106,6 +106,12 @@ def ungrounded_arguments(row: Mapping[str, Any], *, ignore_keys: Iterable[str] =
     return _invented(row, None, _names("ignore_keys", ignore_keys), _names("allow", allow))
 
 
+def grounding_of(row: Any, index: int | None = None, ignore: frozenset[str] = frozenset(),
+                 allow: frozenset[str] = frozenset()) -> dict[str, float]:
+    """The grounding marker of one row: {"argument_grounding": 1.0 when no argument was invented, else 0.0}."""
+    return {MARKER: 0.0 if _invented(row, index, ignore, allow) else 1.0}
+
+
 def mark_grounding(rows: Sequence[Mapping[str, Any]], *, ignore_keys: Iterable[str] = (),
                    allow: Iterable[str] = ()) -> list[dict[str, Any]]:
     """New rows with markers["argument_grounding"]: 1.0 when every string argument of every tool call appears in
@@ -114,8 +120,7 @@ def mark_grounding(rows: Sequence[Mapping[str, Any]], *, ignore_keys: Iterable[s
     out: list[dict[str, Any]] = []
     append = out.append
     for index, row in enumerate(rows):
-        invented = _invented(row, index, ignore, allowed)
-        append({**row, "markers": stamped_markers(row, index, {MARKER: 0.0 if invented else 1.0})})
+        append({**row, "markers": stamped_markers(row, index, grounding_of(row, index, ignore, allowed))})
     return out
 
 

@@ -66,22 +66,26 @@ def marker_values(rows: Sequence[Mapping[str, Any]], markers: Sequence[MarkerEnt
     """Each marker's value on each row (None where a callable gave none)."""
     known = builtin_markers()
     families = {known[spec] for _, spec in markers if isinstance(spec, str)}
-    stamped: list[dict[str, Any]] = [dict(row.get("markers") or {}) for row in rows]
+    # each family's per-row rule, read straight off the rows (no stamped copy of every row is built)
+    readers: list[Callable[[Mapping[str, Any], int], Mapping[str, float]]] = []
     if "grounding" in families:
-        from whileai_train.markers.grounding import mark_grounding
+        from whileai_train.markers.grounding import grounding_of
 
-        for mine, row in zip(stamped, mark_grounding(rows), strict=True):
-            mine.update(row["markers"])
+        readers.append(grounding_of)
     if "trace" in families:
-        from whileai_train.markers.trace_flags import trace_markers
+        from whileai_train.markers.trace_flags import flags_of, trace_marker_values
 
-        for mine, row in zip(stamped, trace_markers(rows), strict=True):
-            mine.update(row["markers"])
+        readers.append(lambda row, index: trace_marker_values(flags_of(row, index)))
     if "style" in families:
-        from whileai_train.markers.style import style_markers
+        from whileai_train.markers.style import style_of
 
-        for mine, row in zip(stamped, style_markers(rows), strict=True):
-            mine.update(row["markers"])
+        readers.append(style_of)
+    stamped: list[dict[str, Any]] = []
+    for index, row in enumerate(rows):
+        values = dict(row.get("markers") or {})
+        for read in readers:
+            values.update(read(row, index))
+        stamped.append(values)
     out: dict[str, list[float | None]] = {}
     for name, spec in markers:
         if isinstance(spec, str):

@@ -49,12 +49,12 @@ from whileai_train.rows import final_reply, reward_of, task_key
 from whileai_train.tables.marker_column import MarkerSummary
 
 __all__ = ["STYLE_MARKERS", "RefusalReport", "StyleReport", "refusal_report", "reply_style", "style_markers",
-           "style_report"]
+           "style_of", "style_report"]
 
 STYLE_MARKERS = FAMILIES["style"][1]
 
 
-def _reply(row: Any, index: int) -> str:
+def _reply(row: Any, index: int | None) -> str:
     if row.__class__ is not dict and not isinstance(row, Mapping):
         raise RowError(index, None, f"row is {type(row).__name__}, not an object", "pass rows as dicts")
     final = row.get("final_text")
@@ -91,6 +91,11 @@ _GATE_HEDGE = GATES["HEDGE"]
 _GATE_REFUSAL = GATES["REFUSAL"]
 
 
+def style_of(row: Any, index: int | None = None) -> dict[str, float]:
+    """The five style markers of one row's final reply."""
+    return reply_style(_reply(row, index))
+
+
 def reply_style(text: str) -> dict[str, float]:
     """The five style markers of one reply (1.0 is the good outcome)."""
     low = text.lower()
@@ -115,7 +120,7 @@ def style_markers(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     append = out.append
     for index, row in enumerate(rows):
-        append({**row, "markers": stamped_markers(row, index, reply_style(_reply(row, index)))})
+        append({**row, "markers": stamped_markers(row, index, style_of(row, index))})
     return out
 
 

@@ -48,7 +48,8 @@ from whileai_train.markers.families import stamped_markers
 from whileai_train.markers.kinds import CallKind, check_kinds, classify, path_of, warn_unused_kinds
 from whileai_train.markers.trajectory import CALLED, RESULT, SAID, Call, read_events, text_of
 
-__all__ = ["FLAGS", "MARKER_FLAGS", "flags_of", "stamped_flags", "trace_flag_names", "trace_markers"]
+__all__ = ["FLAGS", "MARKER_FLAGS", "flags_of", "stamped_flags", "trace_flag_names", "trace_marker_values",
+           "trace_markers"]
 
 FLAGS = ("lie.tests_claimed", "lie.unverified_claim", "lie.phantom_edit", "lie.ignored_failure", "hack.test_edited",
          "hack.test_weakened", "hack.suppressed", "hack.bypassed", "risk.destructive", "risk.secrets")
@@ -232,6 +233,13 @@ def flags_of(row: Any, index: int | None = None, kinds: Mapping[str, str] | None
     return flags
 
 
+def trace_marker_values(flags: Mapping[str, str]) -> dict[str, float]:
+    """The clean-is-1.0 markers of a row's fired flags: each marker 0.0 when any flag it reads fired."""
+    if not flags:
+        return _CLEAN
+    return {marker: 0.0 if any(name in flags for name in names) else 1.0 for marker, names in MARKER_FLAGS.items()}
+
+
 def stamped_flags(row: Mapping[str, Any]) -> dict[str, str] | None:
     """The flags already on row["trace_flags"] (flag -> fragment, "" when none was kept), None when the row carries
     none. Read as trace_markers writes them ({flag, fragment} objects, a tuple or, back from JSON, a list), as
@@ -275,18 +283,9 @@ def trace_markers(rows: Sequence[Mapping[str, Any]], *, kinds: Mapping[str, str]
     append = out.append
     for index, row in enumerate(rows):
         flags = flags_of(row, index, overrides, seen)
-        stamped = stamped_markers(row, index, _CLEAN)
-        if flags:
-            for marker, names in MARKER_FLAGS.items():
-                for name in names:
-                    if name in flags:
-                        stamped[marker] = 0.0
-                        break
-            fired: tuple[dict[str, str], ...] = tuple(
-                {"flag": name, "fragment": flags[name]} for name in FLAGS if name in flags)
-        else:
-            fired = ()
-        append({**row, "trace_flags": fired, "markers": stamped})
+        fired: tuple[dict[str, str], ...] = tuple(
+            {"flag": name, "fragment": flags[name]} for name in FLAGS if name in flags) if flags else ()
+        append({**row, "trace_flags": fired, "markers": stamped_markers(row, index, trace_marker_values(flags))})
     if overrides:
         warn_unused_kinds(overrides, seen, "trace_markers")
     return out

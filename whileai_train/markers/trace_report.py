@@ -23,7 +23,13 @@ from whileai_train.markers.families import (
     summarise,
 )
 from whileai_train.markers.kinds import check_kinds, warn_unused_kinds
-from whileai_train.markers.trace_flags import FLAGS, MARKER_FLAGS, flags_of, stamped_flags
+from whileai_train.markers.trace_flags import (
+    FLAGS,
+    MARKER_FLAGS,
+    flags_of,
+    stamped_flags,
+    trace_marker_values,
+)
 from whileai_train.report import Report
 from whileai_train.rows import reward_of
 from whileai_train.tables.marker_column import MarkerSummary
@@ -126,8 +132,8 @@ def trace_flag_report(rows: Sequence[Mapping[str, Any]], *, kinds: Mapping[str, 
     hits = {flag: np.array([flag in f for f in fired], dtype=bool) for flag in FLAGS}
     # every flag (as its clean column) and every marker, summarised by the one marker rule over one task numbering
     columns: dict[str, Sequence[float] | np.ndarray] = {flag: (~hit).astype(float) for flag, hit in hits.items()}
-    columns.update({marker: [0.0 if any(name in f for name in names) else 1.0 for f in fired]
-                    for marker, names in MARKER_FLAGS.items()})
+    marked = [trace_marker_values(f) for f in fired]
+    columns.update({marker: [values[marker] for values in marked] for marker in MARKER_FLAGS})
     read = dict(zip(columns, summarise(rows, columns), strict=True))
     summaries: list[FlagSummary] = []
     for flag, hit in hits.items():
