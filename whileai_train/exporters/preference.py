@@ -303,7 +303,9 @@ def export_preference(pairs_or_rows: Any, path: Any = None, *, format: str = "tr
 
     ``format="trl"``: conversational ``prompt``/``chosen``/``rejected`` for DPOTrainer.
     ``format="openai"``: ``input.messages``/``preferred_output``/``non_preferred_output`` (arguments as JSON
-    strings). `path` defaults to ``preference-<format>.jsonl`` in the current directory. Fewer tasks with both
+    strings). With `tokenizer=`, pairs are rendered with its chat template as DPOTrainer renders them: the
+    arguments encoding is read off it, and what it drops of the scored turns raises TemplateDropError unless
+    `validate=False`. `path` defaults to ``preference-<format>.jsonl`` in the current directory. Fewer tasks with both
     a pass and a fail than `min_mixed_tasks` (32, the product text's) warns; nothing is refused for it.
     """
     rows, report = preference_rows(pairs_or_rows, format=format, max_tool_output_chars=max_tool_output_chars,

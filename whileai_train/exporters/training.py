@@ -432,9 +432,12 @@ def export_dataset(rows: Any, path: Any = None, *, format: str = "openai", mask_
 
     `rows`: a list or iterator of dicts, a JSONL path, or a `datasets.Dataset`. `path` defaults to
     ``export-<format>-<mask_mode>.jsonl`` in the current directory. With `tokenizer=`, each row is rendered
-    with its chat template: the arguments encoding is chosen from it and rows over `max_length` tokens
-    (default 1024, trl 1.16's) are counted. Rows quoting their own privileged context raise
-    PrivilegedLeakError (nothing written) unless `validate=False`. Rows whose reward is below `threshold`
+    with the chat template that will train it (TRL's training variant for `messages` rows under
+    assistant_only_loss, else the tokenizer's own; ChatTemplateError where TRL cannot train the recommended
+    config): the arguments encoding is read off it, rows over `max_length` tokens (default 1024, trl 1.16's) are
+    counted, and what it drops (a second call, text beside a call) raises TemplateDropError unless
+    `validate=False`. Rows quoting their own privileged context raise PrivilegedLeakError (nothing written)
+    unless `validate=False`. Rows whose reward is below `threshold`
     raise TrainingSelectionError (nothing written) unless `check="warn"`; rows with no reward pass the check.
     """
     export = _Export(format=format, mask_mode=mask_mode, unroll=unroll, max_tool_output_chars=max_tool_output_chars,
