@@ -114,7 +114,7 @@ _Kept = tuple[str | None, tuple[str, ...]]
 
 
 class _Survival:
-    """What one shape of conversation keeps of each message (index -> _Kept), and whether the trainer trains nothing."""
+    """What one shape of conversation keeps of each message (a _Kept per message), and whether nothing is trained."""
 
     __slots__ = ("kept", "nothing_trained")
 
