@@ -11,7 +11,7 @@ import whileai_train as wai
 EXPECTED = {
     # errors
     "ChatTemplateError", "ConfigError", "ExportRefusedError", "InputError", "LabelError", "PrivilegedLeakError",
-    "PublishGateError", "RowError", "RunError", "ToolArgumentsError", "TrainingSelectionError", "WhileAIError",
+    "PublishGateError", "RowError", "RunError", "TemplateDropError", "ToolArgumentsError", "TrainingSelectionError", "WhileAIError",
     # rows
     "Calibration", "Message", "Row", "Step", "ToolCall", "calibration_of", "read_rows", "task_key",
     # exporters

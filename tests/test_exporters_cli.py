@@ -66,3 +66,24 @@ def test_unusable_input_exits_2(tmp_path, capsys):
     assert "row 1" in capsys.readouterr().err
     assert main(["export", str(tmp_path / "missing.jsonl"), str(tmp_path / "o.jsonl")]) == 2
     assert not (tmp_path / "o.jsonl").exists()
+
+
+def test_what_the_chat_template_drops_exits_1_and_writes_nothing(tmp_path, capsys):
+    from whileai_train.tiny import template_tokenizer
+
+    template_tokenizer("gptoss").save_pretrained(tmp_path / "tokenizer")
+    calls = [{"id": f"c{k}", "type": "function", "function": {"name": "lookup", "arguments": f'{{"order_id": "A{k}"}}'}}
+             for k in (1, 2)]  # two parallel calls: the gpt-oss template renders the first only
+    row = {"messages": [{"role": "user", "content": "check A1 and A2"},
+                        {"role": "assistant", "content": "", "tool_calls": calls},
+                        {"role": "tool", "tool_call_id": "c1", "content": "paid"},
+                        {"role": "tool", "tool_call_id": "c2", "content": "paid"},
+                        {"role": "assistant", "content": "both paid"}]}
+    source, out = tmp_path / "rows.jsonl", tmp_path / "o.jsonl"
+    source.write_text(json.dumps(row) + "\n")
+    command = ["export", str(source), str(out), "--tokenizer", str(tmp_path / "tokenizer")]
+    assert main(command) == 1 and not out.exists()
+    assert "export refused: the gptoss_training chat template would not train" in capsys.readouterr().err
+    assert main([*command, "--no-validate", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["template_drops"] == {"calls_after_first": 1} and report["chat_template"] == "gptoss_training"

@@ -180,16 +180,28 @@ def test_tokenizer_whose_template_wants_a_string_gets_json_strings(tiny_tokenize
         "{% for m in messages %}{{ m.role }}: {{ m.content }}"
         "{% for c in m.tool_calls or [] %}<call>{{ c.function.name }} {{ c.function.arguments }}</call>{% endfor %}"
         "\n{% endfor %}")
-    out, report = wai.training_rows([marked_rollout(0)], format="trl", tokenizer=tiny_tokenizer)
-    arguments = out[0]["messages"][1]["tool_calls"][0]["function"]["arguments"]
+    # prompt/completion rows: SFT renders them with the tokenizer's own template (no training template swapped in)
+    out, report = wai.training_rows([marked_rollout(0)], format="trl", mask_mode="final", tokenizer=tiny_tokenizer)
+    arguments = out[0]["prompt"][1]["tool_calls"][0]["function"]["arguments"]
     assert report.tool_call_roundtrip.encoding == "json_string" and isinstance(arguments, str)
-    assert report.tool_call_roundtrip.invalid == 0
+    assert report.tool_call_roundtrip.invalid == 0 and report.chat_template == "custom"
 
 
-def test_template_without_tool_calls_is_a_typed_error(tiny_tokenizer):
+def test_template_without_tool_calls_is_a_typed_error_for_rows_with_calls_only(tiny_tokenizer):
     tiny_tokenizer.chat_template = "{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}"
-    with pytest.raises(ChatTemplateError, match="tool-call"):
-        wai.training_rows([marked_rollout(0)], format="trl", tokenizer=tiny_tokenizer)
+    plain = {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]}
+    with pytest.raises(ChatTemplateError, match="row 1 carries tool calls.*tool-call arguments"):
+        wai.training_rows([plain, marked_rollout(0)], format="trl", mask_mode="final", tokenizer=tiny_tokenizer)
+    out, report = wai.training_rows([plain], format="trl", mask_mode="final", tokenizer=tiny_tokenizer)
+    assert len(out) == 1 and report.template_drops == {}
+
+
+def test_messages_rows_on_a_template_trl_cannot_train_are_refused_before_any_row(tiny_tokenizer, tmp_path):
+    tiny_tokenizer.chat_template = "{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}"
+    path = tmp_path / "sft.jsonl"
+    with pytest.raises(ChatTemplateError, match="not training-compatible.*mask_mode='final'.*assistant_only_loss=False"):
+        wai.export_dataset(iter([]), path, format="trl", tokenizer=tiny_tokenizer)  # refused before reading a row
+    assert not path.exists()
 
 
 def test_rows_longer_than_max_length_are_counted(tiny_tokenizer):

@@ -6,6 +6,7 @@
     │   └── RowError                  one row is wrong; carries .index (0-based) and .field
     │       └── ToolArgumentsError    a tool call's arguments are not a JSON object
     ├── ChatTemplateError (ValueError)  the tokenizer's chat template cannot render what the export needs
+    │   └── TemplateDropError         it renders the rows but loses agent text or calls (.rows, .drops by cause)
     ├── ExportRefusedError            an export would train something it must not; nothing was written
     │   ├── PrivilegedLeakError       a reply quotes its own privileged context (.rows names them)
     │   └── TrainingSelectionError    SFT rows with a failing reward, refused (.tasks, .selection)
@@ -33,6 +34,7 @@ __all__ = [
     "RowError",
     "RunError",
     "RunFinishedError",
+    "TemplateDropError",
     "ToolArgumentsError",
     "TrainingSelectionError",
     "WhileAIError",
@@ -91,6 +93,17 @@ class ToolArgumentsError(RowError):
 
 class ChatTemplateError(WhileAIError, ValueError):
     """The tokenizer's chat template cannot render what the export needs."""
+
+
+class TemplateDropError(ChatTemplateError):
+    """The chat template that will train the rows loses part of them (a second tool call, text beside a call ...);
+    nothing was written. `rows` names them, `drops` counts what is lost by cause. Fix: reshape the rows, use
+    another template, or pass validate=False to train them without it."""
+
+    def __init__(self, message: str, rows: Sequence[int] = (), drops: dict[str, int] | None = None) -> None:
+        self.rows = list(rows)
+        self.drops = dict(drops or {})
+        super().__init__(message)
 
 
 class ExportRefusedError(WhileAIError):

@@ -13,9 +13,32 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-__all__ = ["SPECIAL_TOKENS", "build_tiny_model", "build_tiny_tokenizer", "qwen2_5_chat_template", "save_tiny"]
+__all__ = ["SPECIAL_TOKENS", "TEMPLATE_TOKENS", "build_tiny_model", "build_tiny_tokenizer", "qwen2_5_chat_template",
+           "save_tiny", "template_tokenizer"]
 
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+
+# The special tokens each chat template shipped in trl/chat_templates/ writes, as (bos, eos, pad, others), read off
+# the templates themselves and the model families' published tokenizer configs. A tiny tokenizer built with them
+# renders and tokenizes the template's turns the way the real one does (each marker one token).
+_QWEN = (None, "<|im_end|>", "<|endoftext|>", ("<|im_start|>",))
+_LLAMA3 = ("<|begin_of_text|>", "<|eot_id|>", "<|finetune_right_pad_id|>",
+           ("<|start_header_id|>", "<|end_header_id|>", "<|eom_id|>", "<|python_tag|>"))
+TEMPLATE_TOKENS: dict[str, tuple[str | None, str, str, tuple[str, ...]]] = {
+    "qwen2_5": _QWEN,
+    "qwen3": _QWEN,
+    "llama3": _LLAMA3,
+    "llama3_1": _LLAMA3,
+    "llama3_2": _LLAMA3,
+    "gptoss": (None, "<|return|>", "<|endoftext|>",
+               ("<|start|>", "<|channel|>", "<|message|>", "<|end|>", "<|call|>", "<|constrain|>")),
+    "deepseekv3": ("<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>", "<｜▁pad▁｜>",
+                   ("<｜User｜>", "<｜Assistant｜>", "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>",
+                    "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>", "<｜tool▁sep｜>", "<｜tool▁outputs▁begin｜>",
+                    "<｜tool▁outputs▁end｜>", "<｜tool▁output▁begin｜>", "<｜tool▁output▁end｜>")),
+    "gemma3": ("<bos>", "<end_of_turn>", "<pad>", ("<start_of_turn>", "<start_of_image>")),
+    "phi3_5": (None, "<|endoftext|>", "<|placeholder1|>", ("<|system|>", "<|user|>", "<|assistant|>", "<|end|>")),
+}
 
 _WORDS = ["order", "refund", "cancel", "reservation", "customer", "account", "balance", "ticket", "status", "shipping", "address", "the", "a", "an", "is", "was", "will", "please", "thanks", "sorry", "yes", "no", "can", "cannot", "your", "my", "our", "of", "to", "for", "with", "on", "in", "tool", "call", "result", "error", "found", "not", "ok", "done", "answer", "number", "total", "price", "item", "items", "day", "days", "hello", "hi", "help", "check", "lookup", "update", "delete", "create", "send", "email", "phone", "date", "time", "today", "tomorrow", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "zero", "plus", "minus", "equals", "what", "how", "why", "when"]
 
@@ -45,21 +68,38 @@ def _corpus(n: int, seed: int) -> list[str]:
 
 def build_tiny_tokenizer(vocab_size: int = 512, seed: int = 0) -> Any:
     """A byte-level BPE tokenizer trained in code, with Qwen2.5's special tokens and chat template."""
+    tokenizer = _bpe_tokenizer(vocab_size, seed, bos=None, eos="<|im_end|>", pad="<|endoftext|>",
+                               others=("<|im_start|>",))
+    tokenizer.chat_template = qwen2_5_chat_template()
+    return tokenizer
+
+
+def template_tokenizer(name: str, vocab_size: int = 512, seed: int = 0) -> Any:
+    """A tiny BPE tokenizer carrying the chat template TRL ships as ``trl/chat_templates/<name>.jinja`` and that
+    family's special tokens (TEMPLATE_TOKENS), so TRL recognises the template exactly as it does the real one."""
+    if name not in TEMPLATE_TOKENS:
+        raise ValueError(f"no special tokens known for the {name!r} template; known: {sorted(TEMPLATE_TOKENS)}")
+    bos, eos, pad, others = TEMPLATE_TOKENS[name]
+    tokenizer = _bpe_tokenizer(vocab_size, seed, bos=bos, eos=eos, pad=pad, others=others)
+    tokenizer.chat_template = resources.files("trl").joinpath(f"chat_templates/{name}.jinja").read_text(
+        encoding="utf-8")
+    return tokenizer
+
+
+def _bpe_tokenizer(vocab_size: int, seed: int, *, bos: str | None, eos: str, pad: str,
+                   others: tuple[str, ...]) -> Any:
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
     backend = Tokenizer(models.BPE())
     backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     backend.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIAL_TOKENS,
+    special = list(dict.fromkeys([pad, *([bos] if bos else []), *others, eos]))  # Qwen2.5: SPECIAL_TOKENS' order
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=special,
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
     backend.train_from_iterator(_corpus(400, seed), trainer=trainer)
-    tokenizer = PreTrainedTokenizerFast(
-        tokenizer_object=backend, eos_token="<|im_end|>", pad_token="<|endoftext|>",
-        additional_special_tokens=["<|im_start|>"],
-    )
-    tokenizer.chat_template = qwen2_5_chat_template()
-    return tokenizer
+    return PreTrainedTokenizerFast(tokenizer_object=backend, bos_token=bos, eos_token=eos, pad_token=pad,
+                                   additional_special_tokens=list(others))
 
 
 def build_tiny_model(tokenizer: Any, *, hidden_size: int = 32, layers: int = 2, seed: int = 0) -> Any:

@@ -38,8 +38,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tools", default=None, metavar="TOOLS.json",
                         help="a JSON file with the list of tool schemas (otherwise each row's own `tools`)")
     parser.add_argument("--tokenizer", default=None, metavar="PATH",
-                        help="a local tokenizer folder: check the arguments encoding and count rows over "
-                             "--max-length tokens with its chat template")
+                        help="a local tokenizer folder: render the rows with the chat template that will train "
+                             "them (arguments encoding, what it drops, rows over --max-length tokens)")
     parser.add_argument("--max-length", type=int, default=None, help="the trainer's max_length (default 1024)")
     parser.add_argument("--columns", nargs="+", default=None, help="prompts: row keys to carry for the reward")
     from whileai_train.exporters.defaults import CHECKS
@@ -48,7 +48,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="sft: rows with a failing reward are refused (exit 1, nothing written); warn trains "
                              "on them on purpose and says so in the report")
     parser.add_argument("--no-validate", action="store_true",
-                        help="write rows that quote their privileged context instead of refusing")
+                        help="write rows that quote their privileged context, or lose part of themselves to the "
+                             "chat template, instead of refusing (the report counts them)")
     parser.add_argument("--json", action="store_true", help="print the report as one JSON object")
 
 
@@ -81,7 +82,7 @@ def _same_file(a: str, b: str) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    from whileai_train.errors import ConfigError, ExportRefusedError, InputError, WhileAIError
+    from whileai_train.errors import ConfigError, ExportRefusedError, InputError, TemplateDropError, WhileAIError
 
     for given, what in ((args.rows, "the rows"), (args.tools, "the tool schemas")):
         if given is not None and _same_file(given, args.out):
@@ -114,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
             from whileai_train.exporters.prompts import export_prompts
 
             report = export_prompts(args.rows, args.out, columns=args.columns, system_prompt=args.system_prompt)
-    except ExportRefusedError as exc:
+    except (ExportRefusedError, TemplateDropError) as exc:
         print(f"export refused: {exc}", file=sys.stderr)
         selection = getattr(exc, "selection", None)  # TrainingSelectionError: what the trainer would learn from
         if selection is not None:

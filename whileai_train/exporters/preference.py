@@ -171,13 +171,15 @@ def preference_rows(pairs_or_rows: Any, *, format: str = "trl", max_tool_output_
     check_common(format=format, max_tool_output_chars=max_tool_output_chars, system_prompt=system_prompt,
                  tools=tools, max_length=max_length)
     check_selection_options(min_mixed_tasks=min_mixed_tasks, threshold=threshold)
-    template = TemplateCheck(tokenizer, max_length or TRL_MAX_LENGTH) if tokenizer is not None else None
-    encoding = "json_string" if format == "openai" else (template.encoding if template else "dict")
+    # DPOTrainer renders with the tokenizer's own template and trains the tokens after the prompt (template.py)
+    template = (TemplateCheck(tokenizer, max_length or TRL_MAX_LENGTH, "whole" if format == "openai" else "completion")
+                if tokenizer is not None else None)
+    encoding = "json_string" if format == "openai" else "dict"  # TRL rows: the template's, once a pair has a call
     report = ExportReport(kind="preference", format=format)  # type: ignore[arg-type]  # checked above
-    report.tool_call_roundtrip.encoding = encoding  # type: ignore[assignment]
     report.tool_call_roundtrip.rendered = template is not None
     if template is not None:
         report.max_length = template.max_length
+        report.chat_template = template.name or "custom"
     items = list(iter_input(pairs_or_rows))
     report.n = len(items)
     out: list[dict[str, Any]] = []
@@ -207,6 +209,9 @@ def preference_rows(pairs_or_rows: Any, *, format: str = "trl", max_tool_output_
             checked, invalid = check_arguments(side)
             report.tool_call_roundtrip.checked += checked
             report.tool_call_roundtrip.invalid += invalid
+            if checked and template is not None and template.encoding is None:
+                probed = template.probe(side.index)  # the first pair with a tool call: probe the template once
+                encoding = probed if format == "trl" else encoding
         for source_row, side in ((chosen_row, chosen), (rejected_row, rejected)):
             leaked = source_row.get("privileged") is not None and quotes_privileged(side.messages[: at + 1],
                                                                                      source_row["privileged"])
@@ -229,13 +234,17 @@ def preference_rows(pairs_or_rows: Any, *, format: str = "trl", max_tool_output_
         bad = encode_messages([rejected.messages[at]], encoding)
         if template is not None:
             any_over = False
-            for completion in (good, bad):
-                over, text = template.too_long(prompt + completion, chosen.tools, source)
+            shared = encode_messages(chosen.messages[:at], template.encoding or "dict")
+            for side in sides:
+                rendered = shared + encode_messages([side.messages[at]], template.encoding or "dict")
+                over, text = template.too_long(rendered, chosen.tools, side.index)
                 report.too_long += int(over)
                 any_over = any_over or over
-                report.tool_call_roundtrip.invalid += template.missing_arguments(completion, text)[1]
+                survival = template.count_drops(rendered, chosen.tools, side.index, at)
+                if format == "trl":
+                    report.tool_call_roundtrip.invalid += template.missing_arguments(rendered, text, survival, at)
             if any_over:  # DPOTrainer drops a pair whose prompt alone fills max_length (keep_start)
-                report.too_long_untrained += template.context_fills(prompt, chosen.tools, source)
+                report.too_long_untrained += template.context_fills(shared, chosen.tools, source)
         report.trained_messages += 2
         report.masked_messages += len(prompt)
         if format == "openai":
@@ -251,6 +260,7 @@ def preference_rows(pairs_or_rows: Any, *, format: str = "trl", max_tool_output_
         classes[task_key(chosen_row)] = "mixed"
         rewards.extend((reward_of(chosen_row, source), reward_of(rejected_row, other)))
     report.n_written = len(out)
+    report.tool_call_roundtrip.encoding = encoding  # type: ignore[assignment]
     leaks = report.privileged_leaks
     if leaks and validate:
         raise PrivilegedLeakError(
@@ -258,6 +268,10 @@ def preference_rows(pairs_or_rows: Any, *, format: str = "trl", max_tool_output_
             f"{', '.join(map(str, leaks[:20]))}); nothing was written. Fix: drop the rows that "
             "whileai_train.exporters.leaks.leak_report(rows) names, "
             "or pass validate=False", rows=leaks)
+    if template is not None:
+        template.refuse_drops(validate)
+        report.template_drops = dict(template.drops)
+        report.warnings.extend(template.warnings(validate))
     for reason in ("no_divergence", "diverges_outside_agent_turn", "no_shared_prompt"):
         if report.dropped.get(reason):
             report.warnings.append(f"{report.dropped[reason]} pairs dropped: {reason.replace('_', ' ')}")
@@ -289,7 +303,9 @@ def export_preference(pairs_or_rows: Any, path: Any = None, *, format: str = "tr
 
     ``format="trl"``: conversational ``prompt``/``chosen``/``rejected`` for DPOTrainer.
     ``format="openai"``: ``input.messages``/``preferred_output``/``non_preferred_output`` (arguments as JSON
-    strings). `path` defaults to ``preference-<format>.jsonl`` in the current directory. Fewer tasks with both
+    strings). With `tokenizer=`, pairs are rendered with its chat template as DPOTrainer renders them: the
+    arguments encoding is read off it, and what it drops of the scored turns raises TemplateDropError unless
+    `validate=False`. `path` defaults to ``preference-<format>.jsonl`` in the current directory. Fewer tasks with both
     a pass and a fail than `min_mixed_tasks` (32, the product text's) warns; nothing is refused for it.
     """
     rows, report = preference_rows(pairs_or_rows, format=format, max_tool_output_chars=max_tool_output_chars,

@@ -94,6 +94,8 @@ class ExportReport(BaseModel):
     too_long: int = 0
     too_long_untrained: int = 0  # of those, rows whose context alone fills max_length: TRL drops them silently
     trainer_config: dict[str, object] = Field(default_factory=dict)
+    chat_template: str | None = None  # the template that renders the rows for trainer_config (trl's name), with tokenizer=
+    template_drops: dict[str, int] = Field(default_factory=dict)  # what that template loses, by cause (template.DROP_CAUSES)
     final_text_repeated: int = 0  # flat rows whose final_text repeated the last step's reply: written once
     final_text_differs: int = 0  # flat rows whose final_text differs from the last step's reply: both kept
     columns_not_carried: dict[str, int] = Field(default_factory=dict)  # row keys TRL would read -> rows
@@ -128,6 +130,8 @@ class ExportReport(BaseModel):
             lines.append(f"  tool-call arguments as {rt.encoding}: {rt.checked} checked ({how}), {rt.invalid} invalid")
         if self.dropped:
             lines.append("  dropped: " + ", ".join(f"{reason} {count}" for reason, count in sorted(self.dropped.items())))
+        if self.chat_template is not None:
+            lines.append(f"  rendered with the {self.chat_template} chat template")
         if self.max_length is not None:
             lines.append(f"  rows over max_length={self.max_length} tokens: {self.too_long} "
                          f"({self.too_long_untrained} left with no trained token)")

@@ -141,16 +141,19 @@ class _Export:
         self.format, self.mask_mode, self.unroll = format, mask_mode, unroll
         self.cap, self.system_prompt, self.tools, self.validate = max_tool_output_chars, system_prompt, tools, validate
         self.check = check
-        self.template = TemplateCheck(tokenizer, max_length or TRL_MAX_LENGTH) if tokenizer is not None else None
-        # the encoding the TRL rows carry: the template's when we have one, else dict (Qwen2.5, Llama 3.1, gpt-oss)
-        encoding = "json_string" if format == "openai" else (self.template.encoding if self.template else "dict")
-        self.encoding = encoding
+        # the template that renders the rows for the trainer_config this export recommends (template.py)
+        trained = ("whole" if format == "openai" else
+                   "assistant_only" if mask_mode == "assistant" and not unroll else "completion")
+        self.template = (TemplateCheck(tokenizer, max_length or TRL_MAX_LENGTH, trained)  # type: ignore[arg-type]
+                         if tokenizer is not None else None)
+        # the encoding the TRL rows carry: dict (Qwen2.5, Llama 3.1, gpt-oss), or the template's once a row has a call
+        self.encoding = "json_string" if format == "openai" else "dict"
         self.report = ExportReport(kind="sft", format=format, mask_mode=mask_mode,  # type: ignore[arg-type]
                                    unrolled=unroll)
-        self.report.tool_call_roundtrip.encoding = encoding  # type: ignore[assignment]
         self.report.tool_call_roundtrip.rendered = self.template is not None
         if self.template is not None:
             self.report.max_length = self.template.max_length
+            self.report.chat_template = self.template.name or "custom"
         self.notes: dict[str, int] = {}
         self.counts = _Counts()
         self.tally = SftTally(threshold)
@@ -199,6 +202,10 @@ class _Export:
                 checked, invalid = verdict if verdict is not None else check_arguments(shaped)
                 checked_all += checked
                 invalid_all += invalid
+                if checked and template is not None and template.encoding is None:
+                    encoding = template.probe(index)  # the first row with a tool call: probe the template once
+                    if trl:
+                        self.encoding = encoding
                 source_row = shaped.row  # a wai.Row arrives as its dict
                 privileged = source_row.get("privileged")
                 messages = shaped.messages
@@ -233,18 +240,16 @@ class _Export:
                     for out, _end, _first in written:
                         yield out, plain
                 else:
-                    longest: tuple[list[dict[str, Any]], str] | None = None
                     for out, end, first in written:
-                        rendered = encode_messages(messages[:end], template.encoding)
+                        rendered = encode_messages(messages[:end], template.encoding or "dict")
                         over, text = template.too_long(rendered, shaped.tools, index)
                         if over:
                             self.counts.too_long += 1
                             self.counts.lost += template.context_fills(rendered[:first], shaped.tools, index)
-                        longest = (rendered, text)
+                        survival = template.count_drops(rendered, shaped.tools, index, first)
+                        if trl:
+                            invalid_all += template.missing_arguments(rendered, text, survival, first)
                         yield out, plain
-                    if longest is not None and trl:
-                        _calls, missing = template.missing_arguments(*longest)
-                        invalid_all += missing
                 if written:
                     tally.add(index, task, reward)
         finally:
@@ -353,6 +358,7 @@ class _Export:
         report.tool_output_truncated, report.tool_output_chars_cut, report.too_long = c.truncated, c.chars_cut, c.too_long
         report.too_long_untrained = c.lost
         report.tool_call_roundtrip.checked, report.tool_call_roundtrip.invalid = c.checked, c.invalid
+        report.tool_call_roundtrip.encoding = self.encoding  # type: ignore[assignment]
         report.final_text_repeated = self.notes.pop(FINAL_TEXT_REPEATED, 0)
         report.final_text_differs = self.notes.get(FINAL_TEXT_DIFFERS, 0)
         for key, count in sorted(self.notes.items()):
@@ -373,6 +379,9 @@ class _Export:
         if report.tool_call_roundtrip.invalid:
             report.warnings.append(f"{report.tool_call_roundtrip.invalid} tool calls did not survive the arguments "
                                    "round trip (see tool_call_roundtrip)")
+        if self.template is not None:
+            report.template_drops = dict(self.template.drops)
+            report.warnings.extend(self.template.warnings(self.validate))
         if report.privileged_leaks and not self.validate:
             report.warnings.append(f"{len(report.privileged_leaks)} rows quote their own privileged context and "
                                    "were written anyway (validate=False)")
@@ -382,6 +391,12 @@ class _Export:
             if report.max_length is not None:
                 report.trainer_config["max_length"] = report.max_length
         return report
+
+    def refuse(self) -> None:
+        """The refusals on what was read (nothing written): a privileged leak, then what the template loses."""
+        self.refuse_leaks()
+        if self.template is not None:
+            self.template.refuse_drops(self.validate)
 
     def refuse_leaks(self) -> None:
         leaks = self.report.privileged_leaks
@@ -403,7 +418,7 @@ def training_rows(rows: Any, *, format: str = "openai", mask_mode: str = "assist
                      system_prompt=system_prompt, tools=tools, tokenizer=tokenizer, max_length=max_length,
                      validate=validate, check=check, threshold=threshold)
     out = list(export.rows(rows))
-    export.refuse_leaks()
+    export.refuse()
     export.check_selection()
     return out, export.finish(None)
 
@@ -417,9 +432,12 @@ def export_dataset(rows: Any, path: Any = None, *, format: str = "openai", mask_
 
     `rows`: a list or iterator of dicts, a JSONL path, or a `datasets.Dataset`. `path` defaults to
     ``export-<format>-<mask_mode>.jsonl`` in the current directory. With `tokenizer=`, each row is rendered
-    with its chat template: the arguments encoding is chosen from it and rows over `max_length` tokens
-    (default 1024, trl 1.16's) are counted. Rows quoting their own privileged context raise
-    PrivilegedLeakError (nothing written) unless `validate=False`. Rows whose reward is below `threshold`
+    with the chat template that will train it (TRL's training variant for `messages` rows under
+    assistant_only_loss, else the tokenizer's own; ChatTemplateError where TRL cannot train the recommended
+    config): the arguments encoding is read off it, rows over `max_length` tokens (default 1024, trl 1.16's) are
+    counted, and what it drops (a second call, text beside a call) raises TemplateDropError unless
+    `validate=False`. Rows quoting their own privileged context raise PrivilegedLeakError (nothing written)
+    unless `validate=False`. Rows whose reward is below `threshold`
     raise TrainingSelectionError (nothing written) unless `check="warn"`; rows with no reward pass the check.
     """
     export = _Export(format=format, mask_mode=mask_mode, unroll=unroll, max_tool_output_chars=max_tool_output_chars,
@@ -428,7 +446,7 @@ def export_dataset(rows: Any, path: Any = None, *, format: str = "openai", mask_
     target = path if path is not None else default_path(f"export-{format}-{mask_mode}")
     with atomic_jsonl(target, binary=True) as handle:
         write_rows(handle, export.pairs(rows))  # streamed: each row is written and gone, memory stays flat
-        export.refuse_leaks()
+        export.refuse()
         if export.counts.n_written == 0:
             raise ExportRefusedError(
                 f"no row had anything to train (dropped: {export.report.dropped}); nothing was written. Fix: "
