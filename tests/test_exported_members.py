@@ -47,6 +47,8 @@ EXPECTED = {
     "MarkerSummary", "GroundingReport", "Trait", "StageReport", "RefusalReport", "StyleReport", "FlagSummary",
     "TraceFlagReport", "MetricDelta", "EvalVarianceReport", "DetectableEffectReport", "HoldoutSizeReport",
     "MarkerSummaryReport", "MetricSummary",
+    # what every function that keeps rows returns: (rows, report)
+    "Kept",
 }
 
 

@@ -41,6 +41,7 @@ __all__ = [
     "InputError",
     "JudgeProbesReport",
     "JudgeTrustReport",
+    "Kept",
     "LabelError",
     "LengthBias",
     "LengthReport",
@@ -161,6 +162,7 @@ _EXPORTS: dict[str, str] = {
     "TrainingSelectionError": "whileai_train.errors",
     "WhileAIError": "whileai_train.errors",
     # the row contract
+    "Kept": "whileai_train.report",
     "Calibration": "whileai_train.rows",
     "Message": "whileai_train.rows",
     "Row": "whileai_train.rows",
@@ -372,6 +374,7 @@ if TYPE_CHECKING:
     )
     from whileai_train.measure.marker_summary import MarkerSummaryReport, marker_summary, metric_summary
     from whileai_train.measure.pass_at import PassAtReport, pass_at
+    from whileai_train.report import Kept
     from whileai_train.row_files import read_rows
     from whileai_train.rows import Calibration, Message, Row, Step, ToolCall, calibration_of, task_key
     from whileai_train.runs.config import SenderConfig

@@ -1,16 +1,18 @@
 """The base of every public report: a pydantic model that also reads like the product text's dicts.
 
 ``report["hack_scan"]`` and ``report.hack_scan`` are the same value; ``str(report)`` is the human reading
-(each report's own ``__str__``: verdict first) and ``report.model_dump()`` the JSON.
+(each report's own ``__str__``: verdict first) and ``report.model_dump()`` the JSON. :class:`Kept` is what every
+function that keeps some rows returns: ``rows, report = wai.optimize(...)`` (or ``wai.decontaminate(...)``).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
+from typing_extensions import NamedTuple  # a generic NamedTuple on Python 3.10 too
 
-__all__ = ["Report"]
+__all__ = ["Kept", "Report"]
 
 
 class Report(BaseModel):
@@ -32,3 +34,18 @@ class Report(BaseModel):
     def get(self, key: str, default: Any = None) -> Any:
         """The value under `key`, or `default` when the report has no such key."""
         return getattr(self, key) if self._readable(key) else default
+
+
+ReportT = TypeVar("ReportT", bound=Report, covariant=True)
+
+
+class Kept(NamedTuple, Generic[ReportT]):
+    """What a function that keeps some rows returns: the kept rows (new dicts; the input is untouched) and its report.
+
+    Unpacks as ``rows, report = wai.decontaminate(rows, "eval.jsonl")`` (optimize and the selectors return the
+    same pair), or read ``.rows`` and ``.report``. Passing the pair itself where rows belong is a RowError that
+    says to unpack it.
+    """
+
+    rows: list[dict[str, Any]]
+    report: ReportT

@@ -64,6 +64,7 @@ from whileai_train.callbacks.reward_wrap import CompletionRecord, RewardRecorder
 from whileai_train.callbacks.while_callback import WhileCallback
 from whileai_train.errors import ConfigError, name_list
 from whileai_train.markers.registry import check_markers
+from whileai_train.row_files import refuse_non_rows
 from whileai_train.runs.run import Run
 
 __all__ = ["RewardMonitor", "monitor"]
@@ -203,6 +204,7 @@ class RewardMonitor(WhileCallback):
                                   f"Fix: pass {arg}... or drop {name!r} from stop_on.")
         self.stop_on = tuple(stops)
         self.gold = gold
+        refuse_non_rows(holdout, "monitor(holdout=)")
         self.holdout = None if holdout is None else holdout_rows(holdout)
         self.holdout_seed = int(holdout_seed)
         self.features = features

@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
             from whileai_train.gates.decontaminate import decontaminate
 
             eval_rows = [row for path in args.eval for row in read_rows(path)]
-            report = decontaminate(rows, eval_rows)
+            _, report = decontaminate(rows, eval_rows)
             out["decontaminate"] = _dump(report)
             texts.append(str(report))
             if report.n_contaminated:

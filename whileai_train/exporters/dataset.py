@@ -21,6 +21,7 @@ from typing import Any
 from whileai_train.errors import InputError
 from whileai_train.exporters.report import ExportReport
 from whileai_train.exporters.shape import iter_input
+from whileai_train.row_files import refuse_non_rows
 
 __all__ = ["export_features", "to_dataset"]
 
@@ -84,6 +85,7 @@ def export_features(rows: list[dict[str, Any]]) -> Any:
 
 def to_dataset(rows: Any) -> Any:
     """A `datasets.Dataset` of exported rows: a list of them, an export's JSONL path, or its ExportReport."""
+    refuse_non_rows(rows, "to_dataset")
     from datasets import Dataset
 
     if isinstance(rows, ExportReport):

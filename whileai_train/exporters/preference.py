@@ -45,6 +45,7 @@ from whileai_train.exporters.shape import (
     strip_ids,
 )
 from whileai_train.exporters.template import TemplateCheck
+from whileai_train.row_files import refuse_non_rows
 from whileai_train.rows import FINAL_TEXT_DIFFERS, FINAL_TEXT_REPEATED, conversation, reward_of, task_key
 from whileai_train.tables.defaults import PASS_THRESHOLD
 
@@ -292,6 +293,7 @@ def export_preference(pairs_or_rows: Any, path: Any = None, *, format: str = "tr
     strings). `path` defaults to ``preference-<format>.jsonl`` in the current directory. Fewer tasks with both
     a pass and a fail than `min_mixed_tasks` (32, the product text's) warns; nothing is refused for it.
     """
+    refuse_non_rows(pairs_or_rows, "export_preference")
     rows, report = preference_rows(pairs_or_rows, format=format, max_tool_output_chars=max_tool_output_chars,
                                    system_prompt=system_prompt, tools=tools, tokenizer=tokenizer, validate=validate,
                                    max_length=max_length, threshold=threshold, min_mixed_tasks=min_mixed_tasks)

@@ -49,6 +49,7 @@ from whileai_train.exporters.shape import (
     shape_row,
 )
 from whileai_train.exporters.template import TemplateCheck
+from whileai_train.row_files import refuse_non_rows
 from whileai_train.rows import FINAL_TEXT_DIFFERS, FINAL_TEXT_REPEATED, reward_of, task_key
 from whileai_train.tables.defaults import PASS_THRESHOLD
 
@@ -399,6 +400,7 @@ def training_rows(rows: Any, *, format: str = "openai", mask_mode: str = "assist
                   max_length: int | None = None, check: str = "refuse",
                   threshold: float = PASS_THRESHOLD) -> tuple[list[dict[str, Any]], ExportReport]:
     """The rows `export_dataset` would write, and its report; writes nothing (and refuses as it would)."""
+    refuse_non_rows(rows, "training_rows")
     export = _Export(format=format, mask_mode=mask_mode, unroll=unroll, max_tool_output_chars=max_tool_output_chars,
                      system_prompt=system_prompt, tools=tools, tokenizer=tokenizer, max_length=max_length,
                      validate=validate, check=check, threshold=threshold)
@@ -422,6 +424,7 @@ def export_dataset(rows: Any, path: Any = None, *, format: str = "openai", mask_
     PrivilegedLeakError (nothing written) unless `validate=False`. Rows whose reward is below `threshold`
     raise TrainingSelectionError (nothing written) unless `check="warn"`; rows with no reward pass the check.
     """
+    refuse_non_rows(rows, "export_dataset")
     export = _Export(format=format, mask_mode=mask_mode, unroll=unroll, max_tool_output_chars=max_tool_output_chars,
                      system_prompt=system_prompt, tools=tools, tokenizer=tokenizer, max_length=max_length,
                      validate=validate, check=check, threshold=threshold)

@@ -40,6 +40,7 @@ from whileai_train.gates.scan_stats import (
     same_column,
 )
 from whileai_train.report import Report
+from whileai_train.row_files import refuse_non_rows
 from whileai_train.rows import reward_of, task_key
 from whileai_train.stats import DEFAULT_SEED
 from whileai_train.tables.graded import Graded
@@ -238,6 +239,7 @@ def hack_scan(rows: Sequence[Mapping[str, Any]], *, endorsed: Sequence[str] | No
         features: your own features, {"name": fn(row) -> number}; None or NaN means missing.
         seed: seeds the shuffles of the noise floor.
     """
+    refuse_non_rows(rows, "hack_scan")
     return scan_rows(rows, None, endorsed=endorsed, features=features, seed=seed)
 
 

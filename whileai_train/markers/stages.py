@@ -16,6 +16,7 @@ from pydantic import Field
 from whileai_train.errors import ConfigError, RowError
 from whileai_train.markers.defaults import EXAMPLES, STAGES
 from whileai_train.report import Report
+from whileai_train.row_files import refuse_non_rows
 from whileai_train.rows import task_key
 
 __all__ = ["STAGES", "StageReport", "stage_of", "stage_report", "stamp_stage"]
@@ -55,6 +56,7 @@ def stamp_stage(rows: Sequence[Mapping[str, Any]], stage: str) -> list[dict[str,
     """New rows whose lineage records that they fed `stage` (one of STAGES): lineage["stage"] the latest,
     lineage["stages"] every stage in order (a tuple: a record, not a list to grow; JSON writes it as a list). The
     input rows are not changed."""
+    refuse_non_rows(rows, "stamp_stage")
     name = _check_stage(stage)
     out: list[dict[str, Any]] = []
     append = out.append
@@ -120,6 +122,7 @@ class StageReport(Report):
 
 def stage_report(rows: Sequence[Mapping[str, Any]]) -> StageReport:
     """Rows and tasks per stage; flags every task used both in eval and in a training stage."""
+    refuse_non_rows(rows, "stage_report")
     rows_per: dict[str, int] = {}
     tasks_per: dict[str, set[str]] = {}
     unstamped = 0
