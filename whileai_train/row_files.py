@@ -18,8 +18,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from whileai_train.errors import InputError, RowError
-from whileai_train.report import Report
-from whileai_train.rows import _as_text, final_reply
+from whileai_train.rows import Row, _as_text, final_reply
 
 __all__ = ["iter_jsonl", "read_rows", "refuse_non_rows"]
 
@@ -36,12 +35,12 @@ def refuse_non_rows(source: Any, who: str) -> None:
         size = f"{len(kept)} rows" if isinstance(kept, (list, tuple)) else f"a {type(kept).__name__}"
         raise RowError(None, None, f"{who} got a (rows, report) pair ({type(source).__name__}: {size} and a "
                                    f"{type(report).__name__}), not rows", _UNPACK)
-    if isinstance(source, Report):
-        raise RowError(None, None, f"{who} got a {type(source).__name__} (a report), not rows",
-                       "pass the rows the call returned with it: " + _UNPACK)
-    if isinstance(source, BaseModel):
+    if isinstance(source, Row):
         raise RowError(None, None, f"{who} got one {type(source).__name__}, not a list of rows",
                        "pass [row] or a list of rows")
+    if isinstance(source, BaseModel):  # a report (Report, ExportReport, ...)
+        raise RowError(None, None, f"{who} got a {type(source).__name__} (a report), not rows",
+                       "pass the rows the call returned with it: " + _UNPACK)
 
 
 def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:

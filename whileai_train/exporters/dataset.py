@@ -85,15 +85,16 @@ def export_features(rows: list[dict[str, Any]]) -> Any:
 
 def to_dataset(rows: Any) -> Any:
     """A `datasets.Dataset` of exported rows: a list of them, an export's JSONL path, or its ExportReport."""
-    refuse_non_rows(rows, "to_dataset")
     from datasets import Dataset
 
     if isinstance(rows, ExportReport):
         if rows.path is None:
             raise InputError("this report comes from a call that wrote no file. Fix: pass the rows themselves")
         rows = rows.path
-    if isinstance(rows, tuple) and len(rows) == 2 and isinstance(rows[1], ExportReport):
+    elif isinstance(rows, tuple) and len(rows) == 2 and isinstance(rows[1], ExportReport):
         rows = rows[0]  # (rows, report) from training_rows / preference_rows / prompt_rows
+    else:  # an export's report or pair is read above; any other report or pair is refused
+        refuse_non_rows(rows, "to_dataset")
     if isinstance(rows, (str, os.PathLike)) or not isinstance(rows, list):
         rows = list(iter_input(rows))
     if not rows:

@@ -43,8 +43,8 @@ def optimize(rows: Any, mode: str = "rl", **options: Any) -> Kept[RLSelectionRep
 
     rl options: band=(0.2, 0.8), truncated="drop" | "penalize" | "keep", order="round_robin" | "middle",
     max_rows=, max_asks=, endorsed=, features=, seed=. sft options: select="top_per_prompt" |
-    "top_k_overall" | "random_per_prompt" | "random_k_overall", min_reward=1.0, k=, per_prompt=1,
-    group_by="task" | "prompt", seed=.
+    "top_k_overall" | "random_per_prompt" | "random_k_overall", min_reward=0.5 (the SFT export's pass threshold,
+    so what it keeps the export accepts), k=, per_prompt=1, group_by="task" | "prompt", seed=.
     """
     selector: Any = _SELECTORS.get(mode) if isinstance(mode, str) else None
     if selector is None:
