@@ -50,7 +50,8 @@ def task(category: str, number: int, rng: random.Random) -> dict[str, Any]:
     }
     action = {"refund": "issue_refund", "cancel": "cancel_order", "lookup": "answer"}[category]
     return {"scenario_id": f"{category}-{number:03d}", "category": category, "expected_action": action,
-            "order": order, "amount": amount, "item": item, "prompt": asks[category]}
+            "order": order, "amount": amount, "item": item, "prompt": asks[category],
+            "privileged": {"fraud_score": round(rng.random(), 2)}}  # what the grader may see, the agent may not
 
 
 def trajectory(t: dict[str, Any], outcome: str, rng: random.Random) -> tuple[list[dict[str, Any]], str, float]:
@@ -122,8 +123,7 @@ def rollout(t: dict[str, Any], outcome: str, index: int, rng: random.Random, *, 
     if chat:
         row["messages"] = as_messages(t["prompt"], steps, final, index)
     else:
-        row.update(prompt=t["prompt"], steps=steps, final_text=final,
-                   privileged={"fraud_score": round(rng.random(), 2)})
+        row.update(prompt=t["prompt"], steps=steps, final_text=final, privileged=t["privileged"])
     row.update(reward=reward, category=t["category"], expected_action=t["expected_action"])
     row.update(extra or {})
     return row
