@@ -27,8 +27,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kind", choices=("sft", "preference", "prompts"), default="sft",
                         help="sft: training rows (default); preference: one-turn DPO pairs from graded rows; "
                              "prompts: GRPO prompt-only rows")
-    parser.add_argument("--format", choices=("trl", "openai"), default="trl",
-                        help="trl (default here): what TRL's trainers read; openai: the API wire rows")
+    from whileai_train.exporters.defaults import CHECKS, FORMAT
+
+    parser.add_argument("--format", choices=("trl", "openai"), default=FORMAT,
+                        help=f"{FORMAT} (the default, as in Python): what TRL's trainers read; openai: the API wire rows")
     parser.add_argument("--mask-mode", choices=("assistant", "final"), default="assistant",
                         help="sft: train every agent turn (assistant) or only the last one (final)")
     parser.add_argument("--unroll", action="store_true", help="sft: one sample per agent turn, loss on that turn")
@@ -41,9 +43,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a local tokenizer folder: check the arguments encoding and count rows over "
                              "--max-length tokens with its chat template")
     parser.add_argument("--max-length", type=int, default=None, help="the trainer's max_length (default 1024)")
-    parser.add_argument("--columns", nargs="+", default=None, help="prompts: row keys to carry for the reward")
-    from whileai_train.exporters.defaults import CHECKS
-
+    parser.add_argument("--columns", nargs="+", default=None,
+                        help="prompts: row keys to carry for the reward (default: every key of the rows but the "
+                             "conversation and a past rollout's own values; the report says what was left out)")
     parser.add_argument("--check", choices=CHECKS, default=CHECKS[0],
                         help="sft: rows with a failing reward are refused (exit 1, nothing written); warn trains "
                              "on them on purpose and says so in the report")

@@ -23,7 +23,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from whileai_train.errors import ExportRefusedError, PrivilegedLeakError, RowError
-from whileai_train.exporters.defaults import MIN_MIXED_TASKS, STAMP_COLUMNS, TRL_MAX_LENGTH, TRL_READ_COLUMNS
+from whileai_train.exporters.defaults import (
+    FORMAT,
+    MIN_MIXED_TASKS,
+    STAMP_COLUMNS,
+    TRL_MAX_LENGTH,
+    TRL_READ_COLUMNS,
+)
 from whileai_train.exporters.jsonl import atomic_jsonl, dumps
 from whileai_train.exporters.leaks import quotes_privileged
 from whileai_train.exporters.options import check_common, default_path
@@ -164,7 +170,7 @@ def _divergence(chosen: Shaped, rejected: Shaped) -> int:
     return shorter
 
 
-def preference_rows(pairs_or_rows: Any, *, format: str = "trl", max_tool_output_chars: int | None = None,
+def preference_rows(pairs_or_rows: Any, *, format: str = FORMAT, max_tool_output_chars: int | None = None,
                     system_prompt: str | None = None, tools: list[Any] | None = None, tokenizer: Any = None,
                     validate: bool = True, max_length: int | None = None, threshold: float = PASS_THRESHOLD,
                     min_mixed_tasks: int = MIN_MIXED_TASKS) -> tuple[list[dict[str, Any]], ExportReport]:
@@ -281,7 +287,7 @@ def preference_rows(pairs_or_rows: Any, *, format: str = "trl", max_tool_output_
     return out, report
 
 
-def export_preference(pairs_or_rows: Any, path: Any = None, *, format: str = "trl",
+def export_preference(pairs_or_rows: Any, path: Any = None, *, format: str = FORMAT,
                       max_tool_output_chars: int | None = None, system_prompt: str | None = None,
                       tools: list[Any] | None = None, tokenizer: Any = None, validate: bool = True,
                       max_length: int | None = None, threshold: float = PASS_THRESHOLD,
