@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from whileai_train.report import Report
 from whileai_train.tables.defaults import PASS_THRESHOLD
 
 __all__ = ["DroppedTasks", "ExportReport", "Selection", "ToolCallRoundtrip"]
@@ -71,7 +72,7 @@ class Selection(BaseModel):
         return lines
 
 
-class ExportReport(BaseModel):
+class ExportReport(Report):
     """The report of one export. Keys follow the product text; `str()` reads it out for a person."""
 
     kind: Literal["sft", "preference", "prompts"] = "sft"
