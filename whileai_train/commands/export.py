@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 __all__ = ["HELP", "add_arguments", "run"]
@@ -71,22 +70,12 @@ def _tools(path: str | None) -> list[Any] | None:
         raise InputError(f"{path}: not JSON ({exc}). Fix: write the tool schemas as one JSON list") from None
 
 
-def _same_file(a: str, b: str) -> bool:
-    """True when the two paths name one file (the same path, a link to it, or a hard link)."""
-    first, second = Path(a), Path(b)
-    try:
-        if first.exists() and second.exists():
-            return first.samefile(second)
-    except OSError:
-        pass
-    return first.resolve() == second.resolve()
-
-
 def run(args: argparse.Namespace) -> int:
+    from whileai_train.commands import same_file
     from whileai_train.errors import ConfigError, ExportRefusedError, InputError, WhileAIError
 
     for given, what in ((args.rows, "the rows"), (args.tools, "the tool schemas")):
-        if given is not None and _same_file(given, args.out):
+        if given is not None and same_file(given, args.out):
             print(f"export failed: the output {args.out} is {what} file it reads; writing it would destroy the "
                   "input. Fix: pass another output path", file=sys.stderr)
             return EXIT_INPUT

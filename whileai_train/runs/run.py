@@ -21,7 +21,6 @@ import os
 import sys
 import threading
 import time
-import uuid
 import weakref
 from collections.abc import Mapping
 from types import TracebackType
@@ -35,7 +34,7 @@ from whileai_train.runs.defaults import STORE_BUSY_TIMEOUT_S
 from whileai_train.runs.sender import Sender, os_cause
 from whileai_train.runs.sinks import HttpSink, LocalSink, MemorySink, SendError, Sink
 from whileai_train.runs.spool import Spool, SpoolState, read_spool, spool_path
-from whileai_train.runs.store import LocalStore, this_process
+from whileai_train.runs.store import LocalStore, new_run_id, this_process
 
 __all__ = ["Run", "run"]
 
@@ -341,7 +340,9 @@ def run(
             "total_steps": int(total_steps) if total_steps is not None else None}
     credential = _credential_or_none(api_key) if sink is None else None
     started = float((resume or {}).get("started") or time.time())
-    client_id = (resume or {}).get("client_id") or "c-" + uuid.uuid4().hex[:16]
+    # the client's id has a run id's shape, so a store (the local one, or `whileai-train serve`) keeps it as the
+    # run's id: the id printed below is the one `show` and the page use, also after a `sync`
+    client_id = (resume or {}).get("client_id") or new_run_id()
     run_id: str | None = (resume or {}).get("run_id")
     # a resumed run never reuses a sequence number: start past anything the first attempt could have sent
     seq_start = int(time.time() * 1e6) if resume else 0
