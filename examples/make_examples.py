@@ -183,7 +183,7 @@ def main(folder: Path = HERE) -> list[Path]:
     tasks, rows = training(rng)
     evals, held_out = evaluation(tasks, rng)
     before = measured(held_out, {"refund": 0.0, "cancel": 0.0, "lookup": 0.0}, rng)
-    after = measured(held_out, {"refund": 0.2, "cancel": 0.0, "lookup": 0.15}, rng)
+    after = measured(held_out, {"refund": 0.3, "cancel": 0.0, "lookup": 0.25}, rng)
     files = {"rollouts.jsonl": rows, "eval.jsonl": evals, "before.jsonl": before, "after.jsonl": after}
     written = []
     for name, content in files.items():

@@ -49,6 +49,8 @@ EXPECTED = {
     "MarkerSummaryReport", "MetricSummary",
     # what every function that keeps rows returns: (rows, report)
     "Kept",
+    # a model and tokenizer to try the library with
+    "tiny_model_and_tokenizer",
 }
 
 

@@ -137,6 +137,7 @@ __all__ = [
     "style_markers",
     "style_report",
     "task_key",
+    "tiny_model_and_tokenizer",
     "to_dataset",
     "trace_flag_report",
     "trace_markers",
@@ -171,6 +172,8 @@ _EXPORTS: dict[str, str] = {
     "calibration_of": "whileai_train.rows",
     "read_rows": "whileai_train.row_files",
     "task_key": "whileai_train.rows",
+    # a model and tokenizer to try the library with (built in code, CPU)
+    "tiny_model_and_tokenizer": "whileai_train.tiny",
     # exporters
     "ExportReport": "whileai_train.exporters.report",
     "ToolCallRoundtrip": "whileai_train.exporters.report",
@@ -393,6 +396,7 @@ if TYPE_CHECKING:
     from whileai_train.select.select_rows import OptimizeResult
     from whileai_train.select.select_sft import SFTSelectionReport, select_for_sft
     from whileai_train.tables.marker_column import MarkerSummary, MetricSummary
+    from whileai_train.tiny import tiny_model_and_tokenizer
 else:
 
     def __getattr__(name: str) -> Any:
