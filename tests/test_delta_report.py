@@ -143,6 +143,9 @@ def test_a_single_evaluation_gives_at_most_moved_unreplicated_with_the_settling_
     assert any("three times on the same tasks" in w and "lineage.eval_run 0, 1, 2" in w and "eval_variance" in w
                for w in report.warnings)
     assert not any("simulate" in w for w in report.warnings + report.notes)
+    with pytest.raises(ConfigError) as too_few:  # the fix names what to do, not a function this package lacks
+        wai.eval_variance(before)
+    assert "lineage.eval_run 0, 1, 2" in str(too_few.value) and "simulate" not in str(too_few.value)
     assert str(report).startswith("PASS: pass@1 0.375 -> 0.792, delta +0.417")
 
 

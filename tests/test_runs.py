@@ -278,6 +278,19 @@ def test_a_loop_of_your_own_moves_the_step_with_log_and_prints_where_it_is(
     late.finish()
 
 
+def test_a_loop_of_your_own_moves_the_step_the_http_api_serves(tmp_path: Path) -> None:
+    server = FaultyServer(tmp_path / "api.db")
+    try:
+        with wai.run(name="x", total_steps=20, api_key=server.api_key, url=server.url, config=FAST) as run:
+            for step in range(1, 21):
+                run.log(step, loss=1.0 / step)
+        record = httpx.get(f"{server.url}/runs/{run.id}", headers={"X-Api-Key": server.api_key}, timeout=5).json()
+        assert (record["status"], record["step"], record["total_steps"]) == ("done", 20, 20)
+        assert str(run).startswith(f"run x ({run.id}): done at step 20/20, to the platform {server.url}")
+    finally:
+        server.close()
+
+
 def test_runs_and_show_commands(capsys: pytest.CaptureFixture[str]) -> None:
     from whileai_train.cli import main
 

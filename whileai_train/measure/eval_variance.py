@@ -64,8 +64,8 @@ def _split_by_eval_run(source: Any) -> list[list[dict[str, Any]]]:
 def eval_variance(*runs: Any, pass_threshold: float = PASS_THRESHOLD) -> EvalVarianceReport:
     """run_std from three or more evaluations of the same model on the same tasks (each a row list or path).
 
-    One row list whose rows carry lineage.eval_run (0, 1, 2: one stamp per evaluation) is split by that stamp. Fewer than
-    three runs is a ConfigError: a standard deviation from two is too rough to floor a verdict on.
+    One row list whose rows carry lineage.eval_run (0, 1, 2: one stamp per evaluation) is split by that stamp.
+    Fewer than three runs is a ConfigError: a standard deviation from two is too rough to floor a verdict on.
     """
     if len(runs) == 1:
         runs = tuple(_split_by_eval_run(runs[0]))
