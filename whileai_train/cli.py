@@ -87,7 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     stdout = sys.stdout
-    sys.stdout = _ClosedPipeQuiet(stdout)  # type: ignore[assignment]
+    sys.stdout = _ClosedPipeQuiet(stdout)
     try:
         code = int(modules[args.command].run(args) or 0)
         sys.stdout.flush()

@@ -57,7 +57,7 @@ def cli_words(text: str) -> str:
     """A message of delta_report's in this command's terms: its flags for the Python arguments it names, and
     `whileai-train mark` where it says to stamp markers."""
     for python, flag in _FLAGS:
-        text = re.sub(rf"(?<![\w-]){re.escape(python)}", lambda _match, flag=flag: flag, text)
+        text = re.compile(rf"(?<![\w-]){re.escape(python)}").sub(flag.replace("\\", r"\\"), text)
     if "row['markers']" in text or "stamp it on both sides" in text:
         text += f" {_MARK}"
     return text
