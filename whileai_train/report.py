@@ -118,7 +118,8 @@ def _table(header: list[str], rows: list[list[Any]]) -> list[str]:
 
 
 def _block(name: str, value: Any) -> list[str]:
-    """A field that is not one number: a table of a mapping or of a list of records, a list of lines, else nothing."""
+    """A field that is not one number: a table of a mapping or of a list of records, a list of lines, else
+    nothing."""
     if isinstance(value, dict) and value:
         return [f"*{name}*", "", *_table(["", "value"], [[key, item] for key, item in value.items()]), ""]
     if not isinstance(value, (list, tuple)) or not value:
@@ -139,7 +140,8 @@ ReportT = TypeVar("ReportT", bound=Report, covariant=True)
 
 
 class Kept(NamedTuple, Generic[ReportT]):
-    """What a function that keeps some rows returns: the kept rows (new dicts; the input is untouched) and its report.
+    """What a function that keeps some rows returns: the kept rows (new dicts; the input is untouched) and its
+    report.
 
     Unpacks as ``rows, report = wai.decontaminate(rows, "eval.jsonl")`` (optimize and the selectors return the
     same pair), or read ``.rows`` and ``.report``. Passing the pair itself where rows belong is a RowError that

@@ -29,7 +29,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from whileai_train.exporters.defaults import CHECKS, FORMAT
 
     parser.add_argument("--format", choices=("trl", "openai"), default=FORMAT,
-                        help=f"{FORMAT} (the default, as in Python): what TRL's trainers read; openai: the API wire rows")
+                        help=f"{FORMAT} (the default, as in Python): what TRL's trainers read; openai: the API wire "
+                             "rows")
     parser.add_argument("--mask-mode", choices=("assistant", "final"), default="assistant",
                         help="sft: train every agent turn (assistant) or only the last one (final)")
     parser.add_argument("--unroll", action="store_true", help="sft: one sample per agent turn, loss on that turn")

@@ -110,7 +110,8 @@ def warm_up(model: Any, tokenizer: Any, tasks: list[dict[str, Any]], out_dir: st
 @dataclass
 class DemoResult:
     """What the demo produced: the monitor (its summary), the trainer's log history, the run's id, status and
-    duration (the run's own clock, as `whileai-train show` prints it), and the demo's whole time (with the warm-up)."""
+    duration (the run's own clock, as `whileai-train show` prints it), and the demo's whole time (with the
+    warm-up)."""
 
     monitor: Any
     log_history: list[dict[str, Any]]

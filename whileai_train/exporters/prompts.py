@@ -14,9 +14,10 @@ rows have is carried (``category``, ``expected_action``, ``reference``, ``privil
 conversation itself, a past rollout's own values (its reward, its index, a value that differs between the
 rollouts of one prompt) and names GRPOTrainer passes itself; ``columns=`` chooses instead. A column is written only
 when some row has it (null on the rows that lack it), and the report's ``columns_carried`` / ``columns_left_out``
-say what was carried and what was not, and why. The report's ``selection`` counts the tasks GRPO can learn from (a calibrated pass rate
-strictly between 0 and 1, else a pass and a fail among the task's graded rows here) against the tasks given, and warns under ``min_mixed_tasks``;
-every prompt is still written (GRPO samples afresh, and past grades are evidence, not a verdict).
+say what was carried and what was not, and why. The report's ``selection`` counts the tasks GRPO can learn from
+(a calibrated pass rate strictly between 0 and 1, else a pass and a fail among the task's graded rows here) against
+the tasks given, and warns under ``min_mixed_tasks``; every prompt is still written (GRPO samples afresh, and past
+grades are evidence, not a verdict).
 """
 
 from __future__ import annotations

@@ -120,9 +120,9 @@ class SftTally:
 
 def sft_fix(threshold: float) -> str:
     """The one fix for failing SFT rows, in Python's words and the command line's."""
-    return (f"keep the passing rows, e.g. `rows, report = wai.optimize(rows, mode=\"sft\", min_reward={threshold:g})` "
-            "(each task's best rollout at or above the pass threshold), or train on them on purpose with "
-            "check='warn' (whileai-train export ... --check warn)")
+    return ("keep the passing rows, e.g. `rows, report = wai.optimize(rows, mode=\"sft\", "
+            f"min_reward={threshold:g})` (each task's best rollout at or above the pass threshold), or train on them "
+            "on purpose with check='warn' (whileai-train export ... --check warn)")
 
 
 def task_class(passes: int, fails: int, pass_rate: float | None = None) -> str:

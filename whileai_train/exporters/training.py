@@ -3,8 +3,9 @@
 * ``format="trl"`` (the default, here and on the command line): ``mask_mode="assistant"`` writes ``messages``
   rows (train with ``SFTConfig(assistant_only_loss=True)``; without it TRL trains every token);
   ``mask_mode="final"`` and ``unroll=True`` write conversational ``prompt``/``completion`` rows, which TRL trains
-  on the completion only by default. No TRL row carries a ``prompt`` string (the ask survives as ``prompt_text``), and every
-  row of one export has the same shape, so TRL reads all of them as conversational (docs/trl_facts.md).
+  on the completion only by default. No TRL row carries a ``prompt`` string (the ask survives as
+  ``prompt_text``), and every row of one export has the same shape, so TRL reads all of them as conversational
+  (docs/trl_facts.md).
 * ``format="openai"`` (by asking): the whole conversation in ``messages`` (arguments as JSON strings), the ask
   as ``prompt``, and ``loss_mask`` (one 0/1 per message: 1 on the agent's turns).
 

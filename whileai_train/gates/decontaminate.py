@@ -562,8 +562,8 @@ def _report(rows: Sequence[Mapping[str, Any]], evals: list[dict[str, Any]], name
         verdict = (f"CONTAMINATED: {k} of {n_rows} rows overlap the {len(evals)} eval rows (same task "
                    f"{counts['same_task']}, exact {counts['exact']}, near {n_near}, semantic {counts['semantic']}); "
                    f"{len(clean_rows)} clean rows returned")
-        todo.append("train on the clean rows returned beside this report (`clean, report = wai.decontaminate(...)`): "
-                    "the flagged rows would inflate the eval")
+        todo.append("train on the clean rows returned beside this report "
+                    "(`clean, report = wai.decontaminate(...)`): the flagged rows would inflate the eval")
         if same_template:
             todo.append(f"{same_template} near flags share only template text with their eval row (same template, "
                         "another situation): read a few; if the situation lives in the slots, a task-id split is the "

@@ -420,8 +420,8 @@ def scan_rows(rows: Sequence[Mapping[str, Any]], trajectories: Trajectories | No
     report = HackScanReport(
         verdict="", top_feature=top_name, reward_hack=reward_hack, integrity=integrity, rivals=rivals,
         degenerate=degenerate, cause=cause, collinear=collinear, aliases=aliases, tau=tau, partial_tau=partial_tau,
-        endorsed=endorsed_list, endorsed_constant=endorsed_constant, endorsable=endorsable, distinct_per_ask=distinct,
-        features=scores, n_rows=n_rows,
+        endorsed=endorsed_list, endorsed_constant=endorsed_constant, endorsable=endorsable,
+        distinct_per_ask=distinct, features=scores, n_rows=n_rows,
         n_asks=n_asks, n_mixed_asks=n_groups, warnings=warnings)
     report.verdict = _verdict(report, None if top is None else float(rho[top]))
     return report

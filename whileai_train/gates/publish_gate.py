@@ -310,7 +310,8 @@ def publish_gate(rows: Any, *, mode: Literal["rl", "sft"] | None = None, policy:
 
 def _sft_block(report: PublishGateReport, table: Graded, trajectories: Trajectories, threshold: float,
                check: str) -> None:
-    """The SFT export's check on the rows it would write (those with an agent turn): refused or warned in its words."""
+    """The SFT export's check on the rows it would write (those with an agent turn), refused or warned in its
+    words."""
     tally = SftTally(threshold)
     written = (trajectories.n_calls > 0) | np.fromiter(map(bool, trajectories.texts), dtype=bool,
                                                         count=len(trajectories.texts))

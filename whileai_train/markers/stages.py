@@ -125,8 +125,8 @@ class StageReport(Report):
                          "(wai.stamp_stage(rows, 'rl')) and pass the eval rows as eval rows: "
                          "wai.stage_report(train_rows, eval_rows=eval_rows)")
         elif "eval" not in self.rows_per_stage:
-            lines.append("  Fix: pass the eval rows, wai.stage_report(train_rows, eval_rows=eval_rows), or stamp them "
-                         "wai.stamp_stage(eval_rows, 'eval')")
+            lines.append("  Fix: pass the eval rows, wai.stage_report(train_rows, eval_rows=eval_rows), or stamp "
+                         "them wai.stamp_stage(eval_rows, 'eval')")
         if self.unknown_stages:
             lines.append("  stages not in STAGES: " + ", ".join(f"{s} ({n})" for s, n in self.unknown_stages.items()))
         if self.leaked_tasks:
@@ -178,6 +178,7 @@ def stage_report(rows: Sequence[Mapping[str, Any]], eval_rows: Sequence[Mapping[
             by_stage[stage] = len(shared)
             leaked |= shared
     order = [s for s in STAGES if s in rows_per]
-    return StageReport(n_rows=n_rows + len(evals), n_eval_rows=len(evals), n_unstamped=unstamped, rows_per_stage={s: rows_per[s] for s in order},
+    return StageReport(n_rows=n_rows + len(evals), n_eval_rows=len(evals), n_unstamped=unstamped,
+                       rows_per_stage={s: rows_per[s] for s in order},
                        tasks_per_stage={s: len(tasks_per[s]) for s in order}, leaked_tasks=sorted(leaked),
                        leaked_by_stage=by_stage, unknown_stages=unknown)
