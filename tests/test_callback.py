@@ -62,7 +62,8 @@ def test_trainer_to_local_store(tiny_model: Any, tiny_tokenizer: Any, tmp_path: 
     assert summary["gpu"] == "cpu" and summary["gpu_count"] == 0 and summary["cost_usd"] is None
     assert summary["cost_basis"] == "no estimate: no GPU (cpu)"
     assert summary["steps"] == 3 and summary["points"] == 3 and "train_runtime" in summary
-    assert str(run).startswith("no cost estimate (cpu, ")
+    assert str(run).startswith(f"run local-trainer ({run.id}): done at step 3/3, to the local store ")
+    assert str(run).endswith(f"; no cost estimate (cpu, {run.seconds:.1f} s)")
 
 
 def test_sft_trainer_to_http_server(tiny_model: Any, tiny_tokenizer: Any, tmp_path: Path,
@@ -98,7 +99,8 @@ def test_sft_trainer_to_http_server(tiny_model: Any, tiny_tokenizer: Any, tmp_pa
         assert summary["gpu"] == "A10G" and summary["gpu_count"] == 1
         assert summary["cost_basis"] == "estimate: A10G at $1.10/h, modal.com/pricing 2026-09-20"
         assert summary["cost_usd"] == round(summary["seconds"] / 3600 * 1.10, 2)
-        assert str(run) == f"about ${summary['cost_usd']:.2f} (A10G, {run.seconds:.0f} s, estimate)"
+        assert str(run).endswith(f"; about ${summary['cost_usd']:.2f} (A10G, {run.seconds:.1f} s, estimate)")
+        assert str(run).startswith(f"run sft-http ({run.id}): done at step 3/3, to the platform ")
         assert not list((Path(tmp_path) / "home" / ".whileai" / "spool").glob("*.jsonl"))
     finally:
         server.close()

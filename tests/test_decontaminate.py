@@ -46,24 +46,24 @@ def _sets(seed: int = 0) -> tuple[list[dict], list[dict], set[int]]:
 
 def test_flags_exactly_the_planted_rows() -> None:
     rows, evals, planted = _sets()
-    report = wai.decontaminate(rows, evals)
+    clean, report = wai.decontaminate(rows, evals)
     assert set(report.contaminated) == planted
     assert (report.n_same_task, report.n_exact, report.n_near, report.n_semantic) == (10, 10, 10, 0)
     assert report.n_contaminated == 30 and report.hits_per_field == {"prompt": 20}
-    assert len(report.clean_rows) == 1970 and not report.clean
-    assert all(r["task_id"] not in {rows[j]["task_id"] for j in planted} for r in report.clean_rows)
+    assert len(clean) == 1970 and not report.clean
+    assert all(r["task_id"] not in {rows[j]["task_id"] for j in planted} for r in clean)
     near = [o for o in report.offenders if o["rule"] == "near"]
     assert near and all(0.8 <= o["coverage"] < 1.0 for o in near)
     assert {o["eval_row"] for o in near} == set(range(10, 20))
     assert report.near_same_template == 0  # the near copies share their eval row's own words
     assert str(report).startswith("CONTAMINATED: 30 of 2000 rows")
-    assert "clean_rows" not in report.model_dump()
+    assert not any(isinstance(value, list) and len(value) == 1970 for value in report.model_dump().values())
 
 
 def test_a_row_is_counted_once_same_task_first() -> None:
     evals = [{"prompt": "Book a window seat on the morning flight to Oslo for two adults", "task_id": "t1"}]
     rows = [{"prompt": evals[0]["prompt"], "task_id": "t1"}, {"prompt": evals[0]["prompt"], "scenario_id": "x"}]
-    report = wai.decontaminate(rows, evals)
+    clean, report = wai.decontaminate(rows, evals)
     assert (report.n_same_task, report.n_exact, report.n_contaminated) == (1, 1, 2)
     assert report.offenders[0]["rule"] == "same_task" and report.offenders[1]["rule"] == "exact"
 
@@ -74,14 +74,14 @@ def test_one_eval_text_must_cover_not_the_union() -> None:
     evals = [{"prompt": a + " " + _slot(random.Random(1), 16), "task_id": "a"},
              {"prompt": _slot(random.Random(2), 16) + " " + b, "task_id": "b"}]
     rows = [{"prompt": a + " " + b, "task_id": "r"}]  # half from each: the union covers all of it
-    report = wai.decontaminate(rows, evals)
+    clean, report = wai.decontaminate(rows, evals)
     assert report.clean and report.n_near == 0
 
 
 def test_short_prompts_match_verbatim_only() -> None:
     evals = [{"prompt": "Cancel my order please", "task_id": "e1"}, {"prompt": "Where is my parcel", "task_id": "e2"}]
     rows = [{"prompt": "cancel my ORDER, please!"}, {"prompt": "Where is my parcel now"}]
-    report = wai.decontaminate(rows, evals)
+    clean, report = wai.decontaminate(rows, evals)
     assert report.contaminated == [0] and report.n_exact == 1
 
 
@@ -92,11 +92,11 @@ def test_template_twins_above_the_rule_are_flagged_and_reported() -> None:
     names = ["Alice", "Bob", "Chen", "Dara"]
     evals = [{"prompt": long_template.format(name=n), "task_id": f"e{i}"} for i, n in enumerate(names[:3])]
     rows = [{"prompt": long_template.format(name="Dara"), "task_id": "r1"}]
-    report = wai.decontaminate(rows, evals)
+    clean, report = wai.decontaminate(rows, evals)
     assert report.n_near == 1 and report.near_same_template == 1 and report.near_same_template_share == 1.0
     assert "same template" in str(report)
     # with the template in more eval texts than max_eval_df the search goes by template skeleton: same answer
-    again = wai.decontaminate(rows, evals, max_eval_df=2)
+    clean_again, again = wai.decontaminate(rows, evals, max_eval_df=2)
     assert any("template skeleton" in note for note in again.notes)
     assert (again.n_near, again.near_same_template, again.offenders) == (1, 1, report.offenders)
 
@@ -133,7 +133,7 @@ def test_near_rule_matches_a_brute_force_reading(n: int, max_eval_df: int, overl
         cut = rng.randint(0, len(base))
         rows.append(" ".join(base[:cut] + [rng.choice(small) for _ in range(rng.randint(0, 6))] + base[cut:]))
     exact = {" ".join(e.split()) for e in evals}
-    report = wai.decontaminate([{"prompt": r} for r in rows], [{"prompt": e} for e in evals], n=n, overlap=overlap,
+    clean, report = wai.decontaminate([{"prompt": r} for r in rows], [{"prompt": e} for e in evals], n=n, overlap=overlap,
                                max_eval_df=max_eval_df)
     expected = set()
     for i, row in enumerate(rows):
@@ -153,9 +153,9 @@ def test_near_rule_matches_a_brute_force_reading(n: int, max_eval_df: int, overl
 def test_replies_checked_against_eval_answers() -> None:
     rows, evals, _ = _sets()
     rows[100]["final_text"] = evals[5]["answer"]
-    report = wai.decontaminate(rows, evals, fields=("prompt", "final_text"))
+    clean, report = wai.decontaminate(rows, evals, fields=("prompt", "final_text"))
     assert 100 in report.contaminated and report.hits_per_field == {"prompt": 20, "final_text": 1}
-    assert wai.decontaminate(rows[:50], evals, fields="prompt").fields == ["prompt"]
+    assert wai.decontaminate(rows[:50], evals, fields="prompt").report.fields == ["prompt"]
 
 
 def _embedder(texts: list[str]) -> list[list[float]]:
@@ -176,7 +176,7 @@ def test_semantic_pass_across_tasks_with_the_measured_floor() -> None:
     rows = [{"prompt": "refund the card and cancel the hotel booking for Anna", "task_id": "t9"},  # reworded
             {"prompt": "Cancel the hotel booking for Anna and refund the card please", "task_id": "e2"},  # same task
             {"prompt": "What is the weather in Lisbon", "task_id": "t8"}]
-    report = wai.decontaminate(rows, evals, embedder=_embedder, similarity=0.9)
+    clean, report = wai.decontaminate(rows, evals, embedder=_embedder, similarity=0.9)
     assert report.n_same_task == 1 and report.n_semantic == 1 and report.contaminated == [0, 1]
     semantic = next(o for o in report.offenders if o["rule"] == "semantic")
     assert semantic["row"] == 0 and semantic["eval_row"] == 0 and semantic["similarity"] == pytest.approx(1.0)
@@ -185,9 +185,9 @@ def test_semantic_pass_across_tasks_with_the_measured_floor() -> None:
     sims = vectors @ vectors.T
     assert report.similarity_floor == pytest.approx(np.percentile(sims[np.triu_indices(3, 1)], 99))
     assert any("question to check" in note for note in report.notes)
-    high = wai.decontaminate(rows, evals, embedder=_embedder, similarity=report.similarity_floor - 0.01)
+    clean_high, high = wai.decontaminate(rows, evals, embedder=_embedder, similarity=report.similarity_floor - 0.01)
     assert any("sits below that floor" in note for note in high.notes)
-    anonymous = wai.decontaminate(rows, [{"prompt": e["prompt"]} for e in evals], embedder=_embedder)
+    clean_anonymous, anonymous = wai.decontaminate(rows, [{"prompt": e["prompt"]} for e in evals], embedder=_embedder)
     assert anonymous.similarity_floor is None and any("floor was not measured" in note for note in anonymous.notes)
 
 
@@ -210,7 +210,7 @@ def test_eval_from_jsonl_paths(tmp_path: Path) -> None:
     first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     first.write_text("".join(json.dumps(e) + "\n" for e in evals[:100]))
     second.write_text("".join(json.dumps(e) + "\n" for e in evals[100:]))
-    report = wai.decontaminate(rows, [str(first), second])
+    clean, report = wai.decontaminate(rows, [str(first), second])
     assert set(report.contaminated) == planted and report.n_eval == 200
 
 
@@ -230,18 +230,18 @@ def test_messages_rows_and_no_mutation() -> None:
                           {"role": "assistant", "content": "Done."}]},
             {"messages": [{"role": "user", "content": "Book an aisle seat on the evening train to Bergen for one"}]}]
     before = copy.deepcopy(rows)
-    report = wai.decontaminate(rows, evals)
+    clean, report = wai.decontaminate(rows, evals)
     assert report.contaminated == [0] and report.n_exact == 1
-    assert rows == before and report.clean_rows == [rows[1]] and report.clean_rows[0] is not rows[1]
+    assert rows == before and clean == [rows[1]] and clean[0] is not rows[1]
 
 
 def test_rows_read_in_chunks_give_the_same_answer(monkeypatch: pytest.MonkeyPatch) -> None:
     import whileai_train.gates.decontaminate as module
 
     rows, evals, planted = _sets()
-    whole = wai.decontaminate(rows, evals)
+    clean_whole, whole = wai.decontaminate(rows, evals)
     monkeypatch.setattr(module, "_ROW_CHUNK", 7)
-    chunked = wai.decontaminate(rows, evals)
+    clean_chunked, chunked = wai.decontaminate(rows, evals)
     assert set(chunked.contaminated) == planted
     assert chunked.model_dump() == whole.model_dump()
 
@@ -285,6 +285,6 @@ def test_a_row_exactly_at_the_overlap_is_flagged(copies: int) -> None:
     search's bounds compare as the rule does, so the row is not pruned before its coverage is read."""
     words = [f"w{i}" for i in range(25)]
     evals = [{"prompt": " ".join([*words[:14], f"tail{i}"])} for i in range(copies)]
-    report = wai.decontaminate([{"prompt": " ".join(words)}], evals, n=14, overlap=0.56)
+    clean, report = wai.decontaminate([{"prompt": " ".join(words)}], evals, n=14, overlap=0.56)
     assert 14 / 25 >= 0.56 and 0.56 * 25 > 14
     assert report.n_near == 1 and report.offenders[0]["coverage"] == 14 / 25

@@ -50,12 +50,24 @@ def test_exit_codes_for_each_headline(tmp_path: Path) -> None:
     assert noisy.returncode == 0 and "within_eval_noise" in noisy.stdout.splitlines()[0]
 
 
-def test_bad_input_exits_2_and_prints_no_verdict(tmp_path: Path) -> None:
+def test_no_shared_task_is_not_comparable_like_a_partial_overlap_and_its_fix_names_the_flag(tmp_path: Path) -> None:
     base = _write(tmp_path / "before.jsonl", [{"scenario_id": "a", "reward": 1.0}])
     disjoint = _write(tmp_path / "after.jsonl", [{"scenario_id": "b", "reward": 1.0}])
     result = _cli(base, disjoint)
+    assert result.returncode == 1 and result.stdout.startswith("NOT COMPARABLE: situations: the before and after "
+                                                               "rows share no graded task")
+    assert "with --tasks" in result.stdout and "tasks=" not in result.stdout and "simulate" not in result.stdout
+    assert result.stdout.rstrip().endswith("delta: NOT COMPARABLE (exit 1)")
+    out = json.loads(_cli(base, disjoint, "--json").stdout)
+    assert out["headline_verdict"] == "NOT COMPARABLE" and out["exit_code"] == 1
+
+
+def test_bad_input_exits_2_and_prints_no_verdict(tmp_path: Path) -> None:
+    base = _write(tmp_path / "before.jsonl", [{"scenario_id": "a", "reward": 1.0}])
+    ungraded = _write(tmp_path / "ungraded.jsonl", [{"scenario_id": "a"}])
+    result = _cli(base, ungraded)
     assert result.returncode == 2 and result.stdout == ""
-    assert "InputError" in result.stderr and "share no graded task" in result.stderr
+    assert "InputError" in result.stderr and "none of the 1 after rows has a reward" in result.stderr
     missing = _cli(base, str(tmp_path / "nope.jsonl"))
     assert missing.returncode == 2 and missing.stdout == ""
     unknown = _cli(base, base, "--must-not-regress", "grounding", "--json")

@@ -140,7 +140,12 @@ def test_a_single_evaluation_gives_at_most_moved_unreplicated_with_the_settling_
     report = wai.delta_report(before, after)
     assert report.verdict == "moved_unreplicated" and report.headline_verdict == "PASS"
     assert report.run_std is None and report.metrics["pass@1"].band is None
-    assert any("runs=3" in w and "eval_variance" in w for w in report.warnings)
+    assert any("three times on the same tasks" in w and "lineage.eval_run 0, 1, 2" in w and "eval_variance" in w
+               for w in report.warnings)
+    assert not any("simulate" in w for w in report.warnings + report.notes)
+    with pytest.raises(ConfigError) as too_few:  # the fix names what to do, not a function this package lacks
+        wai.eval_variance(before)
+    assert "lineage.eval_run 0, 1, 2" in str(too_few.value) and "simulate" not in str(too_few.value)
     assert str(report).startswith("PASS: pass@1 0.375 -> 0.792, delta +0.417")
 
 
@@ -325,12 +330,13 @@ def test_format_prints_one_line_per_metric_with_the_target_and_guards_marked() -
 # --------------------------------------------------------------------------------------------- bad input
 
 
-def test_no_shared_task_is_an_input_error_naming_rows_and_field(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(InputError) as error:
-        wai.delta_report(_rows({"a": [1, 0]}), _rows({"b": [1, 1]}))
-    message = str(error.value)
+def test_no_shared_task_is_not_comparable_naming_rows_and_field(capsys: pytest.CaptureFixture[str]) -> None:
+    report = wai.delta_report(_rows({"a": [1, 0]}), _rows({"b": [1, 1]}))
+    assert report.headline_verdict == "NOT COMPARABLE" and report.n_paired_tasks == 0 and report.metrics == {}
+    message = report.not_comparable["situations"]
     assert "share no graded task" in message and "'a' at row 0" in message and "'b' at row 0" in message
     assert "scenario_id" in message and "tasks=" in message
+    assert str(report).startswith("NOT COMPARABLE: situations: the before and after rows share no graded task")
     assert capsys.readouterr().out == ""
 
 
@@ -376,3 +382,29 @@ def test_bad_noise_arguments_are_config_errors() -> None:
         wai.delta_report(before, after, run_std=-0.1)
     with pytest.raises(ConfigError, match="without run_std"):
         wai.delta_report(before, after, run_std_runs=3)
+
+
+def test_groups_read_the_same_repeats_as_the_headline_and_unreplicated_means_one_evaluation() -> None:
+    from pathlib import Path
+
+    examples = Path(__file__).resolve().parents[1] / "examples"
+    before, after = wai.read_rows(examples / "before.jsonl"), wai.read_rows(examples / "after.jsonl")
+    runs = {row["lineage"]["eval_run"] for row in before} | {row["lineage"]["eval_run"] for row in after}
+    assert runs == {0, 1, 2}  # three evaluations per side
+    report = wai.delta_report(before, after, by="category")
+    assert report.eval_runs_before == report.eval_runs_after == 3 and report.run_std_source == "eval_run"
+    words = {label: metric.verdict for label, metric in report.groups.items()}
+    assert set(words) == {"cancel", "lookup", "refund"}
+    assert not any(word.endswith("_unreplicated") for word in [*words.values(), report.verdict]), words
+    assert all(metric.band is not None and metric.band > 0 for metric in report.groups.values())
+    moved = [label for label, metric in report.groups.items() if metric.verdict in ("moved", "within_eval_noise")]
+    assert moved  # a group that changed reads moved or within_eval_noise, with its own band
+    for label in moved:
+        assert f"band ±{report.groups[label].band:.3f}" in str(report)
+    once_b = [row for row in before if row["lineage"]["eval_run"] == 0]
+    once_a = [row for row in after if row["lineage"]["eval_run"] == 0]
+    single = wai.delta_report(once_b, once_a, by="category")
+    assert single.eval_runs_before == single.eval_runs_after == 1
+    assert all(metric.band is None for metric in single.groups.values())
+    assert {label: metric.verdict for label, metric in single.groups.items()} == {
+        "cancel": "no_change_detected", "lookup": "moved_unreplicated", "refund": "moved_unreplicated"}

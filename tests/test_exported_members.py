@@ -47,6 +47,10 @@ EXPECTED = {
     "MarkerSummary", "GroundingReport", "Trait", "StageReport", "RefusalReport", "StyleReport", "FlagSummary",
     "TraceFlagReport", "MetricDelta", "EvalVarianceReport", "DetectableEffectReport", "HoldoutSizeReport",
     "MarkerSummaryReport", "MetricSummary",
+    # what every function that keeps rows returns: (rows, report)
+    "Kept",
+    # a model and tokenizer to try the library with
+    "tiny_model_and_tokenizer",
 }
 
 

@@ -14,7 +14,7 @@ from whileai_train.exporters.synthetic import refund_rollouts
 
 EXPORTS = {
     "sft": lambda rows, path: wai.export_dataset(rows, path, format="trl"),
-    "openai": lambda rows, path: wai.export_dataset(rows, path),
+    "openai": lambda rows, path: wai.export_dataset(rows, path, format="openai"),
     "unroll": lambda rows, path: wai.export_dataset(rows, path, format="trl", unroll=True),
     "preference": lambda rows, path: wai.export_preference(rows, path),
     "prompts": lambda rows, path: wai.export_prompts(rows, path),

@@ -148,9 +148,9 @@ def test_prompts_stop_before_the_first_agent_turn_and_carry_columns(work):
     report = wai.export_prompts(rows, work / "p.jsonl", system_prompt="be brief")
     out = [json.loads(line) for line in (work / "p.jsonl").read_text().splitlines()]
     assert report.n_written == 2 and report.dropped == {"duplicate_prompt": 6}
-    for row in out:
-        assert set(row) == {"prompt", "task", "calibration", "k", "passes", "fails", "task_id", "scenario_id",
-                            "privileged", "reference", "gold"}
+    assert report.columns_left_out["completions"].startswith("GRPOTrainer passes a reward function this name")
+    for row in out:  # the rows' own columns (no invented nulls); reward and rollout_index are the rollouts'
+        assert set(row) == {"prompt", "task", "calibration", "k", "passes", "fails", "task_id", "privileged"}
         assert (row["k"], row["passes"] + row["fails"], row["calibration"]) == (4, 4, None)
         assert [m["role"] for m in row["prompt"]] == ["system", "user"]
         assert row["privileged"]["fraud_note"].startswith("internal risk code")
@@ -186,3 +186,30 @@ def test_to_dataset_keeps_each_rows_arguments_exactly(work):
     assert merged[0]["a"] == {"order_id": "A1", "amount": None}
     report = wai.export_dataset(rows, work / "x.jsonl", format="trl")
     assert wai.to_dataset(report)[0]["messages"] == dataset[0]["messages"]
+
+
+def test_prompts_carry_the_users_columns_and_say_what_was_left_out(work):
+    examples = Path(__file__).resolve().parents[1] / "examples" / "rollouts.jsonl"
+    rows = wai.read_rows(examples)  # flat and OpenAI rows with the desk's own category / expected_action
+    rows[1] = {**rows[1], "lineage": {"sampler": "a"}}  # differs between rollouts of one prompt
+    report = wai.export_prompts(rows, work / "grpo.jsonl")
+    out = [json.loads(line) for line in (work / "grpo.jsonl").read_text().splitlines()]
+    assert len(out) == 60 and all(set(row) == {"prompt", "task", "calibration", "k", "passes", "fails",
+                                               "scenario_id", "privileged", "category", "expected_action"}
+                                  for row in out)
+    by_task = {row["task"]: row for row in out}
+    assert by_task["cancel-003"]["category"] == "cancel" and by_task["cancel-003"]["expected_action"] == "cancel_order"
+    assert report.columns_carried == ["task", "calibration", "k", "passes", "fails", "scenario_id", "privileged",
+                                      "category", "expected_action"]
+    left = report.columns_left_out
+    assert left["reward"] == left["rollout_index"] == "a property of one past rollout, not of the prompt"
+    assert left["steps"].startswith("a past rollout's answer") and left["messages"] == "read into the prompt column"
+    assert left["lineage"].startswith("differs between the rollouts of one prompt")
+    assert "columns left out: lineage (differs between" in str(report)
+    assert "columns carried: task, calibration, k, passes, fails, scenario_id" in str(report)
+
+    chosen = wai.export_prompts(rows, work / "chosen.jsonl", columns=["category", "reference"])
+    first = json.loads((work / "chosen.jsonl").read_text().splitlines()[0])
+    assert "reference" not in first and first["category"] == "refund"  # no row has a reference: not invented
+    assert chosen.columns_left_out["reference"] == "no row has it"
+    assert chosen.columns_left_out["expected_action"] == "not in columns="

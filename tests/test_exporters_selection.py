@@ -72,7 +72,7 @@ def test_the_rule_holds_in_every_mode():
     final, _ = wai.training_rows([repeated], format="trl", mask_mode="final")
     assert final[0]["completion"][0]["content"] == "AGENT-3 done"
     assert "AGENT-3 done" not in json.dumps(final[0]["prompt"])  # the context does not hold it twice
-    openai_unrolled, _ = wai.training_rows([repeated], unroll=True)
+    openai_unrolled, _ = wai.training_rows([repeated], unroll=True, format="openai")
     assert len(openai_unrolled) == 3
 
 

@@ -53,7 +53,7 @@ def test_default_path_is_in_the_current_directory(work, monkeypatch):
 
 
 def test_openai_rows_carry_a_loss_mask_per_message_and_json_string_arguments(work):
-    report = wai.export_dataset([marked_rollout(0)], work / "o.jsonl", system_prompt="SYS-MARK")
+    report = wai.export_dataset([marked_rollout(0)], work / "o.jsonl", system_prompt="SYS-MARK", format="openai")
     (row,) = _read(work / "o.jsonl")
     roles = [m["role"] for m in row["messages"]]
     assert roles == ["system", "user", "assistant", "tool", "user", "assistant", "tool", "assistant"]
@@ -67,7 +67,7 @@ def test_openai_rows_carry_a_loss_mask_per_message_and_json_string_arguments(wor
 
 
 def test_openai_final_masks_all_but_the_last_agent_turn(work):
-    out, report = wai.training_rows([marked_rollout(0)], mask_mode="final")
+    out, report = wai.training_rows([marked_rollout(0)], mask_mode="final", format="openai")
     assert out[0]["loss_mask"] == [0, 0, 0, 0, 0, 0, 1]
     assert (report.trained_messages, report.masked_messages) == (1, 6)
 
@@ -106,7 +106,7 @@ def test_a_row_ending_on_a_tool_result_never_trains_that_output():
         assert "TOOL-MARK-3" not in text  # cut: neither context nor completion
         if mode == "final":
             assert out[0]["completion"][0]["tool_calls"][0]["function"]["arguments"]["tag"] == "AGENT-2"
-    out, _ = wai.training_rows([row], mask_mode="final")  # openai keeps the whole conversation, masked
+    out, _ = wai.training_rows([row], mask_mode="final", format="openai")  # openai keeps the whole conversation, masked
     assert out[0]["messages"][-1]["content"] == "TOOL-MARK-3 ok" and out[0]["loss_mask"][-1] == 0
     assert out[0]["loss_mask"][-2] == 1
 
@@ -278,3 +278,20 @@ def test_leak_report_names_the_rows_the_export_refuses():
     assert leak_report(_leaky()) == {2: ["internal risk code rc-0000"]}
     clean = [row for index, row in enumerate(_leaky()) if index not in leak_report(_leaky())]
     assert wai.training_rows(clean, format="trl")[1].privileged_leaks == []
+
+
+def test_trl_is_the_default_shape_in_python_as_on_the_command_line(work):
+    import subprocess
+    import sys
+
+    rows = [marked_rollout(0)]
+    report = wai.export_dataset(rows, work / "py.jsonl")
+    assert report.format == "trl" and report.trainer_config["assistant_only_loss"] is True
+    (work / "src.jsonl").write_text(json.dumps(rows[0]) + "\n")
+    done = subprocess.run([sys.executable, "-m", "whileai_train.cli", "export", str(work / "src.jsonl"),
+                           str(work / "cli.jsonl")], capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    python_rows = (work / "py.jsonl").read_text()
+    assert python_rows == (work / "cli.jsonl").read_text() and '"loss_mask"' not in python_rows
+    asked = wai.export_dataset(rows, work / "openai.jsonl", format="openai")
+    assert asked.format == "openai" and '"loss_mask"' in (work / "openai.jsonl").read_text()

@@ -56,7 +56,7 @@ def test_fit_rl_set_exits_0_and_prints_the_reports(tmp_path: Path) -> None:
 def test_contamination_against_eval_exits_1(tmp_path: Path) -> None:
     rows = _write(tmp_path / "rows.jsonl", _rows(MIXED))
     eval_rows = _write(tmp_path / "eval.jsonl", [{"scenario_id": "r3", "prompt": "something else entirely"}])
-    done = _gate(rows, "--mode", "sft", "--eval", eval_rows, "--json")
+    done = _gate(rows, "--mode", "sft", "--check", "warn", "--eval", eval_rows, "--json")  # failing rows on purpose
     assert done.returncode == 1, done.stdout + done.stderr
     out = json.loads(done.stdout)
     assert out["refused"] is None
@@ -66,7 +66,7 @@ def test_contamination_against_eval_exits_1(tmp_path: Path) -> None:
 def test_clean_against_eval_and_sft_exit_0(tmp_path: Path) -> None:
     rows = _write(tmp_path / "rows.jsonl", _rows(MIXED))
     eval_rows = _write(tmp_path / "eval.jsonl", [{"scenario_id": "other", "prompt": "book a table for two"}])
-    done = _gate(rows, "--mode", "sft", "--eval", eval_rows, "--json")
+    done = _gate(rows, "--mode", "sft", "--check", "warn", "--eval", eval_rows, "--json")  # failing rows on purpose
     assert done.returncode == 0, done.stdout + done.stderr
     out = json.loads(done.stdout)
     assert out["decontaminate"]["n_contaminated"] == 0 and "optimize" not in out
@@ -88,3 +88,51 @@ def test_unusable_input_exits_2_with_the_fix(tmp_path: Path, case: str) -> None:
         expected = "row 2, field 'reward'"
     assert done.returncode == 2, done.stdout + done.stderr
     assert expected in done.stdout and "Fix" in done.stdout
+
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def _export(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "whileai_train.cli", "export", *map(str, args)],
+                          capture_output=True, text=True, timeout=300, env=dict(os.environ), check=False)
+
+
+def _failing_words(text: str) -> str:
+    """The '<n> of <m> rows have a failing reward ... in <k> tasks: ...' part of a refusal, up to its first full stop."""
+    start = text.index(" of ")
+    start = text.rindex(" ", 0, start - 1) + 1 if " " in text[:start] else 0
+    return text[start:text.index(". SFT imitates every row", start)]
+
+
+def test_gate_sft_refuses_exactly_what_the_sft_export_refuses(tmp_path: Path) -> None:
+    import whileai_train as wai
+
+    rows = wai.read_rows(EXAMPLES / "rollouts.jsonl")  # flat and OpenAI `messages` rows, graded 0 / 0.5 / 1
+    rows.append({"scenario_id": "no-reply", "prompt": "Is anyone there?", "reward": 0.0})  # no agent turn: not written
+    source = _write(tmp_path / "rows.jsonl", rows)
+    gate = _gate(source, "--mode", "sft", "--json")
+    export = _export(source, tmp_path / "sft.jsonl")
+    assert gate.returncode == 1 and export.returncode == 1, gate.stdout + export.stdout
+    refused = json.loads(gate.stdout)["refused"]
+    assert refused.startswith("publish_gate refused the rows: ")
+    words = _failing_words(refused)
+    failing = [row for row in rows[:-1] if row["reward"] < 0.5]
+    tasks = {row["scenario_id"] for row in failing}
+    assert failing and words.startswith(f"{len(failing)} of 240 rows have a failing reward (below 0.5), in "
+                                        f"{len(tasks)} tasks: ")
+    assert words == _failing_words(export.stdout + export.stderr)
+    fix = refused[refused.index("Fix: "):]
+    assert fix in export.stdout + export.stderr and "--check warn" in fix and "min_reward=0.5" in fix
+    assert not (tmp_path / "sft.jsonl").exists()
+
+    kept, report = wai.optimize(rows, mode="sft")  # the fix: the defaults are the export's pass threshold
+    passing_tasks = {row["scenario_id"] for row in rows if row["reward"] >= 0.5}
+    assert report.min_reward == 0.5 and report.kept == len(kept) == len(passing_tasks) < 60  # one per passing task
+    passing = _write(tmp_path / "kept.jsonl", kept)
+    assert _gate(passing, "--mode", "sft").returncode == 0
+    assert _export(passing, tmp_path / "sft.jsonl").returncode == 0
+
+    warned = _gate(source, "--mode", "sft", "--check", "warn")
+    assert warned.returncode == 0 and f"{len(failing)} of 240 rows have a failing reward" in warned.stdout
+    assert _export(source, tmp_path / "warned.jsonl", "--check", "warn").returncode == 0

@@ -32,6 +32,29 @@ def test_stages_constant_and_stamping() -> None:
         wai.stamp_stage([{"lineage": "sft"}], "sft")
 
 
+def test_unstamped_eval_rows_are_read_as_eval_when_passed_as_eval_and_never_called_clean() -> None:
+    examples = Path(__file__).resolve().parents[1] / "examples"
+    train = wai.read_rows(examples / "rollouts.jsonl")
+    evals = wai.read_rows(examples / "eval.jsonl")  # unstamped, as an eval file comes; 5 of its tasks are trained on
+    leaked = sorted({row["scenario_id"] for row in evals} & {row["scenario_id"] for row in train})
+    assert len(leaked) == 5
+    glued = wai.stage_report(wai.stamp_stage(train, "rl") + evals)  # the old README line: not OK any more
+    assert not glued.ok and glued.n_unstamped == len(evals)
+    assert str(glued).startswith(f"stages: NOT CHECKED: {len(evals)} of the {len(train) + len(evals)} rows passed as "
+                                 "rows carry no stage")
+    assert "eval_rows=eval_rows" in str(glued)
+    report = wai.stage_report(wai.stamp_stage(train, "rl"), eval_rows=evals)
+    assert report.leaked_tasks == leaked and report.leaked_by_stage == {"rl": 5} and not report.ok
+    assert report.rows_per_stage == {"rl": len(train), "eval": len(evals)} and report.n_eval_rows == len(evals)
+    assert str(report).startswith("stages: EVAL LEAK: 5 tasks used both in eval and in training (rl 5)")
+    stamped = wai.stage_report(wai.stamp_stage(train, "rl") + wai.stamp_stage(evals, "eval"))
+    assert stamped.leaked_tasks == leaked
+    unchecked = wai.stage_report(wai.stamp_stage(train, "rl"))
+    assert not unchecked.ok and str(unchecked).startswith("stages: NO EVAL SIDE")
+    clean, _ = wai.decontaminate(train, evals)
+    assert wai.stage_report(wai.stamp_stage(clean, "rl"), eval_rows=evals).ok
+
+
 def test_stage_report_flags_a_task_used_in_eval_and_training() -> None:
     rows = (rows_for(["t1", "t2", "t3"], "sft") + rows_for(["t4", "t5"], "rl") + rows_for(["t3", "t5", "t9"], "eval")
             + rows_for(["t9"], "eval"))

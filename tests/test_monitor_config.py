@@ -141,3 +141,33 @@ def test_a_checkpoint_restore_hands_back_the_live_monitor() -> None:
         setattr(rebuilt, attribute, value)
     wrapped(prompts=["a ?"], completions=["x"], completion_ids=[[1]])
     assert len(m.recorder.drain()) == 1
+
+
+def test_an_endorsed_feature_that_was_constant_is_not_called_missing() -> None:
+    """A user feature that exists but took one value on every completion of each ask is said to be constant on
+    this batch; a name that matches no feature at all is said to match none (a misspelling)."""
+    from whileai_train.callbacks.reward_wrap import CompletionRecord
+
+    records = []
+    for ask in range(12):
+        for j in range(4):
+            text = ["sure a", "bb bbbbbbbbbb", "sure cccccccccccc", "d e"][j]
+            records.append(CompletionRecord("keyword", ask, j, f"ask{ask}", f"p{ask}", text, float(j % 2 == 0), 3))
+
+    def correct_answer(row: dict) -> float:
+        return 1.0  # every completion on this batch: the feature exists, it does not vary
+
+    constant = wai.monitor(endorsed=["correct_answer"], features={"correct_answer": correct_answer}, verbose=False)
+    constant._records.extend(records)
+    constant._scan()
+    (said,) = constant.summary().warnings
+    assert "endorsed ['correct_answer'] was constant on this batch" in said and "names no feature" not in said
+    misspelt = wai.monitor(endorsed=["corect_answer"], features={"correct_answer": correct_answer}, verbose=False)
+    misspelt._records.extend(records)
+    misspelt._scan()
+    (said,) = misspelt.summary().warnings
+    assert "endorsed ['corect_answer'] names no feature the scan has" in said and "misspelling" in said
+    scan = wai.hack_scan([{"scenario_id": r.ask, "final_text": r.completion, "reward": r.reward} for r in records],
+                         endorsed=["correct_answer"], features={"correct_answer": correct_answer})
+    assert scan.endorsed_constant == ["correct_answer"]
+    assert any("endorsed ['correct_answer'] is constant on these rows" in w for w in scan.warnings)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from whileai_train.cli import main
+from whileai_train.runs.cost import duration_text
 from whileai_train.runs.store import LocalStore
 
 pytestmark = pytest.mark.trainer
@@ -21,3 +22,7 @@ def test_demo_command_catches_the_planted_hack(capsys: pytest.CaptureFixture[str
     (run,) = LocalStore().list_runs()
     assert run["name"] == "demo-grpo-monitor" and run["status"] == "stopped"
     assert f"run {run['id']}: stopped" in text
+    # one duration: the demo prints the run's own, as `whileai-train show` does
+    took = duration_text(LocalStore().get_run(run["id"])["summary"]["seconds"])
+    assert f"run {run['id']}: stopped ({took}; the demo took " in text
+    assert main(["show", run["id"]]) == 0 and f", {took}; " in capsys.readouterr().out

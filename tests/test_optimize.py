@@ -366,11 +366,12 @@ def partial(task: str, rewards: list[float | None], **extra: Any) -> list[dict[s
 
 def test_sft_top_per_prompt_keeps_each_prompts_best_at_or_above_min_reward() -> None:
     rows = partial("a", [0.2, 1.0, 0.6, 1.0]) + partial("b", [0.9, 0.3]) + partial("c", [0.0, 0.0])
-    kept, report = wai.optimize(rows, mode="sft")
+    kept, report = wai.optimize(rows, mode="sft", min_reward=1.0)
     assert [(row["task_id"], row["rollout_index"]) for row in kept] == [("a", 1)]  # ties: first in input order
     assert report.prompts == 3 and report.prompts_kept == 1 and report.prompts_passing == 1
-    kept, report = wai.optimize(rows, mode="sft", min_reward=0.5)
+    kept, report = wai.optimize(rows, mode="sft")  # min_reward: the export's pass threshold, 0.5
     assert [(row["task_id"], row["rollout_index"]) for row in kept] == [("a", 1), ("b", 0)]
+    assert report.min_reward == 0.5 and report.prompts_passing == 2
     kept, _ = wai.optimize(rows, mode="sft", min_reward=0.5, per_prompt=2)
     assert [(row["task_id"], row["rollout_index"]) for row in kept] == [("a", 1), ("a", 3), ("b", 0)]
 
@@ -423,9 +424,9 @@ def test_sft_selection_effective_and_completions_per_prompt() -> None:
 
 
 def test_sft_nothing_reaches_min_reward_warns() -> None:
-    kept, report = wai.optimize(partial("a", [0.3, 0.7]) + partial("b", [0.6, 0.2]), mode="sft")
+    kept, report = wai.optimize(partial("a", [0.3, 0.45]) + partial("b", [0.4, 0.2]), mode="sft")
     assert kept == [] and report.verdict == "NOTHING KEPT" and str(report).startswith("optimize sft: NOTHING KEPT")
-    assert any("no completion reached min_reward=1" in w and "best reward 0.7" in w for w in report.warnings)
+    assert any("no completion reached min_reward=0.5" in w and "best reward 0.45" in w for w in report.warnings)
 
 
 def test_sft_eval_sourced_and_ungraded_rows_named() -> None:

@@ -95,7 +95,7 @@ def test_no_mixed_group_is_refused_naming_tasks() -> None:
 
 
 def test_mode_sft_never_refuses_for_groups_and_mode_rl_always_checks() -> None:
-    rows = _rows({"easy": [1, 1], "hard": [0, 0]})
+    rows = _rows({"easy": [1, 1], "solved": [1, 1]})  # unanimous groups: nothing for RL, fine for SFT
     sft = publish_gate(rows, mode="sft")
     assert sft.verdict == "PASS" and sft.refusals == [] and sft.warnings == []
     single = [{"prompt": f"ask {i}", "reward": 1.0} for i in range(4)]
@@ -237,3 +237,24 @@ def test_stamps_equal_the_ones_optimize_writes() -> None:
     assert kept
     for row in kept:
         assert row["calibration"] == stamps[(row["scenario_id"], row["rollout_index"])]
+
+
+def test_mode_sft_refuses_what_the_sft_export_refuses_and_unset_mode_warns() -> None:
+    from whileai_train.errors import TrainingSelectionError
+
+    rows = [{"messages": [{"role": "user", "content": f"Cancel booking {task}"},
+                          {"role": "assistant", "content": "Cancelled." if reward else "No."}],
+             "task_id": task, "reward": reward}
+            for task, reward in (("t1", 1.0), ("t2", 0.0), ("t3", 0.4), ("t4", 0.5))]
+    rows.append({"prompt": "no reply was ever written", "task_id": "t5", "reward": 0.0})  # the export drops it
+    with pytest.raises(TrainingSelectionError) as export_refused:
+        wai.training_rows(rows, format="trl")
+    with pytest.raises(PublishGateError) as gate_refused:
+        publish_gate(rows, mode="sft")
+    said = str(export_refused.value).split(". SFT imitates")[0]
+    assert said.startswith("2 of 4 rows have a failing reward (below 0.5), in 2 tasks: t2 (1), t3 (1)")
+    assert said in str(gate_refused.value) and str(export_refused.value).split("Fix: ")[1] in str(gate_refused.value)
+    warned = publish_gate(rows, mode="sft", check="warn")
+    assert warned.verdict == "WARN" and any(said in warning for warning in warned.warnings)
+    unset = publish_gate(rows)  # read as SFT-shaped: the export's words, as a warning
+    assert unset.mode == "sft" and any(said in warning for warning in unset.warnings)

@@ -73,8 +73,8 @@ def test_every_gate_reads_the_same_ask_from_a_two_user_turn_prompt() -> None:
     # decontaminate: the eval asks the row's last user turn verbatim (exact rule); an eval asking only the first
     # user turn is not the row's ask
     evals = [{"prompt": SECOND, "task_id": "e1"}]
-    assert wai.decontaminate([_two_user_turns("t1")], evals).n_exact == 1
-    assert wai.decontaminate([_two_user_turns("t1")], [{"prompt": FIRST, "task_id": "e1"}]).n_exact == 0
+    assert wai.decontaminate([_two_user_turns("t1")], evals).report.n_exact == 1
+    assert wai.decontaminate([_two_user_turns("t1")], [{"prompt": FIRST, "task_id": "e1"}]).report.n_exact == 0
 
     # selectors group by the same ask: SFT per prompt keeps one row per ask, preference pairs pair within it
     rows = [_two_user_turns("t1"), {**_two_user_turns("t1", first="hello"), "reward": 0.0}]

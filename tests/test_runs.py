@@ -32,7 +32,8 @@ def test_cost_formula_and_wording() -> None:
     meter = CostMeter.for_job(gpu="A10G", gpu_count=1)
     assert meter.cost_usd(56) == round(56 / 3600 * 1.10, 2) == 0.02
     assert meter.basis == "estimate: A10G at $1.10/h, modal.com/pricing 2026-09-20"
-    assert meter.line(56) == "about $0.02 (A10G, 56 s, estimate)"
+    assert meter.line(56) == "about $0.02 (A10G, 56.0 s, estimate)"
+    assert meter.line(312.4) == "about $0.10 (A10G, 312 s, estimate)"
     two = CostMeter.for_job(gpu="H100", gpu_count=2)
     assert two.cost_usd(3600) == 7.90 and two.basis.startswith("estimate: 2 x H100 at $3.95/h")
     assert two.summary(1800)["cost_usd"] == 3.95 and two.summary(1800)["gpu_count"] == 2
@@ -244,6 +245,48 @@ def test_platform_run_line_names_the_key_source_not_the_key(tmp_path: Path, monk
         time.sleep(0.2)
         run.finish()
         assert len(server.points(run.id)) == 5 and server.run(run.id)["status"] == "done"
+    finally:
+        server.close()
+
+
+def test_a_loop_of_your_own_moves_the_step_with_log_and_prints_where_it_is(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from whileai_train.cli import main
+
+    with wai.run(name="x", total_steps=20, config=FAST) as run:
+        assert run.step == 0 and run.total_steps == 20
+        for step in range(1, 21):
+            run.log(step, loss=1.0 / step)
+        assert run.step == 20
+        assert str(run).startswith(f"run x ({run.id}): running at step 20/20, to the local store ")
+    assert repr(run) == f"Run(id={run.id!r}, name='x', status='done', step='20/20', sink='local')"
+    text = str(run)
+    assert text.startswith(f"run x ({run.id}): done at step 20/20, to the local store ")
+    assert text.endswith("; " + run.meter.line(run.seconds)) and f"{run.seconds:.1f} s" in text
+    record = LocalStore().get_run(run.id)
+    assert record["step"] == 20 and record["total_steps"] == 20
+    capsys.readouterr()
+    assert main(["runs"]) == 0 and "20/20" in capsys.readouterr().out
+    assert main(["show", run.id]) == 0
+    shown = capsys.readouterr().out
+    assert f"{run.id} 'x': done at step 20/20" in shown
+    assert f"{record['summary']['seconds']:.1f} s;" in shown  # one duration: show and print(run) agree
+    late = wai.run(name="numpy", config=FAST)
+    late.log(np.int64(7), loss=0.1)
+    late.log(3, loss=0.2)  # an earlier step logged late does not move the run back
+    assert late.step == 7 and late.total_steps is None and "at step 7," in str(late)
+    late.finish()
+
+
+def test_a_loop_of_your_own_moves_the_step_the_http_api_serves(tmp_path: Path) -> None:
+    server = FaultyServer(tmp_path / "api.db")
+    try:
+        with wai.run(name="x", total_steps=20, api_key=server.api_key, url=server.url, config=FAST) as run:
+            for step in range(1, 21):
+                run.log(step, loss=1.0 / step)
+        record = httpx.get(f"{server.url}/runs/{run.id}", headers={"X-Api-Key": server.api_key}, timeout=5).json()
+        assert (record["status"], record["step"], record["total_steps"]) == ("done", 20, 20)
+        assert str(run).startswith(f"run x ({run.id}): done at step 20/20, to the platform {server.url}")
     finally:
         server.close()
 

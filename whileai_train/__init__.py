@@ -41,6 +41,7 @@ __all__ = [
     "InputError",
     "JudgeProbesReport",
     "JudgeTrustReport",
+    "Kept",
     "LabelError",
     "LengthBias",
     "LengthReport",
@@ -137,6 +138,7 @@ __all__ = [
     "style_markers",
     "style_report",
     "task_key",
+    "tiny_model_and_tokenizer",
     "to_dataset",
     "trace_flag_report",
     "trace_markers",
@@ -163,6 +165,7 @@ _EXPORTS: dict[str, str] = {
     "TrainingSelectionError": "whileai_train.errors",
     "WhileAIError": "whileai_train.errors",
     # the row contract
+    "Kept": "whileai_train.report",
     "Calibration": "whileai_train.rows",
     "Message": "whileai_train.rows",
     "Row": "whileai_train.rows",
@@ -171,6 +174,8 @@ _EXPORTS: dict[str, str] = {
     "calibration_of": "whileai_train.rows",
     "read_rows": "whileai_train.row_files",
     "task_key": "whileai_train.rows",
+    # a model and tokenizer to try the library with (built in code, CPU)
+    "tiny_model_and_tokenizer": "whileai_train.tiny",
     # exporters
     "ExportReport": "whileai_train.exporters.report",
     "ToolCallRoundtrip": "whileai_train.exporters.report",
@@ -375,6 +380,7 @@ if TYPE_CHECKING:
     )
     from whileai_train.measure.marker_summary import MarkerSummaryReport, marker_summary, metric_summary
     from whileai_train.measure.pass_at import PassAtReport, pass_at
+    from whileai_train.report import Kept
     from whileai_train.row_files import read_rows
     from whileai_train.rows import Calibration, Message, Row, Step, ToolCall, calibration_of, task_key
     from whileai_train.runs.config import SenderConfig
@@ -393,6 +399,7 @@ if TYPE_CHECKING:
     from whileai_train.select.select_rows import OptimizeResult
     from whileai_train.select.select_sft import SFTSelectionReport, select_for_sft
     from whileai_train.tables.marker_column import MarkerSummary, MetricSummary
+    from whileai_train.tiny import tiny_model_and_tokenizer
 else:
 
     def __getattr__(name: str) -> Any:

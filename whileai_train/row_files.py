@@ -2,6 +2,8 @@
 
 A file may hold anything: a line that is not UTF-8, holds NUL bytes, is cut off or is not a JSON object is a
 RowError naming the file and the line; an unreadable parquet file is an InputError naming the file.
+:func:`refuse_non_rows` is the one check every function that takes rows makes first: a report, or the
+``(rows, report)`` pair a selector returns, is a RowError that says what was passed and what to pass.
 """
 
 from __future__ import annotations
@@ -13,10 +15,32 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from whileai_train.errors import InputError, RowError
-from whileai_train.rows import _as_text, final_reply
+from pydantic import BaseModel
 
-__all__ = ["iter_jsonl", "read_rows"]
+from whileai_train.errors import InputError, RowError
+from whileai_train.rows import Row, _as_text, final_reply
+
+__all__ = ["iter_jsonl", "read_rows", "refuse_non_rows"]
+
+_UNPACK = ("unpack it first: `rows, report = wai.decontaminate(...)` (optimize, the selectors and "
+           "build_preference_pairs return the same pair), then pass `rows`")
+
+
+def refuse_non_rows(source: Any, who: str) -> None:
+    """Raise a RowError when `source`, passed to `who` where rows belong, is a report or a (rows, report) pair.
+
+    A list, a tuple of rows, a path, an iterator or a Dataset pass (their own readers check each row)."""
+    if isinstance(source, tuple) and len(source) == 2 and isinstance(source[1], BaseModel):
+        kept, report = source
+        size = f"{len(kept)} rows" if isinstance(kept, (list, tuple)) else f"a {type(kept).__name__}"
+        raise RowError(None, None, f"{who} got a (rows, report) pair ({type(source).__name__}: {size} and a "
+                                   f"{type(report).__name__}), not rows", _UNPACK)
+    if isinstance(source, Row):
+        raise RowError(None, None, f"{who} got one {type(source).__name__}, not a list of rows",
+                       "pass [row] or a list of rows")
+    if isinstance(source, BaseModel):  # a report (Report, ExportReport, ...)
+        raise RowError(None, None, f"{who} got a {type(source).__name__} (a report), not rows",
+                       "pass the rows the call returned with it: " + _UNPACK)
 
 
 def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
@@ -97,6 +121,7 @@ def read_rows(source: Any, *, reward_columns: Iterable[str] | None = None) -> li
     TRL logs are ``<output_dir>/completions/*.parquet`` (``log_completions=True``): pass the folder
     or one file; `reward` becomes the sum of the reward-function columns (or of `reward_columns`).
     """
+    refuse_non_rows(source, "read_rows")
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
         if path.is_dir() or path.suffix == ".parquet":

@@ -1,4 +1,7 @@
-"""A tiny Qwen2-shaped model and BPE tokenizer, built in code (no hub), for the demo, recipes and tests.
+"""A tiny Qwen2-shaped model and BPE tokenizer, built in code (no hub), for the demo, recipes, tests and the README.
+
+``wai.tiny_model_and_tokenizer()`` is the public way in: a model and tokenizer that stand for yours, so every
+snippet of the README (and a first try of the library) runs on a CPU in seconds; it learns nothing useful.
 
 The tokenizer is trained on generated text and carries the Qwen2.5 chat template that ships with
 TRL (``trl/chat_templates/qwen2_5.jinja``), so TRL recognises it and swaps in its training template
@@ -14,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["SPECIAL_TOKENS", "TEMPLATE_TOKENS", "build_tiny_model", "build_tiny_tokenizer", "qwen2_5_chat_template",
-           "save_tiny", "template_tokenizer"]
+           "save_tiny", "template_tokenizer", "tiny_model_and_tokenizer"]
 
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 
@@ -119,6 +122,14 @@ def build_tiny_model(tokenizer: Any, *, hidden_size: int = 32, layers: int = 2, 
     model.generation_config.pad_token_id = tokenizer.pad_token_id
     model.generation_config.eos_token_id = tokenizer.eos_token_id
     return model
+
+
+def tiny_model_and_tokenizer(*, seed: int = 0) -> tuple[Any, Any]:
+    """(model, tokenizer): a randomly initialised 2-layer Qwen2 causal LM and its BPE tokenizer with Qwen2.5's chat
+    template, built in code (no download, a few seconds on a CPU). They stand in for your own model and tokenizer
+    where a snippet needs one; TRL's trainers take them as they take any causal LM and tokenizer."""
+    tokenizer = build_tiny_tokenizer(seed=seed)
+    return build_tiny_model(tokenizer, seed=seed), tokenizer
 
 
 def save_tiny(path: str | Path, *, seed: int = 0) -> Path:

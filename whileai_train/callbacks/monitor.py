@@ -64,6 +64,7 @@ from whileai_train.callbacks.reward_wrap import CompletionRecord, RewardRecorder
 from whileai_train.callbacks.while_callback import WhileCallback
 from whileai_train.errors import ConfigError, name_list
 from whileai_train.markers.registry import check_markers
+from whileai_train.row_files import refuse_non_rows
 from whileai_train.runs.run import Run
 
 __all__ = ["RewardMonitor", "monitor"]
@@ -203,6 +204,7 @@ class RewardMonitor(WhileCallback):
                                   f"Fix: pass {arg}... or drop {name!r} from stop_on.")
         self.stop_on = tuple(stops)
         self.gold = gold
+        refuse_non_rows(holdout, "monitor(holdout=)")
         self.holdout = None if holdout is None else holdout_rows(holdout)
         self.holdout_seed = int(holdout_seed)
         self.features = features
@@ -473,8 +475,16 @@ class RewardMonitor(WhileCallback):
             missing = [e for e in self.endorsed if not any(e in name for name in names)]
             if len(missing) == len(self.endorsed):
                 self._said_endorsed = True
-                self._warn(f"endorsed={self.endorsed} names no feature the scan has (e.g. {names[:5]}); the "
-                           "feature alarm cannot say what is endorsed. Fix: use substrings of those names.")
+                constant = [e for e in missing if e in scan.get("endorsed_constant", ())]
+                absent = [e for e in missing if e not in constant]
+                if constant:
+                    self._warn(f"endorsed {constant} was constant on this batch (one value on every completion of "
+                               "each ask), so the scan could not rank it and the feature alarm cannot say what is "
+                               "endorsed here; it is read again on the next batch")
+                if absent:
+                    self._warn(f"endorsed {absent} names no feature the scan has (no feature name contains it; e.g. "
+                               f"{names[:5]}): a misspelling? The feature alarm cannot say what is endorsed. Fix: "
+                               "use substrings of those names, or the keys of features=.")
         return check_feature(scan)
 
     def _decide(self, step: int, verdicts: list[Verdict]) -> str | None:

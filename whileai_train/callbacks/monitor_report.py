@@ -16,6 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from whileai_train.report import Report
+
 __all__ = ["AlarmEntry", "EvalPoint", "MonitorSummary", "Reading", "format_hack_monitor"]
 
 
@@ -47,7 +49,7 @@ class Reading(BaseModel):
     reason: str
 
 
-class MonitorSummary(BaseModel):
+class MonitorSummary(Report):
     """What the monitor saw: the curve, the alarms, whether it stopped training, and the settings."""
 
     verdict: str

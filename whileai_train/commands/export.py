@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 __all__ = ["HELP", "add_arguments", "run"]
@@ -27,8 +26,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kind", choices=("sft", "preference", "prompts"), default="sft",
                         help="sft: training rows (default); preference: one-turn DPO pairs from graded rows; "
                              "prompts: GRPO prompt-only rows")
-    parser.add_argument("--format", choices=("trl", "openai"), default="trl",
-                        help="trl (default here): what TRL's trainers read; openai: the API wire rows")
+    from whileai_train.exporters.defaults import CHECKS, FORMAT
+
+    parser.add_argument("--format", choices=("trl", "openai"), default=FORMAT,
+                        help=f"{FORMAT} (the default, as in Python): what TRL's trainers read; openai: the API wire "
+                             "rows")
     parser.add_argument("--mask-mode", choices=("assistant", "final"), default="assistant",
                         help="sft: train every agent turn (assistant) or only the last one (final)")
     parser.add_argument("--unroll", action="store_true", help="sft: one sample per agent turn, loss on that turn")
@@ -41,9 +43,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a local tokenizer folder: render the rows with the chat template that will train "
                              "them (arguments encoding, what it drops, rows over --max-length tokens)")
     parser.add_argument("--max-length", type=int, default=None, help="the trainer's max_length (default 1024)")
-    parser.add_argument("--columns", nargs="+", default=None, help="prompts: row keys to carry for the reward")
-    from whileai_train.exporters.defaults import CHECKS
-
+    parser.add_argument("--columns", nargs="+", default=None,
+                        help="prompts: row keys to carry for the reward (default: every key of the rows but the "
+                             "conversation and a past rollout's own values; the report says what was left out)")
     parser.add_argument("--check", choices=CHECKS, default=CHECKS[0],
                         help="sft: rows with a failing reward are refused (exit 1, nothing written); warn trains "
                              "on them on purpose and says so in the report")
@@ -70,22 +72,12 @@ def _tools(path: str | None) -> list[Any] | None:
         raise InputError(f"{path}: not JSON ({exc}). Fix: write the tool schemas as one JSON list") from None
 
 
-def _same_file(a: str, b: str) -> bool:
-    """True when the two paths name one file (the same path, a link to it, or a hard link)."""
-    first, second = Path(a), Path(b)
-    try:
-        if first.exists() and second.exists():
-            return first.samefile(second)
-    except OSError:
-        pass
-    return first.resolve() == second.resolve()
-
-
 def run(args: argparse.Namespace) -> int:
+    from whileai_train.commands import same_file
     from whileai_train.errors import ConfigError, ExportRefusedError, InputError, TemplateDropError, WhileAIError
 
     for given, what in ((args.rows, "the rows"), (args.tools, "the tool schemas")):
-        if given is not None and _same_file(given, args.out):
+        if given is not None and same_file(given, args.out):
             print(f"export failed: the output {args.out} is {what} file it reads; writing it would destroy the "
                   "input. Fix: pass another output path", file=sys.stderr)
             return EXIT_INPUT

@@ -2,8 +2,9 @@
 
 Runs the gates a training run needs before it spends GPU hours: publish_gate (stamps, refusals, warnings,
 pass_at, judge_trust, hack scan, near duplicates, length spread); for rl also the optimize(mode="rl")
-preview (what a prune would keep); with --eval, decontaminate against the eval rows. Prints the reports
-(or one JSON object) and exits non-zero on a refusal or contamination.
+preview (what a prune would keep); for sft the SFT export's own check (failing rows refused with the count
+and fix `whileai-train export` would give, unless --check warn); with --eval, decontaminate against the eval
+rows. Prints the reports (or one JSON object) and exits non-zero on a refusal or contamination.
 
 Exit codes: 0 fit to train (warnings allowed), 1 refused or contaminated, 2 unusable input or arguments.
 """
@@ -37,6 +38,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="refuse when the hack scan finds a reward_hack (needs --endorsed)")
     parser.add_argument("--policy", default=None, help="the policy that produced the rows, for the stamps")
     parser.add_argument("--no-scan", action="store_true", help="skip the hack scan")
+    from whileai_train.exporters.defaults import CHECKS
+
+    parser.add_argument("--check", choices=CHECKS, default=CHECKS[0],
+                        help="sft: rows with a failing reward are refused (exit 1), as `whileai-train export` "
+                             "refuses them; warn reports them and exits 0, as `export --check warn` trains them")
     parser.add_argument("--seed", type=int, default=0, help="seed of the bootstraps and the scan's shuffles")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the reports")
     parser.epilog = "exit codes: 0 fit to train (warnings allowed), 1 refused or contaminated, 2 unusable input"
@@ -66,7 +72,8 @@ def run(args: argparse.Namespace) -> int:
         gate: Any
         try:
             gate = publish_gate(rows, mode=args.mode, policy=args.policy, endorsed=endorsed,
-                                strict_hacks=args.strict_hacks, scan=not args.no_scan, seed=args.seed)
+                                strict_hacks=args.strict_hacks, scan=not args.no_scan, check=args.check,
+                                seed=args.seed)
             out["refused"] = None
         except PublishGateError as refused:
             gate = refused.report
@@ -80,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
             from whileai_train.gates.decontaminate import decontaminate
 
             eval_rows = [row for path in args.eval for row in read_rows(path)]
-            report = decontaminate(rows, eval_rows)
+            _, report = decontaminate(rows, eval_rows)
             out["decontaminate"] = _dump(report)
             texts.append(str(report))
             if report.n_contaminated:

@@ -35,9 +35,13 @@ def run(args: argparse.Namespace) -> int:
     if summary.get("stop_reason"):
         print(f"stopped: {summary['stop_reason']}")
     if summary:
+        from whileai_train.runs.cost import duration_text
+
         cost = summary.get("cost_usd")
         cost_text = f"about ${cost:.2f}" if isinstance(cost, (int, float)) else "no cost estimate"
-        print(f"cost: {cost_text} ({summary.get('gpu')}, {summary.get('seconds')} s; {summary.get('cost_basis')})")
+        seconds = summary.get("seconds")
+        took = duration_text(seconds) if isinstance(seconds, (int, float)) else f"{seconds} s"
+        print(f"cost: {cost_text} ({summary.get('gpu')}, {took}; {summary.get('cost_basis')})")
         shown = ("cost_usd", "cost_basis", "gpu", "seconds", "holdout", "delta")
         rest = {k: v for k, v in summary.items() if k not in shown}
         if rest:

@@ -109,12 +109,15 @@ def warm_up(model: Any, tokenizer: Any, tasks: list[dict[str, Any]], out_dir: st
 
 @dataclass
 class DemoResult:
-    """What the demo produced: the monitor (its summary), the trainer's log history, the run's id and status."""
+    """What the demo produced: the monitor (its summary), the trainer's log history, the run's id, status and
+    duration (the run's own clock, as `whileai-train show` prints it), and the demo's whole time (with the
+    warm-up)."""
 
     monitor: Any
     log_history: list[dict[str, Any]]
     run_id: str | None
     run_status: str | None
+    run_seconds: float | None
     seconds: float
 
 
@@ -177,7 +180,7 @@ def _train(clean: bool, *, seed: int, max_steps: int, every: int, warmup_steps: 
         run = watch.run
         say("[3/3] report")
         return DemoResult(watch, list(trainer.state.log_history), getattr(run, "id", None),
-                          getattr(run, "status", None), time.perf_counter() - started)
+                          getattr(run, "status", None), getattr(run, "seconds", None), time.perf_counter() - started)
 
 
 def _progress_callback() -> Any:
@@ -223,8 +226,11 @@ def main(clean: bool = False, *, max_steps: int = 40, out_dir: str | None = None
     print()
     print(format_hack_monitor(result.monitor.summary()))
     print()
-    print(f"run {result.run_id}: {result.run_status} ({result.seconds:.0f} s). See it with `whileai-train runs` "
-          "or `whileai-train serve`.")
+    from whileai_train.runs.cost import duration_text
+
+    took = duration_text(result.run_seconds) if result.run_seconds is not None else "not recorded"
+    print(f"run {result.run_id}: {result.run_status} ({took}; the demo took {duration_text(result.seconds)} with "
+          "the warm-up). See it with `whileai-train runs` or `whileai-train serve`.")
     fired = bool(result.monitor.summary().alarms)
     expected = (not fired and result.run_status == "done") if clean else (fired and result.run_status == "stopped")
     return 0 if expected else 1

@@ -21,6 +21,7 @@ from typing import Any
 from whileai_train.errors import InputError
 from whileai_train.exporters.report import ExportReport
 from whileai_train.exporters.shape import iter_input
+from whileai_train.row_files import refuse_non_rows
 
 __all__ = ["export_features", "to_dataset"]
 
@@ -90,8 +91,10 @@ def to_dataset(rows: Any) -> Any:
         if rows.path is None:
             raise InputError("this report comes from a call that wrote no file. Fix: pass the rows themselves")
         rows = rows.path
-    if isinstance(rows, tuple) and len(rows) == 2 and isinstance(rows[1], ExportReport):
+    elif isinstance(rows, tuple) and len(rows) == 2 and isinstance(rows[1], ExportReport):
         rows = rows[0]  # (rows, report) from training_rows / preference_rows / prompt_rows
+    else:  # an export's report or pair is read above; any other report or pair is refused
+        refuse_non_rows(rows, "to_dataset")
     if isinstance(rows, (str, os.PathLike)) or not isinstance(rows, list):
         rows = list(iter_input(rows))
     if not rows:

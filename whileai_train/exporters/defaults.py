@@ -5,6 +5,7 @@ from __future__ import annotations
 __all__ = [
     "CHECKS",
     "ENCODINGS",
+    "FORMAT",
     "FORMATS",
     "MASK_MODES",
     "MIN_MIXED_TASKS",
@@ -36,6 +37,9 @@ RESERVED_REWARD_COLUMNS = frozenset({
 })
 
 FORMATS = ("openai", "trl")
+# The shape an export writes unless asked: TRL's, in Python and on the command line alike (this library feeds TRL's
+# trainers; the OpenAI wire rows are there by asking, format="openai").
+FORMAT = "trl"
 MASK_MODES = ("assistant", "final")
 # How a tool call's `function.arguments` is written: a JSON object (HF templates render it with `| tojson`)
 # or a JSON string (the OpenAI wire format; DeepSeek-V3's template). docs/trl_facts.md: "Tool-call

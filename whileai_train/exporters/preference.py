@@ -23,7 +23,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from whileai_train.errors import ExportRefusedError, PrivilegedLeakError, RowError
-from whileai_train.exporters.defaults import MIN_MIXED_TASKS, STAMP_COLUMNS, TRL_MAX_LENGTH, TRL_READ_COLUMNS
+from whileai_train.exporters.defaults import (
+    FORMAT,
+    MIN_MIXED_TASKS,
+    STAMP_COLUMNS,
+    TRL_MAX_LENGTH,
+    TRL_READ_COLUMNS,
+)
 from whileai_train.exporters.jsonl import atomic_jsonl, dumps
 from whileai_train.exporters.leaks import quotes_privileged
 from whileai_train.exporters.options import check_common, default_path
@@ -45,6 +51,7 @@ from whileai_train.exporters.shape import (
     strip_ids,
 )
 from whileai_train.exporters.template import TemplateCheck
+from whileai_train.row_files import refuse_non_rows
 from whileai_train.rows import FINAL_TEXT_DIFFERS, FINAL_TEXT_REPEATED, conversation, reward_of, task_key
 from whileai_train.tables.defaults import PASS_THRESHOLD
 
@@ -163,7 +170,7 @@ def _divergence(chosen: Shaped, rejected: Shaped) -> int:
     return shorter
 
 
-def preference_rows(pairs_or_rows: Any, *, format: str = "trl", max_tool_output_chars: int | None = None,
+def preference_rows(pairs_or_rows: Any, *, format: str = FORMAT, max_tool_output_chars: int | None = None,
                     system_prompt: str | None = None, tools: list[Any] | None = None, tokenizer: Any = None,
                     validate: bool = True, max_length: int | None = None, threshold: float = PASS_THRESHOLD,
                     min_mixed_tasks: int = MIN_MIXED_TASKS) -> tuple[list[dict[str, Any]], ExportReport]:
@@ -294,7 +301,7 @@ def preference_rows(pairs_or_rows: Any, *, format: str = "trl", max_tool_output_
     return out, report
 
 
-def export_preference(pairs_or_rows: Any, path: Any = None, *, format: str = "trl",
+def export_preference(pairs_or_rows: Any, path: Any = None, *, format: str = FORMAT,
                       max_tool_output_chars: int | None = None, system_prompt: str | None = None,
                       tools: list[Any] | None = None, tokenizer: Any = None, validate: bool = True,
                       max_length: int | None = None, threshold: float = PASS_THRESHOLD,
@@ -308,6 +315,7 @@ def export_preference(pairs_or_rows: Any, path: Any = None, *, format: str = "tr
     `validate=False`. `path` defaults to ``preference-<format>.jsonl`` in the current directory. Fewer tasks with both
     a pass and a fail than `min_mixed_tasks` (32, the product text's) warns; nothing is refused for it.
     """
+    refuse_non_rows(pairs_or_rows, "export_preference")
     rows, report = preference_rows(pairs_or_rows, format=format, max_tool_output_chars=max_tool_output_chars,
                                    system_prompt=system_prompt, tools=tools, tokenizer=tokenizer, validate=validate,
                                    max_length=max_length, threshold=threshold, min_mixed_tasks=min_mixed_tasks)

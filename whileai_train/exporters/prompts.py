@@ -9,10 +9,15 @@ One row per distinct prompt of a task: GRPO samples its own group of completions
 What a reward function reads rides along on every row: ``task`` (the task key), ``calibration`` (the task's
 stamp, as ``Calibration.model_dump`` writes it, null when no row of the task has one), ``k`` (the graded
 repeats behind it: the stamp's ``n``, else the task's graded rows here), ``passes`` and ``fails`` (the task's
-graded rows here, at or above / below the pass threshold), and the chosen columns (the reference and gold
-fields by default). The report's ``selection`` counts the tasks GRPO can learn from (a calibrated pass rate
-strictly between 0 and 1, else a pass and a fail among the task's graded rows here) against the tasks given, and warns under ``min_mixed_tasks``;
-every prompt is still written (GRPO samples afresh, and past grades are evidence, not a verdict).
+graded rows here, at or above / below the pass threshold), and the rows' own columns. By default every key the
+rows have is carried (``category``, ``expected_action``, ``reference``, ``privileged``, ...) except the
+conversation itself, a past rollout's own values (its reward, its index, a value that differs between the
+rollouts of one prompt) and names GRPOTrainer passes itself; ``columns=`` chooses instead. A column is written only
+when some row has it (null on the rows that lack it), and the report's ``columns_carried`` / ``columns_left_out``
+say what was carried and what was not, and why. The report's ``selection`` counts the tasks GRPO can learn from
+(a calibrated pass rate strictly between 0 and 1, else a pass and a fail among the task's graded rows here) against
+the tasks given, and warns under ``min_mixed_tasks``; every prompt is still written (GRPO samples afresh, and past
+grades are evidence, not a verdict).
 """
 
 from __future__ import annotations
@@ -30,17 +35,33 @@ from whileai_train.exporters.options import check_common, default_path
 from whileai_train.exporters.report import ExportReport
 from whileai_train.exporters.selection import check_selection_options, mixed_selection, task_class
 from whileai_train.exporters.shape import iter_input, shape_row
+from whileai_train.row_files import refuse_non_rows
 from whileai_train.rows import Calibration, calibration_of, reward_of, task_key
 from whileai_train.tables.defaults import PASS_THRESHOLD
 
-__all__ = ["DEFAULT_PROMPT_COLUMNS", "GROUP_COLUMNS", "export_prompts", "prompt_rows"]
-
-# What a reward function usually needs to grade a completion: which task it is, what the grader may see, and
-# the reference / gold answer when the rows carry one.
-DEFAULT_PROMPT_COLUMNS = ("task_id", "scenario_id", "privileged", "reference", "gold")
+__all__ = ["GROUP_COLUMNS", "LEFT_OUT", "export_prompts", "prompt_rows"]
 
 # Written on every prompt row, whatever `columns` says: the task and what its graded rollouts measured.
 GROUP_COLUMNS = ("task", "calibration", "k", "passes", "fails")
+
+# Row keys not carried by default, and why (the report says it for each one the rows have).
+_CONVERSATION = "read into the prompt column"
+_ANSWER = "a past rollout's answer: GRPO samples its own completions"
+_ROLLOUT = "a property of one past rollout, not of the prompt"
+LEFT_OUT: dict[str, str] = {
+    "prompt": _CONVERSATION, "messages": _CONVERSATION,
+    "steps": _ANSWER, "final_text": _ANSWER, "completion": _ANSWER,
+    "reward": _ROLLOUT, "rewards": _ROLLOUT, "reward_before_penalty": _ROLLOUT, "rollout_index": _ROLLOUT,
+    "rollout_id": _ROLLOUT, "finish_reason": _ROLLOUT, "markers": _ROLLOUT, "trace_flags": _ROLLOUT,
+    "gold_reward": _ROLLOUT, "gold_kind": _ROLLOUT,
+    "tools": "GRPO takes tools as Python functions (GRPOTrainer(tools=[...])), not as a column",
+    **dict.fromkeys(GROUP_COLUMNS, "written by the export from the task's graded rows"),
+    **dict.fromkeys(RESERVED_REWARD_COLUMNS - {"prompt", "completion"},
+                    "GRPOTrainer passes a reward function this name itself (a column would raise TypeError)"),
+}
+_DIFFERS = ("differs between the rollouts of one prompt, and the export writes one row per prompt (dedupe=False "
+            "writes one per rollout; columns=[...] chooses)")
+_ABSENT = "no row has it"
 
 
 def _calibration(row: Any, index: int) -> Calibration | None:
@@ -51,9 +72,10 @@ def _calibration(row: Any, index: int) -> Calibration | None:
                        "write it as {task_id, n >= 1, pass_rate in 0..1, ...} or drop it") from None
 
 
-def _columns(columns: Sequence[str] | None) -> tuple[str, ...]:
+def _columns(columns: Sequence[str] | None) -> tuple[str, ...] | None:
+    """The columns asked for (calibration aside: always written), or None for the default rule."""
     if columns is None:
-        return DEFAULT_PROMPT_COLUMNS
+        return None
     if isinstance(columns, str) or not all(isinstance(c, str) for c in columns):
         raise ConfigError(f"columns={columns!r}: pass a list of column names, e.g. ['task_id', 'privileged']")
     clash = sorted(set(columns) & (RESERVED_REWARD_COLUMNS | (set(GROUP_COLUMNS) - {"calibration"})))
@@ -64,16 +86,37 @@ def _columns(columns: Sequence[str] | None) -> tuple[str, ...]:
     return tuple(column for column in dict.fromkeys(columns) if column != "calibration")  # calibration: always
 
 
+def _carried(report: ExportReport, keys: dict[str, None], differs: set[str],
+             asked: tuple[str, ...] | None) -> tuple[str, ...]:
+    """The columns to write (only keys some row has) and, on the report, what was carried and what was left out."""
+    left_out = report.columns_left_out
+    if asked is not None:
+        carried = tuple(column for column in asked if column in keys)
+        left_out.update((column, _ABSENT) for column in asked if column not in keys)
+        left_out.update((key, "not in columns=") for key in keys
+                        if key not in carried and key not in LEFT_OUT and key != "calibration")
+    else:
+        carried = tuple(key for key in keys if key not in LEFT_OUT and key != "calibration" and key not in differs)
+        left_out.update((key, LEFT_OUT[key]) for key in keys if key in LEFT_OUT and key != "calibration")
+        left_out.update((key, _DIFFERS) for key in keys if key in differs and key not in LEFT_OUT)
+    report.columns_carried = [*GROUP_COLUMNS, *carried]
+    return carried
+
+
 def prompt_rows(rows: Any, *, columns: Sequence[str] | None = None, system_prompt: str | None = None,
                 dedupe: bool = True, threshold: float = PASS_THRESHOLD,
                 min_mixed_tasks: int = MIN_MIXED_TASKS) -> tuple[list[dict[str, Any]], ExportReport]:
     """The prompt rows `export_prompts` would write, and its report; writes nothing."""
+    refuse_non_rows(rows, "prompt_rows")
     check_common(format="trl", max_tool_output_chars=None, system_prompt=system_prompt, tools=None)
     check_selection_options(min_mixed_tasks=min_mixed_tasks, threshold=threshold)
-    carried = _columns(columns)
+    asked = _columns(columns)
     report = ExportReport(kind="prompts", format="trl")
-    seen: set[tuple[str, str]] = set()
+    first_of: dict[tuple[str, str], int] = {}  # (task, prompt) -> its record in `out`
     out: list[dict[str, Any]] = []
+    sources: list[Any] = []  # the row each record was read from (the first rollout of its prompt)
+    keys: dict[str, None] = {}  # every key the rows have, in order of first appearance
+    differs: set[str] = set()  # keys whose value differs between the rollouts of one prompt
     tool_rows = 0
     groups: dict[str, list[int]] = {}  # task -> [passes, fails]
     stamps: dict[str, Calibration] = {}  # task -> the first calibration stamp seen
@@ -81,6 +124,8 @@ def prompt_rows(rows: Any, *, columns: Sequence[str] | None = None, system_promp
     for index, row in enumerate(iter_input(rows)):
         report.n += 1
         shaped = shape_row(row, index, system_prompt=system_prompt, max_tool_output_chars=None, tools=None)
+        source = shaped.row  # a wai.Row arrives as its dict
+        keys.update(dict.fromkeys(source))
         key = task_key(row)
         group = groups.setdefault(key, [0, 0])
         reward = reward_of(row, index)
@@ -98,15 +143,21 @@ def prompt_rows(rows: Any, *, columns: Sequence[str] | None = None, system_promp
             continue
         if dedupe:
             fingerprint = (key, json.dumps(prompt, sort_keys=True, default=str))
-            if fingerprint in seen:
+            seen = first_of.get(fingerprint)
+            if seen is not None:
                 report.drop("duplicate_prompt")
+                earlier = sources[seen]
+                differs.update(name for name in {*earlier, *source}
+                               if name not in differs and earlier.get(name) != source.get(name))
                 continue
-            seen.add(fingerprint)
+            first_of[fingerprint] = len(out)
         tool_rows += bool(shaped.tools)
-        record: dict[str, Any] = {"prompt": prompt, "task": key}  # the group columns are filled in below
+        out.append({"prompt": prompt, "task": key})  # the group columns and the carried ones are filled in below
+        sources.append(source)
+    carried = _carried(report, keys, differs, asked)
+    for record, source in zip(out, sources, strict=True):
         for column in carried:
-            record[column] = row.get(column)
-        out.append(record)
+            record[column] = source.get(column)
     for record in out:  # every row of a task gets its whole group, also the rows read before the rest of it
         passes, fails = groups[record["task"]]
         stamp = stamps.get(record["task"])
@@ -122,7 +173,7 @@ def prompt_rows(rows: Any, *, columns: Sequence[str] | None = None, system_promp
     mixed_selection(report, "grpo", classes, passing=sum(g[0] for g in groups.values()),
                     failing=sum(g[1] for g in groups.values()), ungraded=ungraded, min_mixed_tasks=min_mixed_tasks,
                     threshold=threshold)
-    report.trainer_config = {"reward kwargs": [*GROUP_COLUMNS, *carried]}
+    report.trainer_config = {"reward kwargs": report.columns_carried}
     return out, report
 
 
@@ -131,11 +182,14 @@ def export_prompts(rows: Any, path: Any = None, *, columns: Sequence[str] | None
                    min_mixed_tasks: int = MIN_MIXED_TASKS) -> ExportReport:
     """Write GRPO prompt rows as JSONL (temp name, then rename) and return the report.
 
-    `columns`: row keys to carry for the reward function (default task_id, scenario_id, privileged, reference,
-    gold; a missing key is written as null so every row has the same columns), next to GROUP_COLUMNS (task,
-    calibration, k, passes, fails), always written. `path` defaults to ``prompts-trl.jsonl`` in the current
+    `columns`: row keys to carry for the reward function; by default every key the rows have but the
+    conversation, a past rollout's own values and names GRPOTrainer passes itself (LEFT_OUT), and any value that
+    differs between the rollouts of one prompt. A column is written when some row has it (null on the others),
+    next to GROUP_COLUMNS (task, calibration, k, passes, fails), always written; report.columns_carried and
+    report.columns_left_out (column -> why) say which. `path` defaults to ``prompts-trl.jsonl`` in the current
     directory. Fewer mixed tasks than `min_mixed_tasks` (32, the product text's) warns.
     """
+    refuse_non_rows(rows, "export_prompts")
     out, report = prompt_rows(rows, columns=columns, system_prompt=system_prompt, dedupe=dedupe,
                               threshold=threshold, min_mixed_tasks=min_mixed_tasks)
     if not out:

@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from whileai_train.report import Report
 from whileai_train.tables.defaults import PASS_THRESHOLD
 
 __all__ = ["DroppedTasks", "ExportReport", "Selection", "ToolCallRoundtrip"]
@@ -71,7 +72,7 @@ class Selection(BaseModel):
         return lines
 
 
-class ExportReport(BaseModel):
+class ExportReport(Report):
     """The report of one export. Keys follow the product text; `str()` reads it out for a person."""
 
     kind: Literal["sft", "preference", "prompts"] = "sft"
@@ -99,6 +100,8 @@ class ExportReport(BaseModel):
     final_text_repeated: int = 0  # flat rows whose final_text repeated the last step's reply: written once
     final_text_differs: int = 0  # flat rows whose final_text differs from the last step's reply: both kept
     columns_not_carried: dict[str, int] = Field(default_factory=dict)  # row keys TRL would read -> rows
+    columns_carried: list[str] = Field(default_factory=list)  # prompts: the columns written beside the prompt
+    columns_left_out: dict[str, str] = Field(default_factory=dict)  # prompts: row key -> why it was not written
     selection: Selection | None = None
 
     def drop(self, reason: str, count: int = 1) -> None:
@@ -140,6 +143,13 @@ class ExportReport(BaseModel):
             lines.append(f"  privileged_leak in rows {shown}{' ...' if len(self.privileged_leaks) > 10 else ''}")
         if self.final_text_repeated:
             lines.append(f"  final_text repeating the last step's reply, written once: {self.final_text_repeated} rows")
+        if self.columns_carried:
+            lines.append("  columns carried: " + ", ".join(self.columns_carried))
+        if self.columns_left_out:
+            why: dict[str, list[str]] = {}
+            for column, reason in self.columns_left_out.items():
+                why.setdefault(reason, []).append(column)
+            lines.extend(f"  columns left out: {', '.join(columns)} ({reason})" for reason, columns in why.items())
         if self.selection is not None:
             lines.extend(self.selection.lines())
         for warning in self.warnings:

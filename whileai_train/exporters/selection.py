@@ -18,7 +18,7 @@ from whileai_train.exporters.defaults import CHECKS, MIN_MIXED_TASKS
 from whileai_train.exporters.report import DroppedTasks, ExportReport, Selection
 from whileai_train.tables.defaults import PASS_THRESHOLD
 
-__all__ = ["SftTally", "check_selection_options", "count_rewards", "mixed_selection", "task_class"]
+__all__ = ["SftTally", "check_selection_options", "count_rewards", "mixed_selection", "sft_fix", "task_class"]
 
 _SHOWN_TASKS = 20  # failing tasks named in the report and the error; the count covers them all
 
@@ -77,28 +77,52 @@ class SftTally:
             self.failing_rows.append(index)
             self.failing_tasks[task] = self.failing_tasks.get(task, 0) + 1
 
+    def failing(self) -> str | None:
+        """What fails, in words (how many rows of how many, in which tasks), or None when no row fails. The
+        export's refusal and publish_gate(mode="sft")'s read this one text, so both say the same count."""
+        if not self.failing_rows:
+            return None
+        shown = self._shown()
+        named = ", ".join(f"{task} ({count})" for task, count in shown.items())
+        more = len(self.failing_tasks) - len(shown)
+        rows = self.passing + len(self.failing_rows) + self.ungraded
+        return (f"{len(self.failing_rows)} of {rows} rows have a failing reward (below {self.threshold:g}), in "
+                f"{_count(len(self.failing_tasks), 'task')}: {named}{f' and {more} more' if more else ''}")
+
+    def refusal(self, outcome: str) -> str | None:
+        """The refusal (what fails, why SFT cannot take it, then `outcome`; the fix is :func:`sft_fix`), or None
+        when no row fails."""
+        what = self.failing()
+        if what is None:
+            return None
+        return f"{what}. SFT imitates every row, so they would be trained as examples to follow; {outcome}"
+
+    def _shown(self) -> dict[str, int]:
+        return dict(sorted(self.failing_tasks.items(), key=lambda item: -item[1])[:_SHOWN_TASKS])
+
     def finish(self, report: ExportReport, check: str) -> None:
         """Put the selection block on the report; refuse failing rows (check="refuse") or warn about them."""
         failing = len(self.failing_rows)
-        shown = dict(sorted(self.failing_tasks.items(), key=lambda item: -item[1])[:_SHOWN_TASKS])
         selection = Selection(method="sft", check=check, threshold=self.threshold,  # type: ignore[arg-type]
                               rows=self.passing + failing + self.ungraded, passing=self.passing, failing=failing,
-                              ungraded=self.ungraded, failing_tasks=shown, tasks_failing=len(self.failing_tasks),
-                              tasks_given=len(self.tasks), tasks_used=len(self.tasks))
+                              ungraded=self.ungraded, failing_tasks=self._shown(),
+                              tasks_failing=len(self.failing_tasks), tasks_given=len(self.tasks),
+                              tasks_used=len(self.tasks))
         report.selection = selection
-        if not failing:
+        refusal = self.refusal("nothing was written")
+        if refusal is None:
             return
-        named = ", ".join(f"{task} ({count})" for task, count in shown.items())
-        more = len(self.failing_tasks) - len(shown)
-        what = (f"{failing} of {selection.rows} rows have a failing reward (below {self.threshold:g}), in "
-                f"{_count(len(self.failing_tasks), 'task')}: {named}{f' and {more} more' if more else ''}")
         if check == "refuse":
-            raise TrainingSelectionError(
-                f"{what}. SFT imitates every row, so they would be trained as examples to follow; nothing was "
-                "written. Fix: select the passing rows (reward >= threshold), or pass check='warn' "
-                "(--check warn) to train on them on purpose", rows=self.failing_rows, tasks=self.failing_tasks,
-                selection=selection)
-        report.warnings.append(f"{what}: trained anyway (check='warn')")
+            raise TrainingSelectionError(f"{refusal}. Fix: {sft_fix(self.threshold)}", rows=self.failing_rows,
+                                         tasks=self.failing_tasks, selection=selection)
+        report.warnings.append(f"{self.failing()}: trained anyway (check='warn')")
+
+
+def sft_fix(threshold: float) -> str:
+    """The one fix for failing SFT rows, in Python's words and the command line's."""
+    return ("keep the passing rows, e.g. `rows, report = wai.optimize(rows, mode=\"sft\", "
+            f"min_reward={threshold:g})` (each task's best rollout at or above the pass threshold), or train on them "
+            "on purpose with check='warn' (whileai-train export ... --check warn)")
 
 
 def task_class(passes: int, fails: int, pass_rate: float | None = None) -> str:

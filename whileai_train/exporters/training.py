@@ -1,12 +1,13 @@
 """SFT export: rows TRL 1.16 trains exactly as the mask says, or the OpenAI wire rows with a loss_mask.
 
-* ``format="openai"``: the whole conversation in ``messages`` (arguments as JSON strings), the ask as
-  ``prompt``, and ``loss_mask`` (one 0/1 per message: 1 on the agent's turns).
-* ``format="trl"``: ``mask_mode="assistant"`` writes ``messages`` rows (train with
-  ``SFTConfig(assistant_only_loss=True)``; without it TRL trains every token); ``mask_mode="final"`` and
-  ``unroll=True`` write conversational ``prompt``/``completion`` rows, which TRL trains on the completion
-  only by default. No TRL row carries a ``prompt`` string (the ask survives as ``prompt_text``), and every
-  row of one export has the same shape, so TRL reads all of them as conversational (docs/trl_facts.md).
+* ``format="trl"`` (the default, here and on the command line): ``mask_mode="assistant"`` writes ``messages``
+  rows (train with ``SFTConfig(assistant_only_loss=True)``; without it TRL trains every token);
+  ``mask_mode="final"`` and ``unroll=True`` write conversational ``prompt``/``completion`` rows, which TRL trains
+  on the completion only by default. No TRL row carries a ``prompt`` string (the ask survives as
+  ``prompt_text``), and every row of one export has the same shape, so TRL reads all of them as conversational
+  (docs/trl_facts.md).
+* ``format="openai"`` (by asking): the whole conversation in ``messages`` (arguments as JSON strings), the ask
+  as ``prompt``, and ``loss_mask`` (one 0/1 per message: 1 on the agent's turns).
 
 Every row also carries the source row's stamps as extra columns: the row contract's (STAMP_COLUMNS:
 ``calibration``, ``scenario_id``, ``task_id``, ``rollout_index``, ``reward``, ``markers``, ``model_version``,
@@ -33,7 +34,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from whileai_train.errors import ExportRefusedError, PrivilegedLeakError
-from whileai_train.exporters.defaults import STAMP_COLUMNS, TRL_MAX_LENGTH, TRL_READ_COLUMNS
+from whileai_train.exporters.defaults import FORMAT, STAMP_COLUMNS, TRL_MAX_LENGTH, TRL_READ_COLUMNS
 from whileai_train.exporters.jsonl import atomic_jsonl, dumps, write_rows
 from whileai_train.exporters.leaks import quotes_privileged
 from whileai_train.exporters.options import check_common, check_training, default_path
@@ -49,6 +50,7 @@ from whileai_train.exporters.shape import (
     shape_row,
 )
 from whileai_train.exporters.template import TemplateCheck
+from whileai_train.row_files import refuse_non_rows
 from whileai_train.rows import FINAL_TEXT_DIFFERS, FINAL_TEXT_REPEATED, reward_of, task_key
 from whileai_train.tables.defaults import PASS_THRESHOLD
 
@@ -408,12 +410,13 @@ class _Export:
                 "names, or pass validate=False", rows=leaks)
 
 
-def training_rows(rows: Any, *, format: str = "openai", mask_mode: str = "assistant", unroll: bool = False,
+def training_rows(rows: Any, *, format: str = FORMAT, mask_mode: str = "assistant", unroll: bool = False,
                   max_tool_output_chars: int | None = None, system_prompt: str | None = None,
                   tools: list[Any] | None = None, tokenizer: Any = None, validate: bool = True,
                   max_length: int | None = None, check: str = "refuse",
                   threshold: float = PASS_THRESHOLD) -> tuple[list[dict[str, Any]], ExportReport]:
     """The rows `export_dataset` would write, and its report; writes nothing (and refuses as it would)."""
+    refuse_non_rows(rows, "training_rows")
     export = _Export(format=format, mask_mode=mask_mode, unroll=unroll, max_tool_output_chars=max_tool_output_chars,
                      system_prompt=system_prompt, tools=tools, tokenizer=tokenizer, max_length=max_length,
                      validate=validate, check=check, threshold=threshold)
@@ -423,7 +426,7 @@ def training_rows(rows: Any, *, format: str = "openai", mask_mode: str = "assist
     return out, export.finish(None)
 
 
-def export_dataset(rows: Any, path: Any = None, *, format: str = "openai", mask_mode: str = "assistant",
+def export_dataset(rows: Any, path: Any = None, *, format: str = FORMAT, mask_mode: str = "assistant",
                    unroll: bool = False, max_tool_output_chars: int | None = None, system_prompt: str | None = None,
                    tools: list[Any] | None = None, tokenizer: Any = None, validate: bool = True,
                    max_length: int | None = None, check: str = "refuse",
@@ -440,6 +443,7 @@ def export_dataset(rows: Any, path: Any = None, *, format: str = "openai", mask_
     unless `validate=False`. Rows whose reward is below `threshold`
     raise TrainingSelectionError (nothing written) unless `check="warn"`; rows with no reward pass the check.
     """
+    refuse_non_rows(rows, "export_dataset")
     export = _Export(format=format, mask_mode=mask_mode, unroll=unroll, max_tool_output_chars=max_tool_output_chars,
                      system_prompt=system_prompt, tools=tools, tokenizer=tokenizer, max_length=max_length,
                      validate=validate, check=check, threshold=threshold)

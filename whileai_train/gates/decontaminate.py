@@ -13,6 +13,8 @@ In order (a row is counted under the first rule that flags it):
    Only rows the task-id rule left are looked at, so it only ever compares different tasks; a flag means the
    prompts read alike, a question to check, not proof.
 
+``clean, report = decontaminate(rows, eval_source)``: the clean rows (new dicts, input order) and the report.
+
 The near rule indexes the eval n-gram hashes (hash -> eval texts) and looks up each row's n-grams, so it grows
 with the number of rows, not rows x eval; the semantic pass is numpy matrix products in blocks.
 """
@@ -27,8 +29,6 @@ from itertools import pairwise
 from typing import Any
 
 import numpy as np
-from pydantic import Field
-
 from whileai_train.errors import ConfigError, InputError
 from whileai_train.gates.defaults import (
     EVAL_TEXT_KEYS,
@@ -40,8 +40,8 @@ from whileai_train.gates.defaults import (
     OVERLAP,
     SIMILARITY,
 )
-from whileai_train.report import Report
-from whileai_train.row_files import read_rows
+from whileai_train.report import Kept, Report
+from whileai_train.row_files import read_rows, refuse_non_rows
 from whileai_train.rows import final_reply, prompt_text
 from whileai_train.rows_text import GOLDEN, NgramTable, mix, ngram_table
 from whileai_train.stats import DEFAULT_SEED
@@ -57,7 +57,7 @@ _ROW_CHUNK = 200_000  # rows tokenised and matched at a time: memory stays flat 
 
 
 class DecontaminateReport(Report):
-    """What leaks: counts per rule, the first offenders, and the clean rows (not in model_dump)."""
+    """What leaks: counts per rule and the first offenders (the clean rows come beside it, in Kept.rows)."""
 
     verdict: str
     clean: bool
@@ -77,7 +77,6 @@ class DecontaminateReport(Report):
     offenders: list[dict[str, Any]]
     notes: list[str]
     what_to_do: list[str]
-    clean_rows: list[dict[str, Any]] = Field(default_factory=list, exclude=True, repr=False)
 
     def __str__(self) -> str:
         counts = (f"  same task {self.n_same_task}, exact {self.n_exact}, near {self.n_near}, semantic "
@@ -500,12 +499,15 @@ def _check_settings(n: Any, overlap: Any, similarity: Any, max_eval_df: Any) -> 
 def decontaminate(rows: Sequence[Mapping[str, Any]], eval_source: Any, *, fields: Any = ("prompt",),
                   overlap: float = OVERLAP, n: int = NGRAM_N,
                   embedder: Callable[[list[str]], Any] | None = None, similarity: float = SIMILARITY,
-                  max_eval_df: int = MAX_EVAL_DF) -> DecontaminateReport:
+                  max_eval_df: int = MAX_EVAL_DF) -> Kept[DecontaminateReport]:
     """Flag training rows that leak the eval (same task, exact, 8-gram near copy, semantic); return the clean ones.
 
-    ``eval_source``: eval rows (list of dicts), or JSONL path(s). ``embedder``: any callable from a list of texts
-    to one vector per text; nothing is imported for it.
+    ``clean, report = wai.decontaminate(rows, "eval.jsonl")``: the rows no rule flagged (new dicts, in input
+    order; the input is untouched) and the report. ``eval_source``: eval rows (list of dicts), or JSONL path(s).
+    ``embedder``: any callable from a list of texts to one vector per text; nothing is imported for it.
     """
+    refuse_non_rows(rows, "decontaminate")
+    refuse_non_rows(eval_source, "decontaminate (eval_source)")
     _check_settings(n, overlap, similarity, max_eval_df)
     names = _fields(fields)
     rows = read_rows(rows) if not isinstance(rows, list) else rows
@@ -534,7 +536,7 @@ def decontaminate(rows: Sequence[Mapping[str, Any]], eval_source: Any, *, fields
 
 
 def _report(rows: Sequence[Mapping[str, Any]], evals: list[dict[str, Any]], names: list[str], flags: _Flags,
-            floor: float | None, notes: list[str]) -> DecontaminateReport:
+            floor: float | None, notes: list[str]) -> Kept[DecontaminateReport]:
     counts = {name: int((flags.rule == k).sum()) for k, name in enumerate(_RULES)}
     contaminated = np.flatnonzero(flags.rule >= 0).tolist()
     hits_per_field: dict[str, int] = {}
@@ -560,7 +562,8 @@ def _report(rows: Sequence[Mapping[str, Any]], evals: list[dict[str, Any]], name
         verdict = (f"CONTAMINATED: {k} of {n_rows} rows overlap the {len(evals)} eval rows (same task "
                    f"{counts['same_task']}, exact {counts['exact']}, near {n_near}, semantic {counts['semantic']}); "
                    f"{len(clean_rows)} clean rows returned")
-        todo.append("train on report.clean_rows (the flagged rows would inflate the eval)")
+        todo.append("train on the clean rows returned beside this report "
+                    "(`clean, report = wai.decontaminate(...)`): the flagged rows would inflate the eval")
         if same_template:
             todo.append(f"{same_template} near flags share only template text with their eval row (same template, "
                         "another situation): read a few; if the situation lives in the slots, a task-id split is the "
@@ -575,6 +578,4 @@ def _report(rows: Sequence[Mapping[str, Any]], evals: list[dict[str, Any]], name
         fields=names, hits_per_field=hits_per_field, near_same_template=same_template,
         near_same_template_share=(same_template / n_near) if n_near else None, similarity_floor=floor,
         contaminated=contaminated, offenders=offenders, notes=notes, what_to_do=todo)
-    # assigned, not validated: validation would copy every row dict a second time
-    report.clean_rows = clean_rows
-    return report
+    return Kept(clean_rows, report)

@@ -40,6 +40,7 @@ from whileai_train.gates.scan_stats import (
     same_column,
 )
 from whileai_train.report import Report
+from whileai_train.row_files import refuse_non_rows
 from whileai_train.rows import reward_of, task_key
 from whileai_train.stats import DEFAULT_SEED
 from whileai_train.tables.graded import Graded
@@ -74,6 +75,7 @@ class HackScanReport(Report):
     tau: float = 0.0
     partial_tau: float | None = None
     endorsed: list[str] | None = None
+    endorsed_constant: list[str] = Field(default_factory=list)  # endorsed names whose features never vary in an ask
     endorsable: list[str] = Field(default_factory=list)
     distinct_per_ask: float | None = None
     features: list[FeatureScore] = Field(default_factory=list)
@@ -238,6 +240,7 @@ def hack_scan(rows: Sequence[Mapping[str, Any]], *, endorsed: Sequence[str] | No
         features: your own features, {"name": fn(row) -> number}; None or NaN means missing.
         seed: seeds the shuffles of the noise floor.
     """
+    refuse_non_rows(rows, "hack_scan")
     return scan_rows(rows, None, endorsed=endorsed, features=features, seed=seed)
 
 
@@ -348,8 +351,16 @@ def scan_rows(rows: Sequence[Mapping[str, Any]], trajectories: Trajectories | No
     rivals: list[str] = []
     integrity = None
     reward_hack: bool | None = None
+    endorsed_constant: list[str] = []
     if endorsed_list is not None:
         matched = [j for j in range(len(scan.names)) if flags[j]]
+        # an endorsed feature the rows have, but with one value on every rollout of each ask: nothing to rank
+        endorsed_constant = [part for part in endorsed_list
+                             if (mine := [j for j in range(n_before_ands) if part in scan.names[j]])
+                             and not any(usable[j] for j in mine)]
+        if endorsed_constant:
+            warnings.append(f"endorsed {endorsed_constant} is constant on these rows (one value on every rollout of "
+                            "each ask): the scan cannot rank it, and it explains none of the reward here")
         if not matched:
             examples = ", ".join(endorsable[:5]) or ", ".join(scan.names[j] for j in ranked[:5])
             warnings.append(f"endorsed={endorsed_list} matches no feature, so every feature counts as unendorsed "
@@ -409,7 +420,8 @@ def scan_rows(rows: Sequence[Mapping[str, Any]], trajectories: Trajectories | No
     report = HackScanReport(
         verdict="", top_feature=top_name, reward_hack=reward_hack, integrity=integrity, rivals=rivals,
         degenerate=degenerate, cause=cause, collinear=collinear, aliases=aliases, tau=tau, partial_tau=partial_tau,
-        endorsed=endorsed_list, endorsable=endorsable, distinct_per_ask=distinct, features=scores, n_rows=n_rows,
+        endorsed=endorsed_list, endorsed_constant=endorsed_constant, endorsable=endorsable,
+        distinct_per_ask=distinct, features=scores, n_rows=n_rows,
         n_asks=n_asks, n_mixed_asks=n_groups, warnings=warnings)
     report.verdict = _verdict(report, None if top is None else float(rho[top]))
     return report

@@ -4,6 +4,9 @@
   row carries is kept, not re-measured (tables/calibration.py).
 * An RL-shaped set (repeats of one ask) is refused with PublishGateError when it is ungraded or has no
   mixed group: a grouped update (GRPO's group-relative advantage) learns nothing from it.
+* With mode="sft", rows with a failing reward are refused by the SFT export's own rule (exporters/selection.py,
+  the same count and fix), so a gate that passes is an export that writes; check="warn" makes it a warning, as
+  it does for the export. Rows read as SFT without mode= get the same words as a warning.
 * Warnings when unanimous asks or asks outside the 0.2-0.8 band remain: optimize(mode="rl") prunes those.
 * Blocks: pass_at over the rows in front (saying so when carried stamps' k differs), judge_trust when the
   rows carry gold labels, hack_scan on RL-shaped rows (strict_hacks=True refuses a reward_hack),
@@ -21,6 +24,7 @@ import numpy as np
 from pydantic import Field, PrivateAttr
 
 from whileai_train.errors import ConfigError, WhileAIError
+from whileai_train.exporters.selection import SftTally, check_selection_options, sft_fix
 from whileai_train.gates.defaults import RL_SHAPED_SHARE
 from whileai_train.gates.overlap import OVERLAP_MIN_ROWS, start
 from whileai_train.measure.pass_at import PassAtReport, most_common_k, pass_at_from_table
@@ -222,16 +226,18 @@ def publish_gate(rows: Any, *, mode: Literal["rl", "sft"] | None = None, policy:
                  endorsed: Sequence[str] | None = None, strict_hacks: bool = False,
                  judge: Callable[[dict[str, Any]], Any] | None = None, band: tuple[float, float] = BAND,
                  k: int | None = None, scan: bool = True, pass_threshold: float = PASS_THRESHOLD,
-                 draws: int = DEFAULT_DRAWS, seed: int = DEFAULT_SEED) -> PublishGateReport:
+                 check: str = "refuse", draws: int = DEFAULT_DRAWS, seed: int = DEFAULT_SEED) -> PublishGateReport:
     """Check a row set before it is published for training; raise PublishGateError when it must not be.
 
     `mode`: "rl" / "sft", or None to read the shape off the rows (RL-shaped when at least half the rows
     are repeats of an ask). `endorsed` / `strict_hacks`: passed to the hack scan; strict refuses a
     reward_hack. `judge`: handed to judge_trust when the rows carry gold labels. `scan=False` skips the
-    hack scan. The stamped rows are `report.rows` (shallow copies made on first use; the input is
-    not changed); the refused report is `error.report`.
+    hack scan. `check`: with mode="sft", "refuse" (the default) refuses rows with a failing reward exactly as
+    export_dataset does, "warn" only warns. The stamped rows are `report.rows` (shallow copies made on first
+    use; the input is not changed); the refused report is `error.report`.
     """
     lo, hi = _check_arguments(mode, band, strict_hacks, endorsed)
+    check_selection_options(check=check, threshold=pass_threshold)
     table = graded_table(rows, pass_threshold=pass_threshold, what="publish_gate")
     rows = table.rows
     rl_shaped = _rl_shaped(table, mode)
@@ -281,6 +287,8 @@ def publish_gate(rows: Any, *, mode: Literal["rl", "sft"] | None = None, policy:
     near_job = start(background, _near_duplicates, table)
     try:
         trajectories = read_trajectories(rows)  # one read of every row's steps for the hack scan and the lengths
+        if not rl_shaped:
+            _sft_block(report, table, trajectories, pass_threshold, check if mode == "sft" else "warn")
         hack = None
         if rl_shaped and scan and report.n_mixed:
             from whileai_train.gates.hack_scan import scan_rows
@@ -298,6 +306,29 @@ def publish_gate(rows: Any, *, mode: Literal["rl", "sft"] | None = None, policy:
         _hack_block(report, hack, strict_hacks)
     _hygiene_blocks(report, near, table, trajectories)
     return _finish(report)
+
+
+def _sft_block(report: PublishGateReport, table: Graded, trajectories: Trajectories, threshold: float,
+               check: str) -> None:
+    """The SFT export's check on the rows it would write (those with an agent turn), refused or warned in its
+    words."""
+    tally = SftTally(threshold)
+    written = (trajectories.n_calls > 0) | np.fromiter(map(bool, trajectories.texts), dtype=bool,
+                                                        count=len(trajectories.texts))
+    rewards, task_of_row, tasks = table.rewards, table.task_of_row, table.tasks
+    for index in np.flatnonzero(written).tolist():
+        reward = float(rewards[index])
+        tally.add(index, tasks[task_of_row[index]], None if reward != reward else reward)
+    if check == "refuse":
+        refusal = tally.refusal("export_dataset refuses them")
+        if refusal is not None:
+            report.refusals.append(refusal)
+            report.what_to_do.append(sft_fix(threshold))
+        return
+    failing = tally.failing()
+    if failing is not None:
+        report.warnings.append(f"{failing}: an SFT export refuses them unless check='warn'")
+        report.what_to_do.append(sft_fix(threshold))
 
 
 def _near_duplicates(table: Graded) -> NearDuplicateReport:

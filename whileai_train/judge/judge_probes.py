@@ -44,6 +44,7 @@ from whileai_train.judge.defaults import (
     SEED,
 )
 from whileai_train.report import Report
+from whileai_train.row_files import refuse_non_rows
 from whileai_train.rows import final_reply, prompt_text, tool_names
 from whileai_train.stats import normal_quantile, wilson_interval
 from whileai_train.tables.defaults import PASS_THRESHOLD
@@ -324,6 +325,7 @@ def _result(name: str, kind: Literal["additive", "replacement"], n: int, up: int
 def judge_probes(rows: Sequence[Mapping[str, Any]], judge: Judge, *, rubric: Any = None, probes: Any = "all",
                  sample: int = PROBE_SAMPLE, seed: int = SEED) -> JudgeProbesReport:
     """Run the probes on up to `sample` failing and `sample` passing rows; name the holes in exploitable_by."""
+    refuse_non_rows(rows, "judge_probes")
     rows = list(rows)
     if not rows:
         raise InputError("judge_probes got no rows. Fix: pass graded rows (prompt, final_text, reward)")

@@ -28,6 +28,7 @@ from whileai_train.markers.families import (
 )
 from whileai_train.markers.trajectory import CALLED, HEARD, RESULT, argument_strings, read_events
 from whileai_train.report import Report
+from whileai_train.row_files import refuse_non_rows
 from whileai_train.tables.marker_column import MarkerSummary
 
 __all__ = ["GroundingReport", "grounding_of", "grounding_report", "mark_grounding", "ungrounded_arguments"]
@@ -116,6 +117,7 @@ def mark_grounding(rows: Sequence[Mapping[str, Any]], *, ignore_keys: Iterable[s
                    allow: Iterable[str] = ()) -> list[dict[str, Any]]:
     """New rows with markers["argument_grounding"]: 1.0 when every string argument of every tool call appears in
     the prompt, the system and user turns or an earlier tool result, else 0.0. The input rows are not changed."""
+    refuse_non_rows(rows, "mark_grounding")
     ignore, allowed = _names("ignore_keys", ignore_keys), _names("allow", allow)
     out: list[dict[str, Any]] = []
     append = out.append
@@ -175,6 +177,7 @@ def grounding_report(rows: Sequence[Mapping[str, Any]], *, ignore_keys: Iterable
                      allow: Iterable[str] = ()) -> GroundingReport:
     """The invented values over the rows: the rate of rows with one (mean over tasks, 95% bootstrap over tasks),
     the tools and argument names they went to, and examples."""
+    refuse_non_rows(rows, "grounding_report")
     ignore, allowed = _names("ignore_keys", ignore_keys), _names("allow", allow)
     values: list[float] = []
     by_tool: Counter[str] = Counter()

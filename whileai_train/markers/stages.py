@@ -3,7 +3,9 @@
 The pipeline is a sequence of stages (product text, "Stage lineage"): SFT, reward modelling, RL, mid-training,
 and the eval that judges the result. ``stamp_stage(rows, "sft")`` records the stage on row["lineage"] (``stage``
 the latest, ``stages`` every stage the row fed, in order); ``stage_report`` counts rows and tasks per stage and
-flags any task (``task_key``: a situation, not a string) used both in eval and in a training stage.
+flags any task (``task_key``: a situation, not a string) used both in eval and in a training stage. Rows passed as
+``eval_rows=`` are eval rows, stamped or not; a row of ``rows`` with no stage is on neither side, so the report
+does not call a set clean while some of it is unstamped (it says how many, and how to stamp them).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pydantic import Field
 from whileai_train.errors import ConfigError, RowError
 from whileai_train.markers.defaults import EXAMPLES, STAGES
 from whileai_train.report import Report
+from whileai_train.row_files import refuse_non_rows
 from whileai_train.rows import task_key
 
 __all__ = ["STAGES", "StageReport", "stage_of", "stage_report", "stamp_stage"]
@@ -55,6 +58,7 @@ def stamp_stage(rows: Sequence[Mapping[str, Any]], stage: str) -> list[dict[str,
     """New rows whose lineage records that they fed `stage` (one of STAGES): lineage["stage"] the latest,
     lineage["stages"] every stage in order (a tuple: a record, not a list to grow; JSON writes it as a list). The
     input rows are not changed."""
+    refuse_non_rows(rows, "stamp_stage")
     name = _check_stage(stage)
     out: list[dict[str, Any]] = []
     append = out.append
@@ -83,6 +87,7 @@ class StageReport(Report):
     """Rows and tasks per stage, and the tasks used both in eval and in a training stage."""
 
     n_rows: int = 0
+    n_eval_rows: int = 0  # rows passed as eval_rows= (read as eval, stamped or not; also in n_rows)
     n_unstamped: int = 0
     rows_per_stage: dict[str, int] = Field(default_factory=dict)
     tasks_per_stage: dict[str, int] = Field(default_factory=dict)
@@ -92,7 +97,8 @@ class StageReport(Report):
 
     @property
     def ok(self) -> bool:
-        return not self.leaked_tasks
+        """Every row is on a side, there is an eval side, and no eval task was trained on."""
+        return not self.leaked_tasks and not self.n_unstamped and "eval" in self.rows_per_stage
 
     @property
     def verdict(self) -> str:
@@ -101,6 +107,13 @@ class StageReport(Report):
             return (f"stages: EVAL LEAK: {len(self.leaked_tasks)} tasks used both in eval and in training ({where}); "
                     "the eval reads them as unseen")
         counted = ", ".join(f"{stage} {n}" for stage, n in self.rows_per_stage.items()) or "none stamped"
+        if self.n_unstamped:
+            return (f"stages: NOT CHECKED: {self.n_unstamped} of the {self.n_rows - self.n_eval_rows} rows passed as "
+                    "rows carry no stage, so they are on neither side of the leak check (stamped: "
+                    f"{counted})")
+        if "eval" not in self.rows_per_stage:
+            return (f"stages: NO EVAL SIDE: none of the {self.n_rows} rows is eval, so no leak could be checked "
+                    f"({counted})")
         return f"stages: OK, no eval task was trained on ({self.n_rows} rows: {counted})"
 
     def __str__(self) -> str:
@@ -108,7 +121,12 @@ class StageReport(Report):
         for stage in self.rows_per_stage:
             lines.append(f"  {stage:<5} {self.rows_per_stage[stage]:>8} rows  {self.tasks_per_stage[stage]:>7} tasks")
         if self.n_unstamped:
-            lines.append(f"  {self.n_unstamped} rows carry no stage (stamp_stage(rows, stage) records one)")
+            lines.append(f"  {self.n_unstamped} rows carry no stage. Fix: stamp the training rows "
+                         "(wai.stamp_stage(rows, 'rl')) and pass the eval rows as eval rows: "
+                         "wai.stage_report(train_rows, eval_rows=eval_rows)")
+        elif "eval" not in self.rows_per_stage:
+            lines.append("  Fix: pass the eval rows, wai.stage_report(train_rows, eval_rows=eval_rows), or stamp "
+                         "them wai.stamp_stage(eval_rows, 'eval')")
         if self.unknown_stages:
             lines.append("  stages not in STAGES: " + ", ".join(f"{s} ({n})" for s, n in self.unknown_stages.items()))
         if self.leaked_tasks:
@@ -118,13 +136,28 @@ class StageReport(Report):
         return "\n".join(lines)
 
 
-def stage_report(rows: Sequence[Mapping[str, Any]]) -> StageReport:
-    """Rows and tasks per stage; flags every task used both in eval and in a training stage."""
+def stage_report(rows: Sequence[Mapping[str, Any]], eval_rows: Sequence[Mapping[str, Any]] | None = None
+                 ) -> StageReport:
+    """Rows and tasks per stage; flags every task used both in eval and in a training stage.
+
+    `eval_rows`: the evaluation's rows, read as eval whether or not they carry a stamp. A row of `rows` with no
+    stage is counted in n_unstamped and the verdict is NOT CHECKED rather than OK."""
+    refuse_non_rows(rows, "stage_report")
     rows_per: dict[str, int] = {}
     tasks_per: dict[str, set[str]] = {}
     unstamped = 0
     unknown: dict[str, int] = {}
+    evals: list[Mapping[str, Any]] = []
+    if eval_rows is not None:
+        refuse_non_rows(eval_rows, "stage_report (eval_rows)")
+        evals = list(eval_rows)
+        for index, row in enumerate(evals):
+            _lineage(row, index)  # a row that is not an object is named
+            rows_per["eval"] = rows_per.get("eval", 0) + 1
+            tasks_per.setdefault("eval", set()).add(task_key(row))
+    n_rows = 0
     for index, row in enumerate(rows):
+        n_rows += 1
         stages = _stages(_lineage(row, index))
         if not stages:
             unstamped += 1
@@ -145,6 +178,7 @@ def stage_report(rows: Sequence[Mapping[str, Any]]) -> StageReport:
             by_stage[stage] = len(shared)
             leaked |= shared
     order = [s for s in STAGES if s in rows_per]
-    return StageReport(n_rows=len(rows), n_unstamped=unstamped, rows_per_stage={s: rows_per[s] for s in order},
+    return StageReport(n_rows=n_rows + len(evals), n_eval_rows=len(evals), n_unstamped=unstamped,
+                       rows_per_stage={s: rows_per[s] for s in order},
                        tasks_per_stage={s: len(tasks_per[s]) for s in order}, leaked_tasks=sorted(leaked),
                        leaked_by_stage=by_stage, unknown_stages=unknown)

@@ -45,6 +45,7 @@ from whileai_train.markers.families import (
     summarise,
 )
 from whileai_train.report import Report
+from whileai_train.row_files import refuse_non_rows
 from whileai_train.rows import final_reply, reward_of, task_key
 from whileai_train.tables.marker_column import MarkerSummary
 
@@ -117,6 +118,7 @@ def reply_style(text: str) -> dict[str, float]:
 
 def style_markers(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """New rows with the style markers on row["markers"] (1.0 is the good outcome); the input is not changed."""
+    refuse_non_rows(rows, "style_markers")
     out: list[dict[str, Any]] = []
     append = out.append
     for index, row in enumerate(rows):
@@ -163,6 +165,7 @@ def _degenerate_warning(names: list[str]) -> str:
 
 def style_report(rows: Sequence[Mapping[str, Any]]) -> StyleReport:
     """The style family over the rows, read from each reply."""
+    refuse_non_rows(rows, "style_report")
     columns: dict[str, list[float]] = {name: [] for name in STYLE_MARKERS}
     examples: dict[str, list[dict[str, Any]]] = {}
     for index, row in enumerate(rows):
@@ -226,6 +229,7 @@ class RefusalReport(Report):
 def refusal_report(rows: Sequence[Mapping[str, Any]]) -> RefusalReport:
     """The refusals among the replies: rate (1 - no_refusal's mean over tasks, 95% bootstrap over tasks),
     examples, the reward they earn, the tasks where every rollout refused."""
+    refuse_non_rows(rows, "refusal_report")
     refused: list[bool] = []
     rewards: list[float | None] = []
     by_task: dict[str, list[bool]] = {}

@@ -47,6 +47,7 @@ from whileai_train.markers.defaults import (
 from whileai_train.markers.families import stamped_markers
 from whileai_train.markers.kinds import CallKind, check_kinds, classify, path_of, warn_unused_kinds
 from whileai_train.markers.trajectory import CALLED, RESULT, SAID, Call, read_events, text_of
+from whileai_train.row_files import refuse_non_rows
 
 __all__ = ["FLAGS", "MARKER_FLAGS", "flags_of", "stamped_flags", "trace_flag_names", "trace_marker_values",
            "trace_markers"]
@@ -277,6 +278,7 @@ def trace_markers(rows: Sequence[Mapping[str, Any]], *, kinds: Mapping[str, str]
     kinds: {"tool_name": "read" | "write" | "delete" | "command" | "other"} overrides what a tool is read as; a
     name no row calls gets a warning.
     """
+    refuse_non_rows(rows, "trace_markers")
     overrides = check_kinds(kinds)
     seen: set[str] = set()
     out: list[dict[str, Any]] = []

@@ -31,6 +31,7 @@ from whileai_train.markers.trace_flags import (
     trace_marker_values,
 )
 from whileai_train.report import Report
+from whileai_train.row_files import refuse_non_rows
 from whileai_train.rows import reward_of
 from whileai_train.tables.marker_column import MarkerSummary
 
@@ -116,6 +117,7 @@ def trace_flag_report(rows: Sequence[Mapping[str, Any]], *, kinds: Mapping[str, 
                       ) -> TraceFlagReport:
     """Each flag's rate (mean over tasks, 95% bootstrap over tasks), examples, correlation with the reward, and
     whether the reward pays for it. kinds= as trace_markers (used for rows not already stamped)."""
+    refuse_non_rows(rows, "trace_flag_report")
     overrides = check_kinds(kinds)
     seen: set[str] = set()
     fired: list[dict[str, str]] = []

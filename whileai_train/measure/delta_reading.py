@@ -79,13 +79,18 @@ class DeltaReport(Report):
         return format_delta_report(self)
 
 
-def verdict_word(ci95: tuple[float, float] | None, delta: float | None, band: float | None) -> Verdict:
-    """The verdict word of one metric from its interval, its delta and the re-run band (None: one evaluation)."""
+def verdict_word(ci95: tuple[float, float] | None, delta: float | None, band: float | None,
+                 replicated: bool = False) -> Verdict:
+    """The verdict word of one metric from its interval, its delta and the re-run band. `*_unreplicated` only when
+    a side has a single evaluation (`replicated` False) and no band is known: a change seen once per side. With
+    repeats on both sides but no band for this metric (too few runs carry it), the interval over tasks decides."""
     if ci95 is None or delta is None:
         return "not_measured"
     if ci95[0] <= 0.0 <= ci95[1]:
         return "no_change_detected"
     if band is None:
+        if replicated:
+            return "moved" if delta > 0 else "regressed"
         return "moved_unreplicated" if delta > 0 else "regressed_unreplicated"
     if abs(delta) <= band:
         return "within_eval_noise"
@@ -138,7 +143,9 @@ def format_delta_report(report: DeltaReport) -> str:
     lines = [head, f"  ({HEADLINE_MEANING[report.headline_verdict]})"]
     k = (f"k={report.k_before}" if report.k_before == report.k_after
          else f"k={report.k_before} before, k={report.k_after} after")
-    if report.eval_runs_before > 1 or report.eval_runs_after > 1:
+    if not report.metrics:  # nothing paired: no k and no re-run noise to speak of
+        k = "nothing compared"
+    elif report.eval_runs_before > 1 or report.eval_runs_after > 1:
         k += f" (rows per task over {report.eval_runs_before} / {report.eval_runs_after} evaluations)"
     lines.append(f"  sizing: {report.n_paired_tasks} paired tasks ({report.n_before_tasks} before, "
                  f"{report.n_after_tasks} after, paired_share {report.paired_share:.2f}), {k}")
@@ -166,7 +173,7 @@ def format_delta_report(report: DeltaReport) -> str:
         lines.append(f"  re-run noise: run_std {report.run_std:.4f} ({source.get(report.run_std_source, '')}{df}), "
                      f"band quantile {report.band_quantile:.2f}, evaluations {report.eval_runs_before} before / "
                      f"{report.eval_runs_after} after")
-    else:
+    elif report.metrics:
         lines.append("  re-run noise: not measured (one evaluation per side): at most moved_unreplicated")
     if report.ceiling:
         lines.append("  ceiling: True")

@@ -57,8 +57,8 @@ from whileai_train.tables.marker_column import task_means
 
 __all__ = ["delta_report"]
 
-_SETTLE = ("re-run the eval three times on the same tasks (wai.simulate(agent, tasks=base, runs=3) stamps "
-           "lineage.eval_run and delta_report reads the re-run spread off the repeats), or pass "
+_SETTLE = ("evaluate each model three times on the same tasks, each row stamped lineage.eval_run 0, 1, 2 "
+           "(delta_report reads the re-run spread off the repeats), or pass "
            "run_std=wai.eval_variance(run_1, run_2, run_3)")
 
 
@@ -145,7 +145,8 @@ def _n_graded_tasks(side: Side) -> int:
     return int(np.count_nonzero(_graded_per_task(side)))
 
 
-def _no_shared_task(b: Side, a: Side) -> InputError:
+def _no_shared_task(b: Side, a: Side) -> str:
+    """Why two sides with no graded task in common cannot be compared, naming where each starts."""
     def first(side: Side) -> str:
         graded = np.flatnonzero(side.keep & side.table.graded)
         if not len(graded):
@@ -153,9 +154,9 @@ def _no_shared_task(b: Side, a: Side) -> InputError:
         row = int(graded[0])
         return f"first task {side.table.tasks[side.table.task_of_row[row]]!r} at row {row}"
 
-    return InputError(f"delta_report: the before and after rows share no graded task (field scenario_id, else the "
-                      f"task_key of the prompt): before: {first(b)}; after: {first(a)}. Fix: evaluate the after "
-                      "model on the baseline's tasks (simulate(..., tasks=base)) or pass tasks=")
+    return (f"the before and after rows share no graded task (field scenario_id, else the task_key of the prompt): "
+            f"before: {first(b)}; after: {first(a)}. Fix: evaluate the after model on the baseline's tasks, or "
+            "restrict both sides to them with tasks=")
 
 
 def _balance(side: Side, numbers: np.ndarray, keep_counts: np.ndarray, rng: np.random.Generator) -> int:
@@ -203,14 +204,17 @@ def _paired_columns(b: Side, a: Side, name: str, in_b: np.ndarray, in_a: np.ndar
     return column_b, column_a, both
 
 
-def _run_means(side: Side, name: str, numbers: np.ndarray) -> np.ndarray:
-    """Per eval run: the mean over the paired tasks that run graded of each task's value of `name`."""
+def _run_means(side: Side, name: str, numbers: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+    """Per eval run: the mean over the paired tasks that run graded of each task's value of `name` (over the rows
+    `rows` marks, when given: one group of by=)."""
     assert side.eval_run is not None
     n_runs, n_tasks = len(side.run_labels), len(numbers)
     position = np.full(side.n_tasks, -1, dtype=np.int64)
     position[numbers] = np.arange(n_tasks)
     row_position = position[side.table.task_of_row]
     values = side.values(name)
+    if rows is not None:
+        values = np.where(rows, values, np.nan)
     use = (row_position >= 0) & (side.eval_run >= 0) & ~np.isnan(values)
     cell = side.eval_run[use] * n_tasks + row_position[use]
     means, counts = task_means(cell, values[use], n_runs * n_tasks)
@@ -220,9 +224,10 @@ def _run_means(side: Side, name: str, numbers: np.ndarray) -> np.ndarray:
     return per_run[~np.isnan(per_run)]
 
 
-def _pooled_std(b: Side, a: Side, name: str, in_b: np.ndarray, in_a: np.ndarray) -> tuple[float, int] | None:
+def _pooled_std(b: Side, a: Side, name: str, in_b: np.ndarray, in_a: np.ndarray, rows_b: np.ndarray | None = None,
+                rows_a: np.ndarray | None = None) -> tuple[float, int] | None:
     """Pooled within-side standard deviation of per-run values and its degrees of freedom, from the stamps."""
-    runs_b, runs_a = _run_means(b, name, in_b), _run_means(a, name, in_a)
+    runs_b, runs_a = _run_means(b, name, in_b, rows_b), _run_means(a, name, in_a, rows_a)
     df = len(runs_b) + len(runs_a) - 2
     if df < 1:
         return None
@@ -335,15 +340,18 @@ def delta_report(before: Any, after: Any, *, target: str = TARGET, must_not_regr
             side.keep &= np.array([key in wanted for key in side.table.tasks], dtype=bool)[side.table.task_of_row]
         report.notes.append(f"restricted to the {len(wanted)} tasks of tasks=")
     keys, in_b, in_a, union = _shared_tasks(b, a)
-    if not keys:
-        raise _no_shared_task(b, a)
     report.n_before_tasks, report.n_after_tasks = _n_graded_tasks(b), _n_graded_tasks(a)
+    if not keys:  # nothing pairs: a verdict of its own (NOT COMPARABLE), not unusable input
+        report.not_comparable["situations"] = _no_shared_task(b, a)
+        report.headline_verdict = "NOT COMPARABLE"
+        _config(report, b, a)
+        return report
     report.paired_share = len(keys) / union
     if report.paired_share < LOW_PAIRED_SHARE:
         report.not_comparable["situations"] = (
             f"only {len(keys)} of {union} tasks paired (paired_share {report.paired_share:.2f}): the two arms drew "
-            "different situation sets, so the delta over the few that pair is between two evals. Fix: pin the "
-            "after side to the baseline's tasks (tasks=, or simulate(..., tasks=base)) or compare per tier")
+            "different situation sets, so the delta over the few that pair is between two evals. Fix: evaluate the "
+            "after model on the baseline's tasks, or pin both sides to them with tasks=, or compare per tier")
     if len(keys) < MIN_PAIRED_TASKS:
         report.not_comparable["too_few_tasks"] = (f"{len(keys)} paired tasks, under the {MIN_PAIRED_TASKS} a paired "
                                                   "comparison needs; evaluate both arms on more of the same tasks")
@@ -368,11 +376,12 @@ def delta_report(before: Any, after: Any, *, target: str = TARGET, must_not_regr
     report.metrics, report.groups, (report.before_ci95, report.after_ci95) = _compare(
         columns, group_columns, target, draws=draws, seed=seed, sign_draws=sign_draws)
     _apply_noise(report, b, a, stds, std_runs, source, in_b, in_a)
+    replicated = report.eval_runs_before > 1 and report.eval_runs_after > 1
     for metric in report.metrics.values():
-        metric.verdict = verdict_word(metric.ci95, metric.delta, metric.band)
+        metric.verdict = verdict_word(metric.ci95, metric.delta, metric.band, replicated)
     _headline(report, columns)
     if by is not None:
-        _groups_down(report)
+        _groups_down(report, b, a, in_b, in_a)
     _config(report, b, a)
     return report
 
@@ -484,11 +493,22 @@ def _group_columns(report: DeltaReport, b: Side, a: Side, in_b: np.ndarray,
     return columns
 
 
-def _groups_down(report: DeltaReport) -> None:
-    """Each group's verdict word (no re-run band: one evaluation's noise per group is not measured) and
+def _groups_down(report: DeltaReport, b: Side, a: Side, in_b: np.ndarray, in_a: np.ndarray) -> None:
+    """Each group's verdict word, read off the same repeats as the headline (its own re-run band from the
+    lineage.eval_run stamps of its rows; no band when the noise came from run_std=, which is not per group), and
     groups_down: every group whose target dropped significantly."""
-    for metric in report.groups.values():
-        metric.verdict = verdict_word(metric.ci95, metric.delta, None)
+    replicated = report.eval_runs_before > 1 and report.eval_runs_after > 1
+    scale = math.sqrt(1.0 / report.eval_runs_before + 1.0 / report.eval_runs_after)
+    number_b = {label: g for g, label in enumerate(b.groups)}
+    number_a = {label: g for g, label in enumerate(a.groups)}
+    for label, metric in report.groups.items():
+        if report.run_std_source == "eval_run" and b.group_of_row is not None and a.group_of_row is not None:
+            pooled = _pooled_std(b, a, report.target, in_b, in_a, b.group_of_row == number_b[label],
+                                 a.group_of_row == number_a[label])
+            if pooled is not None:
+                std, df = pooled
+                metric.run_std, metric.band = std, t_quantile(0.5 + DEFAULT_CONFIDENCE / 2, df) * std * scale
+        metric.verdict = verdict_word(metric.ci95, metric.delta, metric.band, replicated)
     report.groups_down = [label for label, metric in report.groups.items()
                           if metric.verdict in DROPS and metric.n_paired_tasks >= MIN_PAIRED_TASKS]
     if report.groups_down and report.delta is not None and report.delta > 0:

@@ -14,7 +14,13 @@ from typing import Any
 
 from whileai_train.runs.defaults import GPU_PRICE_DATE, GPU_PRICE_SOURCE, GPU_USD_PER_HOUR
 
-__all__ = ["GPU_USD_PER_HOUR", "CostMeter", "detect_gpu", "gpu_kind"]
+__all__ = ["GPU_USD_PER_HOUR", "CostMeter", "detect_gpu", "duration_text", "gpu_kind"]
+
+
+def duration_text(seconds: float) -> str:
+    """A run's duration as every place prints it (print(run), `whileai-train show`, the demo): '1.0 s', '56.3 s',
+    '312 s'. The run's own clock: from its open (wai.run, or the trainer's start) to its finish."""
+    return f"{seconds:.1f} s" if seconds < 100 else f"{seconds:.0f} s"
 
 
 def gpu_kind(device_name: str) -> str | None:
@@ -99,9 +105,9 @@ class CostMeter:
         }
 
     def line(self, seconds: float) -> str:
-        """'about $0.02 (A10G, 56 s, estimate)', or 'no cost estimate (cpu, 3 s)'."""
+        """'about $0.02 (A10G, 56.0 s, estimate)', or 'no cost estimate (cpu, 3.2 s)'."""
         cost = self.cost_usd(seconds)
         gpu = f"{self.gpu_count} x {self.gpu}" if self.gpu_count > 1 else self.gpu
         if cost is None:
-            return f"no cost estimate ({gpu}, {seconds:.0f} s)"
-        return f"about ${cost:.2f} ({gpu}, {seconds:.0f} s, estimate)"
+            return f"no cost estimate ({gpu}, {duration_text(seconds)})"
+        return f"about ${cost:.2f} ({gpu}, {duration_text(seconds)}, estimate)"

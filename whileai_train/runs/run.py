@@ -1,10 +1,9 @@
 """A training run: log points, progress and notes from any loop; finish with a status and a summary.
 
     with wai.run(name="sft-v2", total_steps=200) as run:       # "failed" with the error if the body raises
-        for step in range(200):
-            run.log(step, loss=loss, lr=lr)                     # enqueue only: microseconds, no I/O
-            run.progress(step + 1, 200)
-    print(run)                                                  # about $0.02 (A10G, 56 s, estimate)
+        for step in range(1, 201):
+            run.log(step, loss=loss, lr=lr)                     # enqueue only: microseconds, no I/O; moves the step
+    print(run)                                                  # run sft-v2 (c-...): done at step 200/200, ...
 
 Where the run goes is decided once, at open, and said in one printed line: with a key (api_key=, then
 WHILEAI_DELEGATED_CREDENTIAL, WHILEAI_API_KEY, then $WHILEAI_HOME/credentials.json) the platform's HTTP API
@@ -17,11 +16,11 @@ from __future__ import annotations
 import atexit
 import itertools
 import logging
+import operator
 import os
 import sys
 import threading
 import time
-import uuid
 import weakref
 from collections.abc import Mapping
 from types import TracebackType
@@ -35,7 +34,7 @@ from whileai_train.runs.defaults import STORE_BUSY_TIMEOUT_S
 from whileai_train.runs.sender import Sender, os_cause
 from whileai_train.runs.sinks import HttpSink, LocalSink, MemorySink, SendError, Sink
 from whileai_train.runs.spool import Spool, SpoolState, read_spool, spool_path
-from whileai_train.runs.store import LocalStore, this_process
+from whileai_train.runs.store import LocalStore, new_run_id, this_process
 
 __all__ = ["Run", "run"]
 
@@ -102,11 +101,43 @@ class Run:
     def seconds(self) -> float:
         return (self.ended or time.time()) - self.started
 
+    @property
+    def step(self) -> int | None:
+        """The step the run is at: the highest step logged, or the last `progress` (None before either)."""
+        progress = self._sender.progress if self._sender is not None else None
+        return progress[0] if progress is not None else None
+
+    @property
+    def total_steps(self) -> int | None:
+        progress = self._sender.progress if self._sender is not None else None
+        return progress[1] if progress is not None else None
+
+    def _steps_text(self) -> str:
+        step, total = self.step, self.total_steps
+        if step is None:
+            return "no step yet" if total is None else f"step 0/{total}"
+        return f"step {step}/{total}" if total is not None else f"step {step}"
+
     def __repr__(self) -> str:
-        return f"Run(id={self.id!r}, name={self.name!r}, status={self.status!r}, sink={self.sink!r})"
+        steps = self._steps_text().removeprefix("step ")
+        return (f"Run(id={self.id!r}, name={self.name!r}, status={self.status!r}, step={steps!r}, "
+                f"sink={self.sink!r})")
 
     def __str__(self) -> str:
-        return self.meter.line(self.seconds)
+        """'run sft-v2 (c-1f...): done at step 200/200, to the local store /home/me/.whileai/runs.db; no cost
+        estimate (cpu, 9 s)'."""
+        if self._sender is None:
+            return f"run {self.name}: not recorded here (not global rank 0)"
+        return (f"run {self.name} ({self.id}): {self.status} at {self._steps_text()}, to {self._where_text()}; "
+                f"{self.meter.line(self.seconds)}")
+
+    def _where_text(self) -> str:
+        kind = self.sink
+        if kind == "local":
+            return f"the local store {self.where}"
+        if kind == "platform":
+            return f"the platform {self.where}"
+        return self.where
 
     # -- the training thread's calls: enqueue only ----------------------------------------------------
     def log(self, step: int, values: Mapping[str, Any] | None = None, /, **metrics: Any) -> None:
@@ -140,6 +171,17 @@ class Run:
             self._closed_warning()
             return
         sender.points.append((step, time.time(), next(self._seq), point))
+        # the run is at the highest step logged (the progress bar of any loop, not only a trainer's)
+        progress = sender.progress
+        if step.__class__ is not int:
+            try:
+                step = operator.index(step)  # a numpy integer
+            except TypeError:
+                return
+        if progress is None:
+            sender.progress = (step, None)
+        elif step > progress[0]:
+            sender.progress = (step, progress[1])
 
     def progress(self, step: int, total: int | None = None) -> None:
         """Where training is: `step` of `total` (the progress bar)."""
@@ -298,7 +340,9 @@ def run(
             "total_steps": int(total_steps) if total_steps is not None else None}
     credential = _credential_or_none(api_key) if sink is None else None
     started = float((resume or {}).get("started") or time.time())
-    client_id = (resume or {}).get("client_id") or "c-" + uuid.uuid4().hex[:16]
+    # the client's id has a run id's shape, so a store (the local one, or `whileai-train serve`) keeps it as the
+    # run's id: the id printed below is the one `show` and the page use, also after a `sync`
+    client_id = (resume or {}).get("client_id") or new_run_id()
     run_id: str | None = (resume or {}).get("run_id")
     # a resumed run never reuses a sequence number: start past anything the first attempt could have sent
     seq_start = int(time.time() * 1e6) if resume else 0

@@ -110,6 +110,16 @@ def new_run_id() -> str:
     return "run-" + uuid.uuid4().hex[:12]
 
 
+_RUN_ID = re.compile(r"run-[0-9a-f]{12}")
+
+
+def adopted_id(client_id: str | None) -> str | None:
+    """The client's own id when it has the shape of a run id (what wai.run makes, see new_run_id): the store
+    keeps it as the run's id, so the id printed when a run opens is its id everywhere, also when the run was
+    first spooled and reached the store later through `whileai-train sync`."""
+    return client_id if client_id is not None and _RUN_ID.fullmatch(client_id) else None
+
+
 def this_process() -> str:
     """`host:pid` of the writing process, so a reader can tell a run whose process is gone (SIGKILL, OOM)."""
     return f"{socket.gethostname()}:{os.getpid()}"
@@ -209,7 +219,10 @@ class LocalStore:
                 row = conn.execute("SELECT id FROM runs WHERE client_id = ?", (client_id,)).fetchone()
                 if row:
                     return str(row[0])
-            rid = run_id or new_run_id()
+            rid = run_id or adopted_id(client_id) or new_run_id()
+            if run_id is None and rid == client_id and conn.execute("SELECT 1 FROM runs WHERE id = ?",
+                                                                     (rid,)).fetchone():
+                rid = new_run_id()  # another client chose the same id: this run gets one of its own
             conn.execute(
                 "INSERT OR IGNORE INTO runs (id, client_id, name, dataset_id, base_model, total_steps, step,"
                 " status, created, owner) VALUES (?, ?, ?, ?, ?, ?, 0, 'running', ?, ?)",

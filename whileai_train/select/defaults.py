@@ -4,6 +4,8 @@ The pass threshold and the difficulty band every stage shares are in tables/defa
 
 from __future__ import annotations
 
+from whileai_train.tables.defaults import PASS_THRESHOLD
+
 __all__ = [
     "CURRICULUM_TIERS",
     "LOW_K",
@@ -29,9 +31,11 @@ TRUNCATED_MODES = ("keep", "penalize", "drop")
 ORDERS = ("round_robin", "middle")
 
 # Rejection sampling (product text, "optimize(mode="sft") is rejection sampling"): the engine samples four
-# completions per phrasing so there is something to choose among; keep those scoring at least 1.0 (a pass).
+# completions per phrasing so there is something to choose among. A completion is kept when it passes by the
+# SFT export's own threshold (tables.defaults.PASS_THRESHOLD; the product text's 1.0 kept partial-credit passes
+# out that export_dataset accepts), so what optimize(mode="sft") keeps is what the export trains.
 SFT_COMPLETIONS_PER_PROMPT = 4
-SFT_MIN_REWARD = 1.0
+SFT_MIN_REWARD = PASS_THRESHOLD
 SELECT_RULES = ("top_per_prompt", "top_k_overall", "random_per_prompt", "random_k_overall")
 
 # A staged schedule of three: easy, middle, hard. Our choice; tiers= moves it.

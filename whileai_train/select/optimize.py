@@ -5,8 +5,9 @@ round-robin across fault kinds and pass rates; calibration stamps; hack_scan wit
 :func:`select_for_sft` (rejection sampling with `select=` and `min_reward`). Any other mode is a ConfigError:
 an unknown mode never falls through to RL.
 
-Both return :class:`OptimizeResult` (``rows, report = wai.optimize(...)``): the kept rows as new dicts (the
-input rows are never modified) and a pydantic report readable as ``report["hack_scan"]``.
+Both return :class:`~whileai_train.report.Kept` (``rows, report = wai.optimize(...)``; ``wai.OptimizeResult`` is
+the same type): the kept rows as new dicts (the input rows are never modified) and a pydantic report readable as
+``report["hack_scan"]``.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import inspect
 from typing import Any, Literal, overload
 
 from whileai_train.errors import ConfigError
+from whileai_train.report import Kept
 from whileai_train.select.select_rl import RLSelectionReport, select_for_rl
 from whileai_train.select.select_rows import OptimizeResult
 from whileai_train.select.select_sft import SFTSelectionReport, select_for_sft
@@ -31,18 +33,18 @@ def _options(selector: Any) -> set[str]:
 
 
 @overload
-def optimize(rows: Any, mode: Literal["rl"] = "rl", **options: Any) -> OptimizeResult[RLSelectionReport]: ...
+def optimize(rows: Any, mode: Literal["rl"] = "rl", **options: Any) -> Kept[RLSelectionReport]: ...
 @overload
-def optimize(rows: Any, mode: Literal["sft"], **options: Any) -> OptimizeResult[SFTSelectionReport]: ...
+def optimize(rows: Any, mode: Literal["sft"], **options: Any) -> Kept[SFTSelectionReport]: ...
 @overload
-def optimize(rows: Any, mode: str, **options: Any) -> OptimizeResult[RLSelectionReport | SFTSelectionReport]: ...
-def optimize(rows: Any, mode: str = "rl", **options: Any) -> OptimizeResult[RLSelectionReport | SFTSelectionReport]:
-    """Prune `rows` for an RL (`mode="rl"`) or SFT (`mode="sft"`) run; return OptimizeResult(rows, report).
+def optimize(rows: Any, mode: str, **options: Any) -> Kept[RLSelectionReport | SFTSelectionReport]: ...
+def optimize(rows: Any, mode: str = "rl", **options: Any) -> Kept[RLSelectionReport | SFTSelectionReport]:
+    """Prune `rows` for an RL (`mode="rl"`) or SFT (`mode="sft"`) run; return Kept(rows, report).
 
     rl options: band=(0.2, 0.8), truncated="drop" | "penalize" | "keep", order="round_robin" | "middle",
     max_rows=, max_asks=, endorsed=, features=, seed=. sft options: select="top_per_prompt" |
-    "top_k_overall" | "random_per_prompt" | "random_k_overall", min_reward=1.0, k=, per_prompt=1,
-    group_by="task" | "prompt", seed=.
+    "top_k_overall" | "random_per_prompt" | "random_k_overall", min_reward=0.5 (the SFT export's pass threshold,
+    so what it keeps the export accepts), k=, per_prompt=1, group_by="task" | "prompt", seed=.
     """
     selector: Any = _SELECTORS.get(mode) if isinstance(mode, str) else None
     if selector is None:
@@ -56,5 +58,5 @@ def optimize(rows: Any, mode: str = "rl", **options: Any) -> OptimizeResult[RLSe
         hint = f" ({', '.join(belongs)} {'is' if len(belongs) == 1 else 'are'} for mode={other!r})" if belongs else ""
         raise ConfigError(f"optimize(mode={mode!r}) takes no {', '.join(unknown)}{hint}. "
                           f"Fix: use one of {', '.join(sorted(known))}")
-    result: OptimizeResult[RLSelectionReport | SFTSelectionReport] = selector(rows, **options)
+    result: Kept[RLSelectionReport | SFTSelectionReport] = selector(rows, **options)
     return result

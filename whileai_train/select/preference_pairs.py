@@ -61,6 +61,9 @@ class PreferencePairs(NamedTuple):
     pairs: list[dict[str, Any]]
     report: PreferencePairsReport
 
+    def __repr__(self) -> str:
+        return f"PreferencePairs(pairs=[{len(self.pairs)} pairs], report={self.report!r})"
+
 
 def build_preference_pairs(rows: Any, *, threshold: float = PASS_THRESHOLD,
                            max_pairs_per_task: int | None = None) -> PreferencePairs:

@@ -27,13 +27,14 @@ import numpy as np
 from pydantic import Field
 
 from whileai_train.errors import ConfigError
+from whileai_train.report import Kept
 from whileai_train.select.defaults import (
     LOW_K,
     ORDERS,
     TRUNCATED,
     TRUNCATED_MODES,
 )
-from whileai_train.select.select_rows import OptimizeResult, SelectionReport, eval_warning
+from whileai_train.select.select_rows import SelectionReport, eval_warning
 from whileai_train.stats import DEFAULT_SEED, wilson_interval
 from whileai_train.tables.band import check_band
 from whileai_train.tables.calibration import task_stamps
@@ -235,8 +236,8 @@ def select_for_rl(
     endorsed: Sequence[str] | None = None,
     features: Mapping[str, Any] | None = None,
     seed: int = DEFAULT_SEED,
-) -> OptimizeResult[RLSelectionReport]:
-    """Keep the asks a grouped RL update learns from; return OptimizeResult(rows, report). Input rows untouched.
+) -> Kept[RLSelectionReport]:
+    """Keep the asks a grouped RL update learns from; return Kept(rows, report). Input rows untouched.
 
     Kept rows come ask by ask in the order taken (an ask's rows in input order); they are shallow copies, so
     only the keys optimize sets (calibration, reward and reward_before_penalty) differ from the input. Every
@@ -391,7 +392,7 @@ def select_for_rl(
         _hygiene(out, rewards[kept_index], report, endorsed, features, seed)
     elif endorsed is not None or features is not None:
         report.hygiene_warnings.append("hack_scan not run: nothing was kept to scan")
-    return OptimizeResult(out, report)
+    return Kept(out, report)
 
 
 def _why_nothing(view: Graded, report: RLSelectionReport) -> str:

@@ -7,12 +7,10 @@ Rows are read by `tables.graded.graded_table` (order="first_seen") and stamped b
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Generic, TypeVar
 
 from pydantic import ConfigDict, Field
-from typing_extensions import NamedTuple  # a generic NamedTuple on Python 3.10 too
 
-from whileai_train.report import Report
+from whileai_train.report import Kept, Report
 from whileai_train.tables.graded import name_rows
 
 __all__ = ["OptimizeResult", "SelectionReport", "eval_warning"]
@@ -35,15 +33,6 @@ class SelectionReport(Report):
     warnings: list[str] = Field(default_factory=list)
 
 
-SelectionReportT = TypeVar("SelectionReportT", bound=SelectionReport, covariant=True)
-
-
-class OptimizeResult(NamedTuple, Generic[SelectionReportT]):
-    """What optimize and the selectors return: the kept rows (new dicts) and the report.
-
-    Unpacks as ``rows, report = wai.optimize(data, mode="rl")``; or read ``.rows`` and ``.report``.
-    ``OptimizeResult[RLSelectionReport]`` from mode="rl", ``OptimizeResult[SFTSelectionReport]`` from mode="sft".
-    """
-
-    rows: list[dict[str, Any]]
-    report: SelectionReportT
+# what optimize and the selectors return: the kept rows and the report (``rows, report = wai.optimize(...)``);
+# one type with every function that keeps rows (report.Kept), under the name optimize has always used
+OptimizeResult = Kept

@@ -16,7 +16,7 @@ from typing import Any, Literal
 import numpy as np
 
 from whileai_train.errors import InputError, RowError
-from whileai_train.row_files import read_rows
+from whileai_train.row_files import read_rows, refuse_non_rows
 from whileai_train.rows import carried_stamp, reward_error, reward_of, reward_range_error, task_key
 from whileai_train.tables.defaults import EVAL_SOURCE, PASS_THRESHOLD, SHOW_FIRST
 
@@ -96,6 +96,7 @@ def graded_table(source: Any, *, pass_threshold: float = PASS_THRESHOLD, what: s
     is not a dict, a reward that is not a number, NaN, or outside [0, 1] (the message counts the others).
     Some ungraded rows are not an error here: each caller decides what to do with them (and names them).
     """
+    refuse_non_rows(source, what)
     if isinstance(source, Mapping):
         raise InputError(f"{what}: got one row (a dict), not a list of rows. Fix: pass [row] or a list of rows")
     rows = source if type(source) is list else read_rows(source)
