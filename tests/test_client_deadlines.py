@@ -132,3 +132,17 @@ def test_sync_delivers_to_a_platform_that_answers_ok_true(server: FaultyServer, 
     record = server.run(stored["id"])
     assert [p["seq"] for p in server.points(stored["id"])] == list(range(7))
     assert record["status"] == "done" and [n["markdown"] for n in record["notes"]] == ["kept for later"]
+
+
+def test_the_transport_takes_the_proxy_the_environment_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    from whileai_train.runs.deadline import DeadlineTransport
+
+    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY",
+                 "NO_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    assert DeadlineTransport("https://api.example.com").proxy is None
+    monkeypatch.setenv("HTTPS_PROXY", "http://user:pw@proxy.internal:3128")
+    monkeypatch.setenv("NO_PROXY", "localhost,.corp.example")
+    assert DeadlineTransport("https://api.example.com").proxy == "http://user:pw@proxy.internal:3128"
+    assert DeadlineTransport("https://runs.corp.example").proxy is None
+    assert DeadlineTransport("http://api.example.com").proxy is None  # HTTPS_PROXY is for https URLs only

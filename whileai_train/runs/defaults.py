@@ -13,6 +13,7 @@ __all__ = [
     "GPU_PRICE_SOURCE",
     "GPU_USD_PER_HOUR",
     "MAX_POINTS_PER_CALL",
+    "MAX_SEQ",
     "OPEN_TIMEOUT_S",
     "READ_TIMEOUT_S",
     "REQUEST_DEADLINE_S",
@@ -23,6 +24,10 @@ __all__ = [
 
 # Product text, "Plain HTTP": "points ... up to 500 a call".
 MAX_POINTS_PER_CALL = 500
+
+# The largest sequence number of a point or note: 2^53 - 1, JavaScript's Number.MAX_SAFE_INTEGER, so a seq
+# stays exact on the page. A resumed run starts at microseconds since 1970 (about 1.8e15), far below it.
+MAX_SEQ = 2**53 - 1
 
 # Issue 3: a process killed mid-run loses at most the last flush interval, <= 1 s.
 FLUSH_INTERVAL_S = 1.0

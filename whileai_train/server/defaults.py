@@ -16,13 +16,17 @@ __all__ = [
     "MAX_HEADER_BYTES",
     "MAX_KEY_CHARS",
     "MAX_METRICS_PER_POINT",
+    "MAX_METRICS_PER_RUN",
     "MAX_NAME_CHARS",
+    "MAX_NOTES_PER_RUN",
     "MAX_NOTE_CHARS",
     "MAX_POINTS_PER_CALL",
     "MAX_POINTS_PER_PAGE",
     "MAX_RUNS_PER_PAGE",
     "MAX_SESSIONS",
     "MAX_SUMMARY_BYTES",
+    "MAX_SUMMARY_DIGEST_CHARS",
+    "MAX_SUMMARY_DIGEST_KEYS",
     "PARSE_WORKERS",
     "POINTS_PER_PAGE",
     "SESSION_ATTEMPTS",
@@ -53,10 +57,20 @@ MAX_NOTE_CHARS = 8192
 MAX_NAME_CHARS = 512
 MAX_KEY_CHARS = 256
 MAX_METRICS_PER_POINT = 1000
+# Distinct metric names in one run (past it, 409 naming the cap). TRL's GRPO logs about 30, a reward monitor
+# and GPU metrics a few dozen more; a thousand is far past any real run and keeps its page usable.
+MAX_METRICS_PER_RUN = 1000
+# Notes in one run (each at most MAX_NOTE_CHARS): the reward monitor writes one per alarm.
+MAX_NOTES_PER_RUN = 1000
 # A traceback's last lines fit; a whole log does not belong in a run's error field.
 MAX_ERROR_CHARS = 16384
-# A run summary (cost, monitor, holdout and delta blocks) is a few kB; 256 kB of JSON is far past any.
+# A run summary (cost, monitor, holdout and delta blocks) is a few kB; 256 kB of JSON is far past any. It
+# bounds the stored summary of a run, whatever the number of PATCHes that built it.
 MAX_SUMMARY_BYTES = 256 * 1024
+# GET /runs (the page polls it every second) carries a digest of each summary: its top-level numbers, flags
+# and texts (cut to MAX_SUMMARY_DIGEST_CHARS), at most MAX_SUMMARY_DIGEST_KEYS of them; GET /runs/{id} has all.
+MAX_SUMMARY_DIGEST_KEYS = 32
+MAX_SUMMARY_DIGEST_CHARS = 200
 # JSON nesting: a summary block is 3-4 levels deep; past this a body is refused before it is walked.
 MAX_DEPTH = 32
 
