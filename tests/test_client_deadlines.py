@@ -146,3 +146,5 @@ def test_the_transport_takes_the_proxy_the_environment_names(monkeypatch: pytest
     assert DeadlineTransport("https://api.example.com").proxy == "http://user:pw@proxy.internal:3128"
     assert DeadlineTransport("https://runs.corp.example").proxy is None
     assert DeadlineTransport("http://api.example.com").proxy is None  # HTTPS_PROXY is for https URLs only
+    monkeypatch.setenv("NO_PROXY", "*")
+    assert DeadlineTransport("https://api.example.com").proxy is None

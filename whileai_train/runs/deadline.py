@@ -134,11 +134,15 @@ def _as_httpx_errors() -> Iterator[None]:
 
 
 def _proxy_for(url: str) -> str | None:
-    """The proxy the environment names for `url` (None: connect directly)."""
+    """The proxy the environment names for `url` (None: connect directly): <scheme>_proxy, else all_proxy,
+    unless no_proxy names the host ("*", the host, or a domain it is in; a port is ignored)."""
     parts = urlsplit(url)
     proxies = urllib.request.getproxies_environment()
-    if parts.hostname and urllib.request.proxy_bypass_environment(parts.hostname, proxies):
-        return None
+    host = (parts.hostname or "").lower()
+    for entry in proxies.get("no", "").split(","):
+        name = entry.strip().lower().rsplit(":", 1)[0] if "]" not in entry else entry.strip().lower()
+        if name == "*" or (name and (host == name.lstrip(".") or host.endswith("." + name.lstrip(".")))):
+            return None
     return proxies.get(parts.scheme) or proxies.get("all")
 
 

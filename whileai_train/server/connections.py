@@ -101,7 +101,8 @@ class ConnectionWatch:
 
     # -- what the Guard says ------------------------------------------------------------------------------
     def request_started(self, client: Any) -> None:
-        conn = self._open.get(_as_peer(client))
+        peer = _as_peer(client)
+        conn = self._open.get(peer) if peer is not None else None
         if conn is not None:
             conn.busy += 1
             if conn.timer is not None:
@@ -109,7 +110,8 @@ class ConnectionWatch:
                 conn.timer = None
 
     def request_ended(self, client: Any) -> None:
-        conn = self._open.get(_as_peer(client))
+        peer = _as_peer(client)
+        conn = self._open.get(peer) if peer is not None else None
         if conn is not None and conn.busy > 0:
             conn.busy -= 1
             if conn.busy == 0:
