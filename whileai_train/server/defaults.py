@@ -27,6 +27,7 @@ __all__ = [
     "MAX_SUMMARY_BYTES",
     "MAX_SUMMARY_DIGEST_CHARS",
     "MAX_SUMMARY_DIGEST_KEYS",
+    "PARSE_INLINE_BYTES",
     "PARSE_WORKERS",
     "POINTS_PER_PAGE",
     "SESSION_ATTEMPTS",
@@ -99,9 +100,12 @@ MAX_CONNECTIONS = 100
 # Request line and headers together: h11's own default (h11.DEFAULT_MAX_INCOMPLETE_EVENT_SIZE), stated here;
 # past it the request is answered 400 and the connection closed.
 MAX_HEADER_BYTES = 16 * 1024
-# Bodies are parsed on this many worker threads, never on the event loop; one, so that a parse (which holds
-# the GIL through its C calls) never doubles what the event loop waits for while large bodies arrive.
+# Bodies larger than PARSE_INLINE_BYTES are parsed on this many worker threads, never on the event loop;
+# one, so that a parse (which holds the GIL through its C calls) never doubles what the event loop waits for
+# while large bodies arrive. A body up to 64 kB is parsed where it arrives: about 0.3 ms (measured, orjson and
+# the depth check), less than handing it to a thread and back costs.
 PARSE_WORKERS = 1
+PARSE_INLINE_BYTES = 64 * 1024
 
 # -- the dashboard's key form (server/sessions.py) ---------------------------------------------------
 # The cookie a browser gets after typing the key once on the page (HttpOnly, SameSite=Strict).

@@ -9,8 +9,9 @@
 - Body: a declared or streamed body over the cap answers 413 and the connection is closed, so what followed
   it is never read as the next request. The cap is MAX_BODY_BYTES, and SESSION_MAX_BODY_BYTES on the one
   route open without a key (the key form). A body must arrive whole within BODY_TIMEOUT_S of its headers
-  (else 408, connection closed). It is then read as JSON by `parse_json_body` on a worker thread, never on
-  the event loop (malformed values answer 4xx naming the field), and handed on as clean JSON.
+  (else 408, connection closed). It is then read as JSON by `parse_json_body` (malformed values answer 4xx
+  naming the field), on a worker thread when it is past PARSE_INLINE_BYTES, so a large body never holds the
+  event loop, and handed on as clean JSON.
 - Connections: the ConnectionWatch is told when a request's headers are in and when its answer is out, so
   its header deadline never cuts a request short (server/connections.py).
 """
@@ -34,6 +35,7 @@ from whileai_train.server.connections import ConnectionWatch
 from whileai_train.server.defaults import (
     BODY_TIMEOUT_S,
     MAX_BODY_BYTES,
+    PARSE_INLINE_BYTES,
     PARSE_WORKERS,
     SESSION_COOKIE,
     SESSION_MAX_BODY_BYTES,
@@ -186,11 +188,14 @@ class Guard:
                            "its headers", "body") from None
 
     async def _parse(self, raw: bytes) -> tuple[Any, bytes]:
-        """(the JSON value, clean JSON bytes to hand on), parsed on a worker thread: a large body never
-        holds the event loop, so other clients are answered meanwhile."""
-        if self._parsers is None:
-            self._parsers = anyio.CapacityLimiter(PARSE_WORKERS)
-        value, had_constants = await anyio.to_thread.run_sync(parse_json_body, raw, limiter=self._parsers)
+        """(the JSON value, clean JSON bytes to hand on). A body past PARSE_INLINE_BYTES is parsed on a worker
+        thread: a large body never holds the event loop, so other clients are answered meanwhile."""
+        if len(raw) <= PARSE_INLINE_BYTES:
+            value, had_constants = parse_json_body(raw)
+        else:
+            if self._parsers is None:
+                self._parsers = anyio.CapacityLimiter(PARSE_WORKERS)
+            value, had_constants = await anyio.to_thread.run_sync(parse_json_body, raw, limiter=self._parsers)
         return value, (orjson.dumps(value) if had_constants or not raw.strip() else raw)
 
 
