@@ -10,8 +10,8 @@ without uvloop, which `pip install whileai_train` does not bring) and uvloop. Ag
 - latency: one small POST /runs/{id}/log (one point, as the client's progress and the page's polling are
   small) on one kept-alive connection, and on a fresh connection each time; `--requests` of each, taken in
   alternating blocks so a busy moment of the machine weighs on both; the median and the 90th percentile.
-  The client is http.client, which sends headers and a small body in one packet, so what is measured is
-  the server's answer, not the client's Nagle wait.
+  The client is the same http.client (Nagle left on, as most clients leave it) against both trees, so what
+  differs is the server's answer.
 - sync: a spool of `--points` points written in the spool's documented format, then that tree's own
   `sync_spool` against that tree's server: wall seconds, and CPU seconds of the client and of the server.
   Run twice per tree, alternating trees.
