@@ -1,18 +1,23 @@
-"""Bench: `whileai-train serve` (FastAPI + uvicorn over the WAL store) against the earlier standard-library
-server, in the same run on the same machine.
+"""Bench: `whileai-train serve` and `whileai-train sync`, this tree against a baseline tree, in one run.
 
-    python bench/serve.py [--requests 300] [--batches 25] [--metrics 10]
+    git worktree add --detach /work/wt/base-server 31ab727      # the baseline (the code before the change)
+    python bench/serve.py --baseline /work/wt/base-server [--requests 200] [--points 50000]
 
-The baseline is the server as of commit 5e4860b (its api.py and store.py, taken from git history with
-`git archive` into a temporary directory and run there), so the figures compare the two servers, not two
-machines. Each server runs in its own process on loopback with its own empty store:
+Each tree runs its own server (`python -m whileai_train.cli serve`, the tree on PYTHONPATH and as the working
+folder, its own empty store) on loopback, under both event loops uvicorn may pick: asyncio's own (a machine
+without uvloop, which `pip install whileai_train` does not bring) and uvloop. Against each server:
 
-- latency: one client on one keep-alive connection posts `--requests` batches of 500 points (each with
-  `--metrics` metrics and a seq, the client library's shape); p50 and p99 of the round trip.
-- throughput: four client processes, each on its own run, post `--batches` batches of 500 points at once;
-  points stored per second of wall time (every point is then counted in the store).
+- latency: one small POST /runs/{id}/log (one point, as the client's progress and the page's polling are
+  small) on one kept-alive connection, and on a fresh connection each time; `--requests` of each, taken in
+  alternating blocks so a busy moment of the machine weighs on both; the median and the 90th percentile.
+  The client is the same http.client (Nagle left on, as most clients leave it) against both trees, so what
+  differs is the server's answer.
+- sync: a spool of `--points` points written in the spool's documented format, then that tree's own
+  `sync_spool` against that tree's server: wall seconds, and CPU seconds of the client and of the server.
+  Run twice per tree, alternating trees.
 
-Ratios are new / baseline: latency below 1 is faster, throughput above 1 is faster.
+Ratios are this tree / baseline: below 1 is faster. The machine may be shared: the CPU seconds say what
+each side cost, the wall seconds what a person waits.
 """
 
 from __future__ import annotations
@@ -20,11 +25,8 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
-import multiprocessing
 import os
 import re
-import socket
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -34,75 +36,65 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-BASELINE_COMMIT = "5e4860b"
+LOOPS = {"asyncio": "import sys; sys.modules['uvloop'] = None", "uvloop": ""}
 
-_BASELINE_SERVER = r"""
+_SERVE = """{prelude}
 import sys
-from http.server import ThreadingHTTPServer
-from whileai_train.runs.store import LocalStore
-from whileai_train.server.api import RunsAPI, make_handler
-server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(RunsAPI(LocalStore(sys.argv[1]))))
-server.daemon_threads = True
-print(f"serving at http://127.0.0.1:{server.server_address[1]}/", flush=True)
-server.serve_forever()
+from whileai_train.cli import main
+sys.exit(main(['serve', '--port', '0']))
+"""
+
+_SYNC = """
+import json, resource, sys, time
+from whileai_train.runs.sync import sync_spool
+began, cpu = time.perf_counter(), time.process_time()
+result = sync_spool(url=sys.argv[1])
+print(json.dumps({"wall": time.perf_counter() - began, "cpu": time.process_time() - cpu, "ok": result.ok,
+                  "sent": result.sent_points, "text": str(result)}))
 """
 
 
-def _start(kind: str, workdir: Path) -> tuple[subprocess.Popen[str], int, Path]:
-    db = workdir / kind / "runs.db"
-    db.parent.mkdir(parents=True)
-    if kind == "baseline":
-        old = workdir / "old-package"
-        old.mkdir()
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", BASELINE_COMMIT, "whileai_train"],
-                                 check=True, capture_output=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
-        env = {**os.environ, "PYTHONPATH": str(old)}
-        command = [sys.executable, "-c", _BASELINE_SERVER, str(db)]
-    else:
-        env = {**os.environ, "PYTHONPATH": str(ROOT), "WHILEAI_HOME": str(db.parent)}
-        command = [sys.executable, "-m", "whileai_train.cli", "serve", "--port", "0"]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env)
-    assert process.stdout is not None
-    line = process.stdout.readline()
-    match = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
-    if match is None:
-        process.kill()
-        raise SystemExit(f"{kind} server did not start: {line!r}")
-    return process, int(match.group(1)), db
+class Server:
+    def __init__(self, tree: Path, home: Path, loop: str) -> None:
+        env = {**os.environ, "PYTHONPATH": str(tree), "WHILEAI_HOME": str(home)}
+        env.pop("WHILEAI_SERVER_KEY", None)
+        self.process = subprocess.Popen([sys.executable, "-c", _SERVE.format(prelude=LOOPS[loop])], cwd=tree, env=env,
+                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        assert self.process.stdout is not None
+        line = self.process.stdout.readline()
+        found = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+        if found is None:
+            self.process.kill()
+            raise SystemExit(f"the server of {tree} did not start: {line!r}")
+        self.port = int(found.group(1))
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def cpu_s(self) -> float:
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=30)
+        if self.process.stdout is not None:
+            self.process.stdout.close()
 
 
-def _batch(start_seq: int, metrics: int) -> bytes:
-    points = []
-    for i in range(500):
-        point: dict[str, Any] = {f"metric_{m}": 0.001 * (i + m) for m in range(metrics)}
-        point.update(step=start_seq + i, ts=1_700_000_000.0 + i, seq=start_seq + i)
-        points.append(point)
-    return json.dumps({"points": points, "progress": {"step": start_seq + 499, "total": 10**6}}).encode()
-
-
-def _open(port: int, name: str) -> str:
+def _open_run(port: int) -> str:
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-    connection.request("POST", "/runs", body=json.dumps({"name": name}), headers={"Content-Type": "application/json"})
+    connection.request("POST", "/runs", body=json.dumps({"name": "bench"}), headers={"Content-Type": "application/json"})
     run_id = json.loads(connection.getresponse().read())["runId"]
     connection.close()
     return str(run_id)
 
 
-def _connect(port: int) -> http.client.HTTPConnection:
-    """A keep-alive connection with Nagle off: a body sent after its headers is not held back for the
-    server's delayed ACK, which would measure the TCP stack instead of the server."""
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
-    connection.connect()
-    assert connection.sock is not None
-    connection.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    return connection
-
-
-def _post_batches(port: int, run_id: str, batches: list[bytes]) -> list[float]:
-    connection = _connect(port)
+def _posts(port: int, run_id: str, n: int, fresh: bool) -> list[float]:
+    body = json.dumps({"points": [{"step": 1, "loss": 0.5}]})
     took = []
-    for body in batches:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    for _ in range(n):
+        if fresh:
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
         began = time.perf_counter()
         connection.request("POST", f"/runs/{run_id}/log", body=body, headers={"Content-Type": "application/json"})
         response = connection.getresponse()
@@ -110,58 +102,107 @@ def _post_batches(port: int, run_id: str, batches: list[bytes]) -> list[float]:
         took.append(time.perf_counter() - began)
         if response.status != 200:
             raise SystemExit(f"HTTP {response.status} from the server")
+        if fresh:
+            connection.close()
     connection.close()
     return took
 
 
-def _writer(args: tuple[int, str, int, int]) -> int:
-    port, run_id, batches, metrics = args
-    _post_batches(port, run_id, [_batch(b * 500, metrics) for b in range(batches)])
-    return batches * 500
-
-
-def measure(kind: str, workdir: Path, requests: int, batches: int, metrics: int) -> dict[str, float]:
-    process, port, db = _start(kind, workdir)
+def latency(tree: Path, loop: str, work: Path, requests: int) -> dict[str, float]:
+    server = Server(tree, work / f"latency-{loop}-{tree.name}", loop)
     try:
-        run_id = _open(port, "latency")
-        bodies = [_batch(i * 500, metrics) for i in range(requests)]
-        _post_batches(port, run_id, bodies[:10])  # warm up (re-sends: de-duplicated, nothing new stored)
-        took = sorted(_post_batches(port, run_id, bodies))
-        run_ids = [_open(port, f"writer {w}") for w in range(4)]
-        with multiprocessing.Pool(4) as pool:
-            began = time.perf_counter()
-            stored = sum(pool.map(_writer, [(port, rid, batches, metrics) for rid in run_ids]))
-            wall = time.perf_counter() - began
+        run_id = _open_run(server.port)
+        _posts(server.port, run_id, 20, fresh=False)  # warm up
+        kept: list[float] = []
+        fresh: list[float] = []
+        block = max(1, requests // 4)
+        while len(kept) < requests:
+            kept += _posts(server.port, run_id, block, fresh=False)
+            fresh += _posts(server.port, run_id, block, fresh=True)
     finally:
-        process.terminate()
-        process.wait(timeout=30)
-    with sqlite3.connect(db) as conn:
-        counted = conn.execute(f"SELECT COUNT(*) FROM points WHERE run_id IN ({','.join('?' * 4)})",
-                               run_ids).fetchone()[0]
-    if counted != stored:
-        raise SystemExit(f"{kind}: {stored} points sent by the writers but {counted} stored")
-    return {"p50_ms": 1000 * statistics.median(took), "p99_ms": 1000 * took[min(len(took) - 1, int(0.99 * len(took)))],
-            "points_per_s": stored / wall, "body_kb": len(bodies[0]) / 1024}
+        server.stop()
+
+    def p90(xs: list[float]) -> float:
+        return sorted(xs)[int(0.9 * len(xs))]
+
+    return {"kept_p50": 1000 * statistics.median(kept), "kept_p90": 1000 * p90(kept),
+            "fresh_p50": 1000 * statistics.median(fresh), "fresh_p90": 1000 * p90(fresh)}
+
+
+def write_spool(home: Path, points: int) -> None:
+    """A spool as a killed run leaves it (runs/spool.py's records): open, the points, finish; no live writer."""
+    folder = home / "spool"
+    folder.mkdir(parents=True)
+    client_id = "c-bench" + os.urandom(6).hex()
+    lines = [json.dumps({"t": "open", "client_id": client_id, "url": "", "meta": {"name": "bench sync"}})]
+    for seq in range(points):
+        point = {f"metric_{m}": 0.001 * (seq + m) for m in range(10)}
+        point.update(step=seq, ts=1_700_000_000.0 + seq, seq=seq)
+        lines.append(json.dumps({"t": "p", "p": point}, separators=(",", ":")))
+    lines.append(json.dumps({"t": "finish", "status": "done", "summary": None, "error": None}))
+    (folder / f"{client_id}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def sync_once(tree: Path, loop: str, work: Path, points: int, tag: str) -> dict[str, float]:
+    server = Server(tree, work / f"sync-server-{loop}-{tree.name}-{tag}", loop)
+    client_home = work / f"sync-client-{loop}-{tree.name}-{tag}"
+    write_spool(client_home, points)
+    try:
+        cpu_before = server.cpu_s()
+        env = {**os.environ, "PYTHONPATH": str(tree), "WHILEAI_HOME": str(client_home),
+               "WHILEAI_API_KEY": "sk-bench-0123456789abcdef"}
+        done = subprocess.run([sys.executable, "-c", _SYNC, server.url], cwd=tree, env=env, capture_output=True,
+                              text=True, timeout=900)
+        server_cpu = server.cpu_s() - cpu_before
+    finally:
+        server.stop()
+    if done.returncode != 0:
+        raise SystemExit(f"sync of {tree} failed: {done.stderr[-2000:]}")
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    if not result["ok"] or result["sent"] != points:
+        raise SystemExit(f"sync of {tree} did not send {points} points: {result['text']}")
+    return {"wall": result["wall"], "client_cpu": result["cpu"], "server_cpu": server_cpu}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--requests", type=int, default=300)
-    parser.add_argument("--batches", type=int, default=25)
-    parser.add_argument("--metrics", type=int, default=10)
+    parser.add_argument("--baseline", type=Path, default=Path("/work/wt/base-server"),
+                        help="a checkout of the code to compare against (git worktree add --detach PATH COMMIT)")
+    parser.add_argument("--requests", type=int, default=200)
+    parser.add_argument("--points", type=int, default=50_000)
     args = parser.parse_args()
+    trees = {"baseline": args.baseline.resolve(), "this tree": ROOT}
+    if not (trees["baseline"] / "whileai_train").is_dir():
+        raise SystemExit(f"no baseline at {trees['baseline']}: git worktree add --detach {trees['baseline']} COMMIT")
     with tempfile.TemporaryDirectory(prefix="whileai-bench-serve-") as tmp:
-        results = {kind: measure(kind, Path(tmp), args.requests, args.batches, args.metrics)
-                   for kind in ("baseline", "serve")}
-    base, new = results["baseline"], results["serve"]
-    print(f"500-point POST ({base['body_kb']:.0f} kB, {args.metrics} metrics), {args.requests} requests; "
-          f"4 writers x {args.batches} batches")
-    print(f"{'server':<34} {'p50 ms':>8} {'p99 ms':>8} {'points/s (4 writers)':>22}")
-    for kind, label in (("baseline", f"stdlib http.server ({BASELINE_COMMIT})"), ("serve", "FastAPI + uvicorn (serve)")):
-        r = results[kind]
-        print(f"{label:<34} {r['p50_ms']:>8.1f} {r['p99_ms']:>8.1f} {r['points_per_s']:>22,.0f}")
-    print(f"{'ratio new / baseline':<34} {new['p50_ms'] / base['p50_ms']:>8.2f} {new['p99_ms'] / base['p99_ms']:>8.2f} "
-          f"{new['points_per_s'] / base['points_per_s']:>22.2f}")
+        work = Path(tmp)
+        lat = {(name, loop): latency(tree, loop, work, args.requests) for loop in LOOPS for name, tree in trees.items()}
+        syncs: dict[tuple[str, str], list[dict[str, float]]] = {key: [] for key in lat}
+        for rep in range(2):
+            for loop in LOOPS:
+                for name, tree in (trees.items() if rep == 0 else reversed(trees.items())):
+                    syncs[(name, loop)].append(sync_once(tree, loop, work, args.points, f"r{rep}"))
+    print(f"baseline: {trees['baseline']}    this tree: {trees['this tree']}    (machine possibly shared)")
+    print(f"\nlatency of a one-point POST /log, ms ({args.requests} requests each, alternating blocks)")
+    print(f"{'loop':<9} {'tree':<10} {'kept-alive p50':>15} {'p90':>7} {'fresh conn p50':>15} {'p90':>7} {'kept/fresh':>11}")
+    for loop in LOOPS:
+        for name in trees:
+            r = lat[(name, loop)]
+            print(f"{loop:<9} {name:<10} {r['kept_p50']:>15.2f} {r['kept_p90']:>7.2f} {r['fresh_p50']:>15.2f} "
+                  f"{r['fresh_p90']:>7.2f} {r['kept_p50'] / r['fresh_p50']:>11.2f}")
+        new, old = lat[("this tree", loop)], lat[("baseline", loop)]
+        print(f"{loop:<9} {'ratio':<10} {new['kept_p50'] / old['kept_p50']:>15.2f} {new['kept_p90'] / old['kept_p90']:>7.2f} "
+              f"{new['fresh_p50'] / old['fresh_p50']:>15.2f} {new['fresh_p90'] / old['fresh_p90']:>7.2f}")
+    print(f"\nwhileai-train sync of {args.points:,} points (median of 2 runs each)")
+    print(f"{'loop':<9} {'tree':<10} {'wall s':>8} {'client CPU s':>13} {'server CPU s':>13}")
+    med = {key: {k: statistics.median(r[k] for r in runs) for k in runs[0]} for key, runs in syncs.items()}
+    for loop in LOOPS:
+        for name in trees:
+            r = med[(name, loop)]
+            print(f"{loop:<9} {name:<10} {r['wall']:>8.2f} {r['client_cpu']:>13.2f} {r['server_cpu']:>13.2f}")
+        new, old = med[("this tree", loop)], med[("baseline", loop)]
+        print(f"{loop:<9} {'ratio':<10} {new['wall'] / old['wall']:>8.2f} {new['client_cpu'] / old['client_cpu']:>13.2f} "
+              f"{new['server_cpu'] / old['server_cpu']:>13.2f}")
 
 
 if __name__ == "__main__":

@@ -8,7 +8,11 @@ exactly as a real server must) and, per request, applies the current fault:
     drop      close the connection without a response
     redirect  answer 302 to another URL (a proxy or a moved API; never to be followed)
     html      answer 200 with an HTML page (a captive portal, a login page, a misrouted URL)
-    wrongjson answer 200 with a JSON object that is not the API's answer
+    wrongjson answer 200 {"ok": true} and store nothing (a page that happens to be JSON; it names no run)
+    otherjson serve the request, but answer 200 {"ok": true} (a platform whose answers have other keys; its
+              open names the run as {"id": ..., "ok": true})
+    took0     a log call stores nothing and answers {"accepted": 0, "new": 0}; other routes serve normally
+    drip      serve the request, then send the answer one byte every `drip_s` seconds
     finished  answer 409 {"error", "code": "run_finished"} (the platform holds the run as finished)
     (down)    `FaultyServer.down()` closes the listening socket; `.up()` listens again on the same port
 
@@ -44,6 +48,7 @@ class FaultyServer:
         self.mode = "ok"
         self.retry_after = "1"
         self.hang_s = 2.0
+        self.drip_s = 1.0
         self._remaining: int | None = None
         self._script: list[str] = []
         self._lock = threading.Lock()
@@ -159,12 +164,38 @@ def _faulty_handler(owner: FaultyServer) -> type:
                 self._raw(200, b"<!doctype html><html><body>Sign in to the network</body></html>", "text/html")
             elif mode == "wrongjson":
                 self._respond(200, {"ok": True})
+            elif mode == "otherjson":
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                status, payload = _handle(owner, method, self.path, headers, body)
+                if status == 200:
+                    payload = {"id": payload["runId"], "ok": True} if "runId" in payload else {"ok": True}
+                self._respond(status, payload)
+            elif mode == "took0" and self.path.endswith("/log"):
+                self._respond(200, {"accepted": 0, "new": 0})
+            elif mode == "drip":
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                status, payload = _handle(owner, method, self.path, headers, body)
+                self._drip(status, json.dumps(payload).encode())
             elif mode == "finished":
                 self._respond(409, {"error": "the run is already finished", "code": "run_finished"})
             else:
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 status, payload = _handle(owner, method, self.path, headers, body)
                 self._respond(status, payload)
+
+        def _drip(self, status: int, payload: bytes) -> None:
+            answer = (f"HTTP/1.1 {status} OK\r\nContent-Type: application/json\r\nContent-Length: {len(payload)}"
+                      "\r\n\r\n").encode() + payload
+            self.close_connection = True
+            try:
+                for i in range(len(answer)):
+                    if owner._server is None:
+                        break  # the test is over: stop dripping
+                    self.wfile.write(answer[i:i + 1])
+                    self.wfile.flush()
+                    time.sleep(owner.drip_s)
+            except OSError:
+                pass  # the client gave up: its deadline passed
 
         def _raw(self, status: int, payload: bytes, content_type: str, extra: dict[str, str] | None = None) -> None:
             self.send_response(status)

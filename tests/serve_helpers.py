@@ -17,7 +17,8 @@ import whileai_train as wai
 from whileai_train.runs.records import delta_summary
 from whileai_train.runs.store import LocalStore
 
-__all__ = ["HACKED_NAME", "STOP_REASON", "ServeProcess", "call", "seed_store", "start_stream"]
+__all__ = ["HACKED_NAME", "STOP_REASON", "WITHOUT_UVLOOP", "ServeProcess", "call", "file_limit", "seed_store",
+           "start_stream"]
 
 HACKED_NAME = 'grpo <b>hacked</b> <img src=x onerror="document.title=1"> \u202eevil'
 STOP_REASON = ("reward monitor: divergence alarm at step 15: proxy +0.400 while gold -0.020 "
@@ -25,16 +26,28 @@ STOP_REASON = ("reward monitor: divergence alarm at step 15: proxy +0.400 while 
 ALARM_STEPS = (15, 25)
 
 
-class ServeProcess:
-    """`python -m whileai_train.cli serve ...` with WHILEAI_HOME=`home`; `.url` is what it printed."""
+# Run before `whileai-train serve` starts, in its process: as on a machine without uvloop (uvicorn then runs
+# on asyncio's own loop, which sets TCP_NODELAY only on sockets made as IPPROTO_TCP), and with few file handles.
+WITHOUT_UVLOOP = "import sys; sys.modules['uvloop'] = None"
 
-    def __init__(self, home: Path, *args: str, env: dict[str, str] | None = None) -> None:
+
+def file_limit(n: int) -> str:
+    return f"import resource; resource.setrlimit(resource.RLIMIT_NOFILE, ({n}, {n}))"
+
+
+class ServeProcess:
+    """`python -m whileai_train.cli serve ...` with WHILEAI_HOME=`home`; `.url` is what it printed. `prelude`:
+    Python lines run in the server's process before the command starts."""
+
+    def __init__(self, home: Path, *args: str, env: dict[str, str] | None = None, prelude: str = "") -> None:
         full_env = {**os.environ, "WHILEAI_HOME": str(home), **(env or {})}
-        self.process = subprocess.Popen([sys.executable, "-m", "whileai_train.cli", "serve", "--port", "0", *args],
+        launcher = ["-m", "whileai_train.cli"] if not prelude else \
+            ["-c", f"{prelude}\nimport sys\nfrom whileai_train.cli import main\nsys.exit(main())"]
+        self.process = subprocess.Popen([sys.executable, *launcher, "serve", "--port", "0", *args],
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=full_env)
         assert self.process.stdout is not None
         self.first_line = self.process.stdout.readline()
-        found = re.search(r"http://[\d.]+:\d+/", self.first_line)
+        found = re.search(r"https?://[\d.]+:\d+/", self.first_line)
         if found is None:
             self.stop()
             raise AssertionError(f"serve printed no address: {self.first_line!r} {self.stderr_text()!r}")

@@ -103,7 +103,7 @@ def train(tiny_model: Any, tiny_tokenizer: Any, tmp_path: Path, config: SenderCo
 WRONG_ANSWERS = {
     "redirect": "HTTP 302 redirect from",
     "html": "text/html",
-    "wrongjson": "expected a JSON object with",
+    "wrongjson": "expected a JSON object with 'runId'",
 }
 
 
@@ -135,22 +135,28 @@ def test_a_wrong_answer_is_not_a_delivery(mode: str, server: FaultyServer, tiny_
     assert server.run(run["id"])["status"] == "done" and not spool_files(isolated_home)
 
 
-def test_each_route_checks_its_own_success_answer(server: FaultyServer) -> None:
+def test_each_route_checks_its_answer(server: FaultyServer) -> None:
     sink = HttpSink(server.url, Credential("test", server.api_key), connect_timeout_s=1.0, read_timeout_s=1.0)
     try:
         run_id = sink.open_run({"name": "shape"}, "c-shape")
         point = (0, 1, 1.0, '{"loss":1.0,"step":1,"ts":1.0,"seq":0}')
-        for mode in ("html", "wrongjson", "redirect"):
-            for call in (lambda: sink.open_run({"name": "shape"}, "c-shape"),
-                         lambda: sink.send_points(run_id, [point]),
-                         lambda: sink.send_note(run_id, 0, "n", 1.0),
-                         lambda: sink.finish(run_id, "done", None, None)):
+        sends = (lambda: sink.open_run({"name": "shape"}, "c-shape"), lambda: sink.send_points(run_id, [point]),
+                 lambda: sink.send_note(run_id, 0, "n", 1.0), lambda: sink.finish(run_id, "done", None, None))
+        for mode in ("html", "redirect", "wrongjson", "took0"):
+            # a page, a redirect: no route is delivered; {"ok": true} names no run, so an open is not;
+            # {"accepted": 0} to a log call says it took none of them
+            refused = sends if mode in ("html", "redirect") else sends[:1] if mode == "wrongjson" else sends[1:2]
+            for send in refused:
                 server.fail_for(1, mode)
                 with pytest.raises(SendError) as info:
-                    call()
-                assert info.value.retryable and info.value.kind == ("redirect" if mode == "redirect" else "not-api")
+                    send()
+                kind = {"redirect": "redirect", "took0": "partial"}.get(mode, "not-api")
+                assert info.value.retryable and info.value.kind == kind
         assert server.points(run_id) == [] and server.run(run_id)["status"] == "running"
+        server.fail_for(1, "wrongjson")  # any other 2xx JSON object is an answer: delivered
         assert sink.send_points(run_id, [point]) == 1
+        assert sink.send_points(run_id, [point]) == 1
+        assert [p["seq"] for p in server.points(run_id)] == [0]
         sink.finish(run_id, "done", {"a": 1}, None)
         with pytest.raises(RunAlreadyFinished):  # a second finish: final, not a failure to retry
             sink.finish(run_id, "failed", None, "again")

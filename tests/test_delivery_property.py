@@ -1,5 +1,6 @@
 """A property of delivery: whatever sequence of answers the platform gives (success, 500, 429, a redirect, a
-2xx HTML page, a 2xx JSON of the wrong shape, a dropped connection, a hang), the points on it after
+2xx HTML page, a JSON answer with other keys, a log answer that took none, a dropped connection, a hang, an
+answer dripped a byte at a time), the points on it after
 `whileai-train sync` are the points logged, each exactly once, in one run, finished as the code said.
 
 Real HTTP server, real spool, real `sync`; timings shortened so each example takes about a second.
@@ -19,16 +20,18 @@ import whileai_train as wai
 from tests.http_server import FaultyServer
 from whileai_train.runs.config import SenderConfig
 
-ANSWERS = ("ok", "error500", "r429", "redirect", "html", "wrongjson", "drop", "hang")
+ANSWERS = ("ok", "error500", "r429", "redirect", "html", "otherjson", "took0", "drop", "hang", "drip")
 
 QUICK = SenderConfig(flush_interval_s=0.05, finish_wait_s=1.0, connect_timeout_s=0.5, read_timeout_s=0.3,
-                     open_timeout_s=0.3, backoff_base_s=0.02, backoff_max_s=0.1, retry_after_max_s=0.2)
+                     request_deadline_s=0.5, open_timeout_s=0.3, backoff_base_s=0.02, backoff_max_s=0.1,
+                     retry_after_max_s=0.2)
 
 
 @pytest.fixture()
 def server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     srv = FaultyServer(tmp_path / "server.db")
     srv.hang_s = 0.5  # > read_timeout_s: the client gives up first
+    srv.drip_s = 0.2  # each byte inside read_timeout_s: only the request's deadline ends it
     srv.retry_after = "1"  # honoured up to retry_after_max_s
     monkeypatch.setenv("WHILEAI_API_KEY", srv.api_key)
     monkeypatch.setenv("WHILEAI_API_URL", srv.url)

@@ -221,12 +221,15 @@ def test_http_api_contract(tmp_path: Path) -> None:
             assert client.post(f"/runs/{rid}/log", json=body).json() == {"accepted": 1, "new": 0}
             too_many = {"points": [{"seq": i} for i in range(501)]}
             assert client.post(f"/runs/{rid}/log", json=too_many).status_code == 400
-            # a point without seq is stored, numbered in arrival order (the product text's plain-HTTP body)
-            assert client.post(f"/runs/{rid}/log", json={"points": [{"step": 1}]}).json() == {"accepted": 1, "new": 1}
+            # a point without seq is stored, numbered in arrival order (the product text's plain-HTTP body), in a
+            # run numbered that way; in this run, numbered by its client, it is refused rather than collide
+            plain = client.post("/runs", json={"name": "plain"}).json()["runId"]
+            assert client.post(f"/runs/{plain}/log", json={"points": [{"step": 1}]}).json() == {"accepted": 1, "new": 1}
+            assert client.post(f"/runs/{rid}/log", json={"points": [{"step": 1}]}).status_code == 409
             assert client.post(f"/runs/{rid}/finish", json={"status": "nope"}).status_code == 400
             assert client.post(f"/runs/{rid}/finish", json={"status": "done", "summary": {"a": 1}}).status_code == 200
             record = client.get(f"/runs/{rid}").json()
-            assert record["status"] == "done" and record["step"] == 1 and record["points_count"] == 2
+            assert record["status"] == "done" and record["step"] == 1 and record["points_count"] == 1
             assert client.get("/runs/run-nope").status_code == 404
     finally:
         server.close()

@@ -99,7 +99,7 @@ def test_with_a_key_every_route_answers_401_without_it(isolated_home: Path) -> N
                 status, answer = call(url + path, method, {} if method != "GET" else None, headers=headers)
                 assert status == 401, (method, path, status, answer)
         assert call(url + f"/runs/{run_id}", headers=keyed)[1]["name"] == "keyed"
-        # the page's key form: a session cookie (an HMAC, not the key) opens the page
+        # the page's key form: a session cookie (a random token, not the key) opens the page
         status, _ = call(url + "/session", "POST", {"key": "wrong"})
         assert status == 401
         request = urllib.request.Request(url + "/session", data=json.dumps({"key": KEY}).encode(), method="POST",

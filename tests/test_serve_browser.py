@@ -22,6 +22,8 @@ from serve_helpers import (
     start_stream,
 )
 
+from whileai_train.runs.store import LocalStore
+
 pytestmark = pytest.mark.browser
 
 CHROMIUM = os.environ.get("WHILEAI_CHROMIUM", "/usr/bin/chromium")
@@ -246,3 +248,64 @@ def test_selection_survives_refreshes_and_reloads(page: Any, site: dict[str, Any
     page.reload()
     page.wait_for_function("() => document.querySelector('.chart[data-chart=\"loss\"]')?._uplot?.series.length === 3")
     _shot(page, site, "overlay")
+
+
+# -- names from the data that a plain object would mistake, alarms of value 0, a run with 10k metric names --
+ODD_NAMES = ("constructor", "__proto__", "toString", "hasOwnProperty", "valueOf")
+WIDE_NAMES = 10_000
+
+
+@pytest.fixture(scope="module")
+def odd_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    home = tmp_path_factory.mktemp("browser-odd")
+    store = LocalStore(home / "runs.db")
+    odd = store.create_run({"name": "odd names", "total_steps": 10})
+    store.add_points(odd, [{"seq": s, "step": s + 1, "loss": 1.0 / (s + 1), "alarm/divergence": 0.0,
+                            "alarm/length": 1.0 if s == 6 else 0.0, **{n: s * (i + 1.0) for i, n in enumerate(ODD_NAMES)},
+                            "__proto__/inner": 0.5 * s} for s in range(10)], progress=(10, 10))
+    wide = store.create_run({"name": "ten thousand metrics", "total_steps": 10})
+    names = [f"fam{i % 100:02d}/m_{i:05d}" for i in range(WIDE_NAMES)]
+    store.add_points(wide, [{"seq": s, "step": s + 1, "loss": 1.0, **{n: float(s) for n in names[s::10]}}
+                            for s in range(10)] + [{"seq": 10 + s, "step": s + 1, **{n: 2.0 * s for n in names[:1000]}}
+                                                   for s in range(10)], progress=(10, 10))
+    store.close()
+    with ServeProcess(home) as server:
+        yield {"url": server.url, "ids": {"odd": odd, "wide": wide}, "shots": tmp_path_factory.mktemp("odd-shots")}
+
+
+def test_metric_names_a_plain_object_would_mistake_are_charted(page: Any, odd_site: dict[str, Any]) -> None:
+    page.goto(odd_site["url"] + f"/#run={odd_site['ids']['odd']}")
+    page.wait_for_selector('.chart[data-chart="m:constructor"] canvas')
+    for name in (*ODD_NAMES, "__proto__/inner"):
+        holder = page.locator(f'.chart[data-chart="m:{name}"]')
+        assert holder.locator("canvas").count() == 1, name
+        assert holder.evaluate("h => h._uplot.data[1].filter(v => v != null).length") == 10, name
+    families = page.locator("details.family").evaluate_all("ds => ds.map(d => d.dataset.family)")
+    assert families == ["other", "__proto__/*"]  # in the order of their first names: "__proto__", "__proto__/inner"
+    # alarm/divergence = 0 on every point is no alarm; alarm/length = 1 once is one
+    assert page.locator(f'#runs tbody tr[data-id="{odd_site["ids"]["odd"]}"] td.alarms').inner_text() == "1"
+    assert page.locator("#alarm-count").inner_text() == "1 alarm"
+    assert page.locator("#alarm-list li").all_inner_texts() == ["step 7 · length: length alarm at step 7"]
+    _shot(page, odd_site, "odd-names")
+
+
+def test_a_run_with_ten_thousand_metrics_shows_the_first_and_a_filter(page: Any, odd_site: dict[str, Any]) -> None:
+    page.goto(odd_site["url"] + f"/#run={odd_site['ids']['wide']}")
+    page.wait_for_selector('.chart[data-chart="m:fam00/m_00000"] canvas', timeout=30000)  # not a frozen tab
+    charts = page.locator("#family-groups .chart")
+    assert charts.count() == 48
+    assert page.locator("#metric-count").inner_text() == \
+        f"the first 48 of {WIDE_NAMES} metrics; type to find the others"
+    first = page.locator("details.family").first
+    assert first.locator("summary").inner_text() == "fam00/* (48 of 100)"
+    page.fill("#metric-filter", "m_09999")
+    page.wait_for_selector('.chart[data-chart="m:fam99/m_09999"] canvas')
+    assert charts.count() == 1 and page.locator("#metric-count").inner_text() == f"1 of {WIDE_NAMES} metrics"
+    assert page.locator("details.family").evaluate_all("ds => ds.map(d => d.dataset.family)") == ["fam99/*"]
+    page.fill("#metric-filter", "no such metric")
+    page.wait_for_selector("#family-groups .empty")
+    assert charts.count() == 0 and page.locator("#family-groups .empty").inner_text() == "no metric matches the filter"
+    page.fill("#metric-filter", "fam07/")
+    page.wait_for_function("() => document.querySelectorAll('#family-groups .chart canvas').length === 48")
+    assert page.locator("details.family summary").inner_text() == "fam07/* (48 of 100)"
+    _shot(page, odd_site, "ten-thousand-metrics")

@@ -61,11 +61,12 @@ def test_update_summary_merges_top_level_keys_after_finish(tmp_path: Path) -> No
 def test_points_without_seq_follow_the_highest(tmp_path: Path) -> None:
     store = LocalStore(tmp_path / "runs.db")
     run_id = store.create_run({"name": "r"})
-    assert store.add_points(run_id, [{"seq": 4, "step": 1}]) == 1
+    assert store.add_points(run_id, [{"step": 1}]) == 1
     assert store.add_points(run_id, [{"step": 2}, (None, 3, None, '{"step":3}'), {"seq": None, "step": 4}]) == 3
-    assert [(p["seq"], p["step"]) for p in store.points(run_id)] == [(4, 1), (5, 2), (6, 3), (7, 4)]
-    page, cursor = store.points_page(run_id, after_seq=4, limit=2)
-    assert [p["seq"] for p in page] == [5, 6] and cursor == 6
+    assert [(p["seq"], p["step"]) for p in store.points(run_id)] == [(0, 1), (1, 2), (2, 3), (3, 4)]
+    store.add_points(run_id, [{"step": 5}])
+    page, cursor = store.points_page(run_id, after_seq=0, limit=2)
+    assert [p["seq"] for p in page] == [1, 2] and cursor == 2
     assert store.points_page(run_id, after_seq=cursor, limit=2) == (store.points(run_id)[3:], None)
 
 

@@ -13,7 +13,9 @@
     ├── LabelError (ValueError)       attach_labels: keys name no row, or one key names two rows
     ├── PublishGateError              publish_gate refuses the set (defined beside its report, gates/publish_gate.py)
     └── RunError                      a run cannot be opened as asked (bad url, bad key format, ...)
-        └── RunFinishedError          the run is already finished: a second finish or later points are refused
+        ├── RunFinishedError          the run is already finished: a second finish or later points are refused
+        └── RunLimitError             a write would pass one of the store's per-run limits, or mix numbered and
+                                      unnumbered points; nothing was written
 
 Logging failures are never raised into a training loop: the sender warns and spools instead. errors.py imports
 nothing of the package.
@@ -34,6 +36,7 @@ __all__ = [
     "RowError",
     "RunError",
     "RunFinishedError",
+    "RunLimitError",
     "TemplateDropError",
     "ToolArgumentsError",
     "TrainingSelectionError",
@@ -149,3 +152,12 @@ class RunFinishedError(RunError):
         super().__init__(f"run {run_id} is already finished ({status}); a finished run is final, so {what} was "
                          "refused. Fix: resume it explicitly (wai.run(resume=state)), log to a new run, or send late "
                          "results with update_summary (PATCH /runs/{id})")
+
+
+class RunLimitError(RunError):
+    """A write the store refuses whole: it would pass a per-run limit (metric names, notes, summary size,
+    sequence numbers) or mix points numbered by the client with points the store numbers. `code` names which."""
+
+    def __init__(self, code: str, message: str) -> None:
+        self.code = code
+        super().__init__(message)

@@ -4,7 +4,8 @@
 ``credentials.json``. ``WHILEAI_API_URL`` names the platform's API. The sender's timings can be shortened
 through ``SenderConfig`` (tests do) or, for a process you cannot reach from Python, through
 ``WHILEAI_FLUSH_INTERVAL_S``, ``WHILEAI_FINISH_WAIT_S``, ``WHILEAI_CONNECT_TIMEOUT_S``,
-``WHILEAI_READ_TIMEOUT_S``, ``WHILEAI_OPEN_TIMEOUT_S``, ``WHILEAI_BACKOFF_BASE_S``, ``WHILEAI_BACKOFF_MAX_S``.
+``WHILEAI_READ_TIMEOUT_S``, ``WHILEAI_REQUEST_DEADLINE_S``, ``WHILEAI_OPEN_TIMEOUT_S``,
+``WHILEAI_SYNC_DEADLINE_S``, ``WHILEAI_BACKOFF_BASE_S``, ``WHILEAI_BACKOFF_MAX_S``.
 """
 
 from __future__ import annotations
@@ -41,7 +42,9 @@ class SenderConfig:
     finish_wait_s: float = defaults.FINISH_WAIT_S
     connect_timeout_s: float = defaults.CONNECT_TIMEOUT_S
     read_timeout_s: float = defaults.READ_TIMEOUT_S
+    request_deadline_s: float = defaults.REQUEST_DEADLINE_S
     open_timeout_s: float = defaults.OPEN_TIMEOUT_S
+    sync_deadline_s: float = defaults.SYNC_DEADLINE_S
     backoff_base_s: float = defaults.BACKOFF_BASE_S
     backoff_max_s: float = defaults.BACKOFF_MAX_S
     retry_after_max_s: float = defaults.RETRY_AFTER_MAX_S

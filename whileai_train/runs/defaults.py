@@ -13,14 +13,21 @@ __all__ = [
     "GPU_PRICE_SOURCE",
     "GPU_USD_PER_HOUR",
     "MAX_POINTS_PER_CALL",
+    "MAX_SEQ",
     "OPEN_TIMEOUT_S",
     "READ_TIMEOUT_S",
+    "REQUEST_DEADLINE_S",
     "RETRY_AFTER_MAX_S",
     "STORE_BUSY_TIMEOUT_S",
+    "SYNC_DEADLINE_S",
 ]
 
 # Product text, "Plain HTTP": "points ... up to 500 a call".
 MAX_POINTS_PER_CALL = 500
+
+# The largest sequence number of a point or note: 2^53 - 1, JavaScript's Number.MAX_SAFE_INTEGER, so a seq
+# stays exact on the page. A resumed run starts at microseconds since 1970 (about 1.8e15), far below it.
+MAX_SEQ = 2**53 - 1
 
 # Issue 3: a process killed mid-run loses at most the last flush interval, <= 1 s.
 FLUSH_INTERVAL_S = 1.0
@@ -38,9 +45,19 @@ STORE_BUSY_TIMEOUT_S = 10.0
 CONNECT_TIMEOUT_S = 2.0
 READ_TIMEOUT_S = 5.0
 
-# How long `run()` waits for `POST /runs` before going on with a client-side id (the sender opens the run
-# on the platform later). Open happens once, at train begin, so a short wait there costs nothing per step.
+# Those two bound each wait on the socket; this bounds a whole request (connect, send, the answer's last
+# byte), so a server that answers a byte a second holds it no longer. The finish wait is 10 s: one request
+# fits in it, and a batch that misses it stays in the spool.
+REQUEST_DEADLINE_S = 10.0
+
+# The most `run()` makes the training thread wait for `POST /runs` (the send thread opens the run; past
+# this the run goes on under its client id, its points queued, and the open finishes in the background).
+# Open happens once, at train begin, so a short wait there costs nothing per step.
 OPEN_TIMEOUT_S = 3.0
+
+# The most one `whileai-train sync` takes, every spool file together: what it has not sent by then stays
+# in the spool for the next sync (re-sent points are de-duplicated). 50k points take seconds on loopback.
+SYNC_DEADLINE_S = 300.0
 
 # Exponential backoff with full jitter (AWS Architecture Blog, "Exponential Backoff and Jitter", 2015):
 # sleep ~ U(0.5, 1.5) x min(BACKOFF_MAX_S, BACKOFF_BASE_S x 2^failures).

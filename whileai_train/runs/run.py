@@ -32,7 +32,7 @@ from whileai_train.runs.cost import CostMeter
 from whileai_train.runs.credentials import Credential, redact, resolve_credential
 from whileai_train.runs.defaults import STORE_BUSY_TIMEOUT_S
 from whileai_train.runs.sender import Sender, os_cause
-from whileai_train.runs.sinks import HttpSink, LocalSink, MemorySink, SendError, Sink
+from whileai_train.runs.sinks import HttpSink, LocalSink, MemorySink, Sink
 from whileai_train.runs.spool import Spool, SpoolState, read_spool, spool_path
 from whileai_train.runs.store import LocalStore, new_run_id, this_process
 
@@ -354,19 +354,12 @@ def run(
     if sink is None and credential is not None:
         base = api_url(url)
         sink = HttpSink(base, credential, connect_timeout_s=config.connect_timeout_s,
-                        read_timeout_s=config.read_timeout_s)
+                        read_timeout_s=config.read_timeout_s, deadline_s=config.request_deadline_s)
         spool, owed, no_spool = _open_spool(client_id, base, meta)
         run_id = run_id or (owed.remote_id if owed is not None else None)
         reopen = bool(resume) and run_id is not None  # a resumed run may have been finished: reopen it first
         if reopen and spool is not None:
             _spool_write(spool, {"t": "reopen"})
-        if run_id is None:
-            try:
-                run_id = sink.open_run(meta, client_id, timeout=config.open_timeout_s)
-                if spool is not None:
-                    _spool_write(spool, {"t": "remote", "run_id": run_id})
-            except SendError as exc:  # the sender retries the open, and its one warning says what came back
-                logger.info("whileai: could not open the run at %s yet (%s)", base, redact(str(exc), credential))
     elif sink is None:
         try:
             sink = LocalSink(LocalStore(busy_timeout_s=min(STORE_BUSY_TIMEOUT_S, config.finish_wait_s)))
@@ -393,6 +386,10 @@ def run(
     if total_steps is not None:
         handle.progress(0, int(total_steps))
     sender.start()
+    if not sink.durable and not sender.opened.wait(config.open_timeout_s):
+        # the send thread goes on opening it; points logged meanwhile wait in the queue and the spool
+        logger.info("whileai: %s has not named the run within %.0f s; it is opened in the background",
+                    sink.where, config.open_timeout_s)
     verb = "continues" if resume else "goes to"
     if sink.kind == "platform":
         print(f"whileai: run {run_name!r} ({handle.id}) {verb} {sink.where} (key from {credential.source})",  # type: ignore[union-attr]

@@ -198,6 +198,9 @@ class Sender:
         self._finished_elsewhere: str | None = None  # the sink's word that the run is finished, once it said so
         self.flushed_points = 0
         self.outcome: str | None = None  # the one line `finish` says when not everything landed
+        self.opened = threading.Event()  # set once the sink has named the run (run() waits on it, bounded)
+        if run_id is not None and not reopen:
+            self.opened.set()
         if owed is not None:  # a resumed run or a restarted process: what the spool still owes goes first
             self._pending.extend((s, None, None, e) for s, e in sorted(owed.points.items()))
             self._pending_notes.extend((s, md, ts) for s, (md, ts) in sorted(owed.notes.items()))
@@ -208,6 +211,8 @@ class Sender:
     def start(self) -> None:
         for t in self._threads:
             t.start()
+        if not self.opened.is_set():
+            self._wake.set()  # open the run now, not a flush interval from now
 
     # -- warnings (never exceptions) --------------------------------------------------------------------
     def _warn_once(self, kind: str, message: str) -> None:
@@ -307,6 +312,7 @@ class Sender:
                 self.run_id = self.sink.open_run(self.meta, self.client_id, resume=self._reopen)
                 self._reopen = False
                 self._spool_record({"t": "remote", "run_id": self.run_id})
+                self.opened.set()
             while True:  # until nothing is owed (a flush may land while this runs)
                 while True:
                     with self._pending_lock:
@@ -360,7 +366,7 @@ class Sender:
             logger.warning("whileai: %s answers again after %.0f s; the points kept meanwhile are sent",
                            self.sink.where, time.time() - self._failing_since)
             self._failing_since = None
-            self._warned -= {"unreachable", "redirect", "not-api"}
+            self._warned -= {"unreachable", "redirect", "not-api", "partial"}
         self._failures = 0
         return None
 
@@ -396,7 +402,7 @@ class Sender:
         if self._failing_since is None:
             self._failing_since = time.time()
         kept = self._kept_where()
-        if exc.kind in ("redirect", "not-api"):
+        if exc.kind in ("redirect", "not-api", "partial"):
             self._warn_once(exc.kind, f"whileai: {exc}. Training goes on; points are kept in {kept} and re-sent")
         else:
             self._warn_once("unreachable", f"whileai: could not send to {where} ({exc}); training goes on, points "

@@ -10,10 +10,13 @@ A sink is called only from the sender's background threads (and at open/finish),
 Points arrive pre-encoded as (seq, step, ts, json) so a batch is never re-serialised in one long call
 that would hold the GIL against the training thread.
 
-HttpSink counts a call as delivered only on the API's success answer: a 2xx JSON object holding the route's
-key (POST /runs "runId", /log an integer "accepted", /notes "new", /finish "status"). A 3xx is never
-followed (it names the URL to fix); a 2xx page or JSON of another shape is a failure that keeps the points;
-a 409 with code "run_finished" is `RunAlreadyFinished`, final.
+HttpSink counts a call as delivered on a 2xx JSON object, whatever its keys (a platform we did not write may
+answer a finish with {"ok": true}), with two exceptions: POST /runs must name the run ("runId", or "run_id"
+/ "id"), and a /log answer that says it took fewer points than were sent ({"accepted": 0}) is a failure
+that names how many and keeps them all (re-sent points are de-duplicated on seq). A 3xx is never followed
+(it names the URL to fix); a 2xx page, a non-object or an empty body is a failure that keeps the points; a
+409 with code "run_finished" is `RunAlreadyFinished`, final. Every request, connect to last byte, ends
+within its deadline (runs/deadline.py), not per read: a server that answers a byte a second cannot hold it.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from typing import Any, Protocol
 
 from whileai_train.errors import RunFinishedError
 from whileai_train.runs.credentials import Credential, redact
+from whileai_train.runs.defaults import REQUEST_DEADLINE_S
 from whileai_train.runs.store import LocalStore, new_run_id, this_process
 
 __all__ = ["EncodedPoint", "HttpSink", "LocalSink", "MemorySink", "RunAlreadyFinished", "SendError", "Sink",
@@ -37,8 +41,10 @@ EncodedPoint = tuple[int, Any, Any, str]  # (seq, step, ts, point as JSON)
 class SendError(Exception):
     """A send that did not land. `retryable` False means retrying cannot help (bad key, unknown run).
 
-    `kind` groups failures for the one warning each kind gets: "unreachable" (no answer, 5xx, 429),
-    "redirect" (a 3xx: the URL is wrong), "not-api" (a 2xx whose body is not the API's answer), "refused".
+    `kind` groups failures for the one warning each kind gets: "unreachable" (no answer, 5xx, 429, a
+    deadline passed), "redirect" (a 3xx: the URL is wrong), "not-api" (a 2xx whose body is not a JSON
+    object, or an open that names no run), "partial" (the platform said it took fewer points than were
+    sent), "refused".
     """
 
     def __init__(self, message: str, *, retryable: bool = True, retry_after: float | None = None,
@@ -200,16 +206,22 @@ class MemorySink:
 
 
 class HttpSink:
-    """The platform's plain HTTP API with `X-Api-Key`. Short timeouts; errors become `SendError`."""
+    """The platform's plain HTTP API with `X-Api-Key`; errors become `SendError`. Every request ends within
+    `deadline_s` (connect, send and answer together), and by the monotonic time `until` when set (a whole
+    `sync` has one deadline)."""
 
     kind = "platform"
     durable = False
 
     def __init__(self, url: str, credential: Credential, *, connect_timeout_s: float = 2.0,
-                 read_timeout_s: float = 5.0) -> None:
+                 read_timeout_s: float = 5.0, deadline_s: float = REQUEST_DEADLINE_S) -> None:
         import httpx
 
+        from whileai_train.runs.deadline import DeadlineTransport
+
         self.where = url
+        self.deadline_s = deadline_s
+        self.until: float | None = None
         self._credential = credential
         self._httpx = httpx
         self._client = httpx.Client(
@@ -217,21 +229,25 @@ class HttpSink:
             headers={"X-Api-Key": credential.key, "Content-Type": "application/json"},
             timeout=httpx.Timeout(read_timeout_s, connect=connect_timeout_s),
             follow_redirects=False,
+            transport=DeadlineTransport(url),
         )
 
     def __repr__(self) -> str:
         return f"HttpSink({self.where!r}, key from {self._credential.source})"
 
-    def _post(self, path: str, body: bytes, expect: str, timeout: float | None = None) -> dict[str, Any]:
-        """POST `body`; return the answer only when it is the API's success answer: a 2xx JSON object holding
-        `expect`. Anything else raises `SendError` saying what came back (the caller keeps the points)."""
+    def _post(self, path: str, body: bytes, deadline_s: float | None = None) -> dict[str, Any]:
+        """POST `body` within the deadline; return the answer when it is a 2xx JSON object. Anything else
+        raises `SendError` saying what came back (the caller keeps the points)."""
+        from whileai_train.runs.deadline import request_deadline
+
         httpx = self._httpx
         try:
-            kwargs: dict[str, Any] = {"content": body}
-            if timeout is not None:
-                kwargs["timeout"] = httpx.Timeout(timeout)
-            response = self._client.post(path, **kwargs)
-        except httpx.HTTPError as exc:  # connect refused, timeout, dropped connection, protocol error
+            with request_deadline(deadline_s or self.deadline_s, not_after=self.until):
+                response = self._client.post(path, content=body)
+        except httpx.TimeoutException as exc:
+            raise SendError(redact(f"no whole answer from {path} within its deadline ({exc})", self._credential)) \
+                from None
+        except httpx.HTTPError as exc:  # connect refused, dropped connection, protocol error
             raise SendError(redact(f"{type(exc).__name__}: {exc}", self._credential)) from None
         except Exception as exc:  # noqa: BLE001  (anything else from the transport is a failed send, not a crash)
             raise SendError(redact(f"{type(exc).__name__}: {exc}", self._credential)) from None
@@ -252,59 +268,72 @@ class HttpSink:
             detail = f" ({data.get('error')})" if data is not None and data.get("error") else ""
             raise SendError(redact(f"HTTP {status}: {what}{detail}", self._credential), retryable=False,
                             kind="refused")
-        if status < 200 or data is None or not _answers(data, expect):
+        if status < 200 or data is None:
             raise SendError(redact(f"HTTP {status} from {self.where}{path} is not the API's answer (expected a JSON "
-                                   f"object with {expect!r}, got {_describe(response)}): a proxy, a login page or a "
-                                   "wrong URL? Fix: check WHILEAI_API_URL (or url=)", self._credential),
-                            kind="not-api")
+                                   f"object, got {_describe(response)}): a proxy, a login page or a wrong URL? Fix: "
+                                   "check WHILEAI_API_URL (or url=)", self._credential), kind="not-api")
         return data
 
     def open_run(self, meta: dict[str, Any], client_id: str, timeout: float | None = None,
                  resume: bool = False) -> str:
-        """POST /runs; the platform de-duplicates on `client_run_id`. `resume` asks it to reopen that run
-        when it was finished (a checkpoint resume continues the same run)."""
+        """POST /runs within `timeout` (else the sink's deadline); the platform de-duplicates on
+        `client_run_id`. `resume` asks it to reopen that run when it was finished (a checkpoint resume
+        continues the same run)."""
         body: dict[str, Any] = {k: meta.get(k) for k in ("name", "dataset_id", "base_model", "total_steps")}
         body["client_run_id"] = client_id
         if resume:
             body["resume"] = True
-        data = self._post("/runs", json.dumps(body).encode(), "runId", timeout=timeout)
-        return str(data["runId"])
+        data = self._post("/runs", json.dumps(body).encode(), timeout)
+        for key in _RUN_ID_KEYS:
+            value = data.get(key)
+            if isinstance(value, (str, int)) and not isinstance(value, bool) and value != "":
+                return str(value)
+        raise SendError(redact(f"HTTP 200 from {self.where}/runs is not the API's answer (expected a JSON object "
+                               f"with 'runId', got {str(data)[:80]!r}): a proxy, a login page or a wrong URL? "
+                               "Fix: check WHILEAI_API_URL (or url=)", self._credential), kind="not-api")
 
     def send_points(self, run_id: str, points: Sequence[EncodedPoint],
                     progress: tuple[int, int | None] | None = None) -> int:
-        """Send one batch; returns how many points the platform accepted (its `accepted`)."""
+        """Send one batch; returns how many points the platform took. An answer saying it took fewer than
+        were sent raises SendError (kind "partial", naming both counts): all of them stay owed."""
         parts = [b'{"points":[', ",".join(p[3] for p in points).encode(), b"]"]
         if progress is not None:
             parts.append(b',"progress":' + json.dumps({"step": progress[0], "total": progress[1]}).encode())
         parts.append(b"}")
-        data = self._post(f"/runs/{run_id}/log", b"".join(parts), "accepted")
-        return int(data["accepted"])
+        data = self._post(f"/runs/{run_id}/log", b"".join(parts))
+        took = _took(data.get("accepted"), len(points))
+        if took < len(points):
+            raise SendError(f"{self.where} took {took} of the {len(points)} points sent (its answer: "
+                            f"{str(data)[:80]}); all {len(points)} stay in the spool and are sent again "
+                            "(the platform keeps each seq once)", kind="partial")
+        return took
 
     def send_note(self, run_id: str, seq: int, markdown: str, ts: float) -> None:
-        self._post(f"/runs/{run_id}/notes", json.dumps({"seq": seq, "markdown": markdown, "ts": ts}).encode(), "new")
+        self._post(f"/runs/{run_id}/notes", json.dumps({"seq": seq, "markdown": markdown, "ts": ts}).encode())
 
     def set_progress(self, run_id: str, step: int, total: int | None) -> None:
         self.send_points(run_id, [], progress=(step, total))
 
     def finish(self, run_id: str, status: str, summary: dict[str, Any] | None, error: str | None) -> None:
         body = {"status": status, "summary": nulled_nonfinite(summary)[0], "error": error}
-        self._post(f"/runs/{run_id}/finish", json.dumps(body, default=str, allow_nan=False).encode(), "status")
+        self._post(f"/runs/{run_id}/finish", json.dumps(body, default=str, allow_nan=False).encode())
 
     def close(self) -> None:
         self._client.close()
 
 
-# the key each route's success answer holds, and what its value must be
-_EXPECTED: dict[str, tuple[type, ...]] = {"runId": (str,), "accepted": (int,), "new": (bool, int), "status": (str,)}
+# where an open's answer may name the run: the API's key first, then the spellings other platforms use
+_RUN_ID_KEYS = ("runId", "run_id", "id")
 
 
-def _answers(data: dict[str, Any], expect: str) -> bool:
-    value = data.get(expect)
-    if value is None or not isinstance(value, _EXPECTED[expect]):
-        return False
-    if expect == "accepted":
-        return isinstance(value, int) and not isinstance(value, bool) and value >= 0
-    return value != ""
+def _took(accepted: Any, sent: int) -> int:
+    """How many points an answer says the platform took: its "accepted" when that is a count (False: none),
+    else all of them (an answer of another shape says nothing of fewer)."""
+    if accepted is False:
+        return 0
+    if isinstance(accepted, int) and not isinstance(accepted, bool):
+        return max(0, accepted)
+    return sent
 
 
 def _json_object(response: Any) -> dict[str, Any] | None:

@@ -3,7 +3,11 @@
 It lives at ``$WHILEAI_HOME/runs.db`` (``~/.whileai/runs.db`` by default). Points are keyed by
 (run id, sequence number) and inserted with ``INSERT OR IGNORE``, so a re-send never duplicates; a point
 sent without a sequence number is numbered by the store, after the run's highest, in arrival order. A run
-opened twice with the same client id is the same run. A finished run is final: a second finish, or points,
+is numbered one way: its first points decide whether the client numbers them or the store does, and a
+later point numbered the other way is refused (RunLimitError "seq_mixed"), never silently dropped as the
+duplicate of a number the store gave out. Numbers stay within MAX_SEQ. The limits the server sets per run
+(metric names, notes, summary size) are passed in by the caller and checked inside the same transaction as
+the write they limit. A run opened twice with the same client id is the same run. A finished run is final: a second finish, or points,
 notes or progress after it raise RunFinishedError and change nothing; only `update_summary` (late results
 such as the holdout block) and `append_note` amend it. The runs HTTP API (server/) serves this store.
 
@@ -29,9 +33,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from whileai_train.errors import RunError, RunFinishedError
+from whileai_train.errors import RunError, RunFinishedError, RunLimitError
 from whileai_train.runs.config import whileai_home
-from whileai_train.runs.defaults import STORE_BUSY_TIMEOUT_S
+from whileai_train.runs.defaults import MAX_SEQ, STORE_BUSY_TIMEOUT_S
 
 __all__ = ["LocalStore", "default_store_path"]
 
@@ -69,16 +73,31 @@ CREATE TABLE IF NOT EXISTS notes (
     markdown TEXT NOT NULL,
     PRIMARY KEY (run_id, seq)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS metric_keys (
+    run_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    PRIMARY KEY (run_id, key)
+) WITHOUT ROWID;
 """
 
 RUN_STATUSES = ("running", "done", "failed", "stopped")
 
 # Columns added after the first release; an older store gains them (and their values) when opened.
 _ADDED_RUN_COLUMNS = (("alarm_count", "INTEGER NOT NULL DEFAULT 0"), ("last_loss", "REAL"),
-                      ("last_loss_seq", "INTEGER"))
+                      ("last_loss_seq", "INTEGER"), ("seq_mode", "TEXT"))
+# how a run's points are numbered, set by its first points: by the client that sends them, or by the store
+_SEQ_MODES = {True: "client", False: "store"}
 
 
 _ALARM_KEY = '"alarm/'  # the reward monitor logs alarm/<name> = 1 at the alarm's step
+
+
+def alarm_names(point: dict[str, Any]) -> list[str]:
+    """The alarms a stored point raises: its alarm/<name> keys whose value says so (a non-zero number;
+    alarm/x = 0 or null is no alarm)."""
+    return [key[len("alarm/"):] for key, value in point.items()
+            if key.startswith("alarm/") and isinstance(value, (int, float)) and not isinstance(value, bool)
+            and value != 0]
 _ALARM_NOTE = re.compile(r"^\*\*Alarm: (?P<name>[^*]+)\*\* at step (?P<step>-?\d+): (?P<message>.*)$", re.DOTALL)
 
 _ROWS_PER_INSERT = 500  # a full HTTP batch (product text: up to 500 points a call) in one statement
@@ -263,13 +282,16 @@ class LocalStore:
         return len(gone)
 
     def add_points(self, run_id: str, points: Sequence[dict[str, Any]] | Iterable[tuple[int | None, Any, Any, str]],
-                   progress: tuple[int, int | None] | None = None) -> int:
+                   progress: tuple[int, int | None] | None = None, *, keys: set[str] | None = None,
+                   max_keys: int | None = None) -> int:
         """Insert points (dicts with step, ts and optionally seq, or pre-encoded (seq, step, ts, json) tuples).
 
         Returns how many were new; a point whose (run id, seq) is already stored is ignored. A dict without
         a seq, or a tuple whose seq is None (its JSON object then has no "seq" key), is numbered after the
         run's highest seq, in the order given. `progress` (step, total) is set
-        in the same transaction. Raises RunFinishedError (nothing written) when the run is finished.
+        in the same transaction. `keys`, the metric names these points carry, are remembered per run, and
+        refused past `max_keys` names. Raises RunFinishedError when the run is finished, and RunLimitError
+        when the points mix numbered and unnumbered, pass MAX_SEQ or pass `max_keys` (nothing written).
         """
         encoded: list[tuple[Any, Any, Any, str] | None] = []
         unnumbered: list[dict[str, Any] | tuple[Any, Any, Any, str]] = []
@@ -284,9 +306,15 @@ class LocalStore:
                                 json.dumps(_finite(p), separators=(",", ":"))))
         with self._writing() as conn:
             self._refuse_finished(conn, run_id, "adding points")
+            if encoded:
+                _keep_one_numbering(conn, run_id, numbered=len(unnumbered) < len(encoded),
+                                    unnumbered=bool(unnumbered))
+            if keys:
+                _remember_keys(conn, run_id, keys, max_keys)
             if unnumbered:
                 top = conn.execute("SELECT MAX(seq) FROM points WHERE run_id = ?", (run_id,)).fetchone()[0]
                 next_seq = (top + 1) if top is not None else 0
+                _check_room(run_id, "point", next_seq, len(unnumbered))
                 filled = iter(unnumbered)
                 for i, row in enumerate(encoded):
                     if row is None:
@@ -317,9 +345,9 @@ class LocalStore:
     @staticmethod
     def _update_digest(conn: sqlite3.Connection, run_id: str, rows: list[tuple[Any, ...]]) -> None:
         """Keep the runs table's alarm count and last loss current (the runs list reads them, not the points)."""
-        if any(_ALARM_KEY in row[4] for row in rows):
-            count = conn.execute("SELECT COUNT(*) FROM points WHERE run_id = ? AND instr(data, ?) > 0",
-                                 (run_id, _ALARM_KEY)).fetchone()[0]
+        if any(_ALARM_KEY in row[4] for row in rows):  # recounted, so a re-sent alarm point is counted once
+            count = sum(1 for (data,) in conn.execute("SELECT data FROM points WHERE run_id = ? AND instr(data, ?) > 0",
+                                                      (run_id, _ALARM_KEY)) if alarm_names(_loads(data)))
             conn.execute("UPDATE runs SET alarm_count = ? WHERE id = ?", (count, run_id))
         best: tuple[int, float] | None = None
         for row in sorted((r for r in rows if '"loss":' in r[4]), key=lambda r: r[1], reverse=True):
@@ -331,18 +359,20 @@ class LocalStore:
             conn.execute("UPDATE runs SET last_loss = ?, last_loss_seq = ? WHERE id = ?"
                          " AND (last_loss_seq IS NULL OR last_loss_seq <= ?)", (best[1], best[0], run_id, best[0]))
 
-    def add_note(self, run_id: str, seq: int | None, markdown: str, ts: float | None = None) -> bool:
-        """Add a note (seq None: numbered after the run's last); False when (run, seq) was already stored."""
+    def add_note(self, run_id: str, seq: int | None, markdown: str, ts: float | None = None, *,
+                 max_notes: int | None = None) -> bool:
+        """Add a note (seq None: numbered after the run's last); False when (run, seq) was already stored.
+        Past `max_notes` notes in the run, RunLimitError (a re-sent note is still False, not refused)."""
         with self._writing() as conn:
             self._refuse_finished(conn, run_id, "adding a note")
-            return _insert_note(conn, run_id, seq, markdown, ts)
+            return _insert_note(conn, run_id, seq, markdown, ts, max_notes)
 
-    def append_note(self, run_id: str, markdown: str) -> None:
+    def append_note(self, run_id: str, markdown: str, *, max_notes: int | None = None) -> None:
         """Add a note numbered after the run's last, allowed after finish (a late remark through PATCH)."""
         with self._writing() as conn:
             if self._status(conn, run_id) is None:
                 raise RunError(f"no run {run_id} in {self.path}. Fix: `whileai-train runs` lists the ids.")
-            _insert_note(conn, run_id, None, markdown, None)
+            _insert_note(conn, run_id, None, markdown, None, max_notes)
 
     def set_progress(self, run_id: str, step: int, total: int | None) -> None:
         with self._writing() as conn:
@@ -362,9 +392,10 @@ class LocalStore:
                  run_id),
             )
 
-    def update_summary(self, run_id: str, patch: dict[str, Any]) -> None:
+    def update_summary(self, run_id: str, patch: dict[str, Any], *, max_bytes: int | None = None) -> None:
         """Merge `patch`'s top-level keys into the run's summary (allowed after finish: late results such as
-        summary["holdout"] and summary["delta"]). Raises RunError when there is no such run."""
+        summary["holdout"] and summary["delta"]). Raises RunError when there is no such run, and RunLimitError
+        when the merged summary would pass `max_bytes` of JSON (the stored summary is left as it was)."""
         with self._writing() as conn:
             row = conn.execute("SELECT summary FROM runs WHERE id = ?", (run_id,)).fetchone()
             if row is None:
@@ -373,7 +404,12 @@ class LocalStore:
             if not isinstance(summary, dict):
                 summary = {}
             summary.update(_finite(dict(patch)))
-            conn.execute("UPDATE runs SET summary = ? WHERE id = ?", (json.dumps(summary), run_id))
+            text = json.dumps(summary)
+            if max_bytes is not None and len(text.encode()) > max_bytes:
+                raise RunLimitError("summary_too_large", f"run {run_id}'s summary would be {len(text.encode())} "
+                                    f"bytes of JSON with this change; the cap is {max_bytes} per run. Fix: keep large "
+                                    "results in files and put their path in the summary")
+            conn.execute("UPDATE runs SET summary = ? WHERE id = ?", (text, run_id))
 
     # -- reads ----------------------------------------------------------------------------------------
     def get_run(self, run_id: str, last_points: int | None = None) -> dict[str, Any] | None:
@@ -408,11 +444,9 @@ class LocalStore:
         alarms = []
         for step, data in conn.execute("SELECT step, data FROM points WHERE run_id = ? AND instr(data, ?) > 0"
                                        " ORDER BY step, seq", (run_id, _ALARM_KEY)):
-            for key, value in _loads(data).items():
-                if key.startswith("alarm/") and value:
-                    name = key[len("alarm/"):]
-                    alarms.append({"name": name, "step": step,
-                                   "message": texts.get((name, step), f"{name} alarm at step {step}")})
+            for name in alarm_names(_loads(data)):
+                alarms.append({"name": name, "step": step,
+                               "message": texts.get((name, step), f"{name} alarm at step {step}")})
         return alarms
 
     def points_count(self, run_id: str) -> int:
@@ -481,15 +515,67 @@ def _set_progress(conn: sqlite3.Connection, run_id: str, step: int, total: int |
     )
 
 
-def _insert_note(conn: sqlite3.Connection, run_id: str, seq: int | None, markdown: str, ts: float | None) -> bool:
+def _insert_note(conn: sqlite3.Connection, run_id: str, seq: int | None, markdown: str, ts: float | None,
+                 max_notes: int | None = None) -> bool:
+    if seq is not None and conn.execute("SELECT 1 FROM notes WHERE run_id = ? AND seq = ?",
+                                        (run_id, int(seq))).fetchone() is not None:
+        return False  # a re-send: already stored, so never refused by the cap
+    if max_notes is not None:
+        count = conn.execute("SELECT COUNT(*) FROM notes WHERE run_id = ?", (run_id,)).fetchone()[0]
+        if count >= max_notes:
+            raise RunLimitError("too_many_notes", f"run {run_id} already has {count} notes; the cap is {max_notes} "
+                                "per run. Fix: put more in one note, or in the summary")
     if seq is None:
         top = conn.execute("SELECT MAX(seq) FROM notes WHERE run_id = ?", (run_id,)).fetchone()[0]
         seq = (top + 1) if top is not None else 0
+        _check_room(run_id, "note", seq, 1)
     cur = conn.execute(
         "INSERT OR IGNORE INTO notes (run_id, seq, ts, markdown) VALUES (?, ?, ?, ?)",
         (run_id, int(seq), ts if ts is not None else time.time(), str(markdown)),
     )
     return cur.rowcount > 0
+
+
+def _keep_one_numbering(conn: sqlite3.Connection, run_id: str, *, numbered: bool, unnumbered: bool) -> None:
+    """Refuse points numbered the other way from the run's first points (or mixed in one call); the first
+    points of a run set its way."""
+    if numbered and unnumbered:
+        raise RunLimitError("seq_mixed", "these points mix some with a seq and some without; a run's points are "
+                            "numbered one way. Fix: give every point a seq (numbered per client), or none (the "
+                            "server numbers them in arrival order)")
+    row = conn.execute("SELECT seq_mode FROM runs WHERE id = ?", (run_id,)).fetchone()
+    mode = _SEQ_MODES[numbered]
+    if row is None or row[0] == mode:
+        return
+    if row[0] is None:
+        conn.execute("UPDATE runs SET seq_mode = ? WHERE id = ?", (mode, run_id))
+        return
+    theirs = "with a seq" if row[0] == "client" else "without a seq (numbered by the server)"
+    ours = "with" if numbered else "without"
+    raise RunLimitError("seq_mixed", f"run {run_id}'s points were sent {theirs}; points {ours} one would collide "
+                        "with those numbers and be lost, so they are refused. Fix: number every point of a run the "
+                        "same way (give each client's points a seq of its own range, or send none), or log to a "
+                        "new run")
+
+
+def _remember_keys(conn: sqlite3.Connection, run_id: str, keys: set[str], max_keys: int | None) -> None:
+    known = {row[0] for row in conn.execute("SELECT key FROM metric_keys WHERE run_id = ?", (run_id,))}
+    fresh = sorted(keys - known)
+    if not fresh:
+        return
+    if max_keys is not None and len(known) + len(fresh) > max_keys:
+        shown = ", ".join(repr(k[:40]) for k in fresh[:3]) + (", ..." if len(fresh) > 3 else "")
+        raise RunLimitError("too_many_metrics", f"run {run_id} has {len(known)} metric names and these points add "
+                            f"{len(fresh)} more ({shown}); the cap is {max_keys} names per run. Fix: log fewer "
+                            "distinct names (one name per quantity, the index in the step), or start a new run")
+    conn.executemany("INSERT INTO metric_keys (run_id, key) VALUES (?, ?)", [(run_id, k) for k in fresh])
+
+
+def _check_room(run_id: str, what: str, first: int, count: int) -> None:
+    """The store's own numbers stay within MAX_SEQ (exact in a browser's numbers)."""
+    if first + count - 1 > MAX_SEQ:
+        raise RunLimitError("seq_exhausted", f"run {run_id} has no {what} numbers left: the next would be past "
+                            f"{MAX_SEQ} (2^53 - 1, the largest a browser holds exactly). Fix: log to a new run")
 
 
 def _none_for_constant(_: str) -> None:

@@ -5,15 +5,18 @@ Each is replayed oldest-first: the run is opened if it never was (the server de-
 client id), unacknowledged points are sent in batches of at most 500 (the server de-duplicates on
 (run id, seq)), then notes, then the finish record. A run whose process died before finishing is
 finished "failed" with a line saying so. A spool still being written by a live process is skipped.
-A delivery counts only when the platform gives its success answer (runs/sinks.py): a redirect or a page
-that is not the API keeps the file for the next sync. A spool of a local-store run (its database was locked
-at finish) is written to that database instead.
+A delivery counts only when the platform answers with a 2xx JSON object (runs/sinks.py): a redirect, a page
+that is not the API, or an answer that took fewer points than were sent keeps the file for the next sync.
+The whole sync ends within its deadline (SenderConfig.sync_deadline_s), each request within its own: what is
+not sent by then stays in the spool. A spool of a local-store run (its database was locked at finish) is
+written to that database instead.
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,6 +58,7 @@ def sync_spool(api_key: str | None = None, url: str | None = None, config: Sende
     Never stops at one bad file: a file that cannot be read, or whose sends fail, is reported and kept, and
     the other files are still sent. Lines that cannot be read are skipped and named in the result."""
     config = config or SenderConfig.from_env()
+    ends = time.monotonic() + config.sync_deadline_s
     result = SyncResult()
     folder = directory or spool_dir()
     files = _spool_files(folder)
@@ -67,6 +71,10 @@ def sync_spool(api_key: str | None = None, url: str | None = None, config: Sende
     except RunError as exc:
         key_problem = str(exc)
     for path in files:
+        if time.monotonic() >= ends:
+            result.failed.append(f"{path.name}: not tried, the sync's deadline of {config.sync_deadline_s:g} s "
+                                 "passed; kept for the next sync")
+            continue
         try:
             state = read_spool(path)
         except OSError as exc:
@@ -96,7 +104,8 @@ def sync_spool(api_key: str | None = None, url: str | None = None, config: Sende
             result.failed.append(f"{path.name}: {exc}; kept")
             continue
         sink = HttpSink(base, credential, connect_timeout_s=config.connect_timeout_s,
-                        read_timeout_s=config.read_timeout_s)
+                        read_timeout_s=config.read_timeout_s, deadline_s=config.request_deadline_s)
+        sink.until = ends
         try:
             _sync_to_platform(path, state, sink, config, result)
         except SendError as exc:

@@ -11,8 +11,12 @@ harness's standard-library server both call these, so both validate and refuse a
     GET   /runs/{id}/points?after_seq=&limit=                                               -> a page of points
 
 Points are de-duplicated on (run id, seq) when the client sends seq, and numbered in arrival order when
-it does not; runs on client_run_id. A finished run is final: a second finish, or points / notes / progress
-after it, answer 409 {"code": "run_finished"} and the first outcome stays; PATCH amends it.
+it does not; a run is numbered one way (its first points decide), and points numbered the other way answer
+409 {"code": "seq_mixed"} rather than collide with numbers already given. Runs are de-duplicated on
+client_run_id. A finished run is final: a second finish, or points / notes / progress after it, answer 409
+{"code": "run_finished"} and the first outcome stays; PATCH amends it. Each run is capped, whatever the
+number of requests: MAX_METRICS_PER_RUN metric names, MAX_NOTES_PER_RUN notes, MAX_SUMMARY_BYTES of stored
+summary (409 naming the cap). GET /runs carries a digest of each summary; GET /runs/{id} the whole.
 """
 
 from __future__ import annotations
@@ -28,19 +32,23 @@ from urllib.parse import parse_qs, unquote
 import orjson
 from pydantic import BaseModel, ValidationError
 
-from whileai_train.errors import RunError, RunFinishedError
+from whileai_train.errors import RunError, RunFinishedError, RunLimitError
 from whileai_train.runs.store import RUN_STATUSES, LocalStore
 from whileai_train.server.body import ApiError, from_validation_error, parse_json_body
 from whileai_train.server.defaults import (
     MAX_BODY_BYTES,
+    MAX_METRICS_PER_RUN,
+    MAX_NOTES_PER_RUN,
     MAX_POINTS_PER_PAGE,
     MAX_RUNS_PER_PAGE,
     MAX_SUMMARY_BYTES,
+    MAX_SUMMARY_DIGEST_CHARS,
+    MAX_SUMMARY_DIGEST_KEYS,
     POINTS_PER_PAGE,
 )
 from whileai_train.server.models import FinishBody, LogBody, NoteBody, OpenRun, PatchBody, Point
 
-__all__ = ["RunsAPI", "dump_json", "make_handler", "validate"]
+__all__ = ["RunsAPI", "dump_json", "make_handler", "summary_digest", "validate"]
 
 Response = tuple[int, dict[str, Any]]
 M = TypeVar("M", bound=BaseModel)
@@ -109,6 +117,10 @@ class RunsAPI:
     def _finished(self, exc: RunFinishedError) -> ApiError:
         return ApiError(409, "run_finished", str(exc))
 
+    @staticmethod
+    def _limited(exc: RunLimitError) -> ApiError:
+        return ApiError(409, exc.code, str(exc))
+
     def open_run(self, body: OpenRun) -> dict[str, Any]:
         run_id = self.store.create_run(body.model_dump(exclude={"resume"}), client_id=body.client_run_id or None)
         if body.resume:
@@ -118,19 +130,25 @@ class RunsAPI:
     def log(self, run_id: str, body: LogBody) -> dict[str, Any]:
         self._known(run_id)
         points = [_encoded(p) for p in body.points]
+        keys = set().union(*(p.__pydantic_extra__ or () for p in body.points))
         progress = (body.progress.step, body.progress.total) if body.progress is not None else None
         try:
-            new = self.store.add_points(run_id, points, progress=progress) if points or progress else 0
+            new = self.store.add_points(run_id, points, progress=progress, keys=keys,
+                                        max_keys=MAX_METRICS_PER_RUN) if points or progress else 0
         except RunFinishedError as exc:
             raise self._finished(exc) from None
+        except RunLimitError as exc:
+            raise self._limited(exc) from None
         return {"accepted": len(points), "new": new}
 
     def note(self, run_id: str, body: NoteBody) -> dict[str, Any]:
         self._known(run_id)
         try:
-            return {"new": self.store.add_note(run_id, body.seq, body.markdown, body.ts)}
+            return {"new": self.store.add_note(run_id, body.seq, body.markdown, body.ts, max_notes=MAX_NOTES_PER_RUN)}
         except RunFinishedError as exc:
             raise self._finished(exc) from None
+        except RunLimitError as exc:
+            raise self._limited(exc) from None
 
     def finish(self, run_id: str, body: FinishBody) -> dict[str, Any]:
         self._known(run_id)
@@ -154,9 +172,11 @@ class RunsAPI:
         _check_summary_size(merged)
         try:
             if merged:
-                self.store.update_summary(run_id, merged)
+                self.store.update_summary(run_id, merged, max_bytes=MAX_SUMMARY_BYTES)
             if body.note is not None:
-                self.store.append_note(run_id, body.note)
+                self.store.append_note(run_id, body.note, max_notes=MAX_NOTES_PER_RUN)
+        except RunLimitError as exc:
+            raise self._limited(exc) from None
         except RunError as exc:
             raise ApiError(404, "no_run", str(exc), "id") from None
         return self.get_run(run_id)
@@ -167,7 +187,10 @@ class RunsAPI:
         if status is not None and status not in RUN_STATUSES:
             raise ApiError(400, "invalid", "status must be running, done, failed or stopped", "status")
         limit = max(1, min(int(limit), MAX_RUNS_PER_PAGE))
-        return {"runs": self.store.list_runs(limit=limit, status=status, name_contains=q, offset=max(0, offset))}
+        runs = self.store.list_runs(limit=limit, status=status, name_contains=q, offset=max(0, offset))
+        for run in runs:
+            run["summary"] = summary_digest(run["summary"])
+        return {"runs": runs}
 
     def get_run(self, run_id: str, last_points: int = 20) -> dict[str, Any]:
         record = self.store.get_run(run_id, last_points=last_points)
@@ -232,6 +255,22 @@ def _int_param(params: dict[str, str], name: str) -> int | None:
     if not -(2**63) <= number < 2**63:
         raise ApiError(400, "int_too_large", f"{name} is past 64 bits", name)
     return number
+
+
+def summary_digest(summary: dict[str, Any] | None) -> dict[str, Any] | None:
+    """What the runs list carries of a summary: its top-level numbers, flags, nulls and texts (cut to
+    MAX_SUMMARY_DIGEST_CHARS), at most MAX_SUMMARY_DIGEST_KEYS of them; nested blocks are left to GET /runs/{id}."""
+    if summary is None:
+        return None
+    digest: dict[str, Any] = {}
+    for key, value in summary.items():
+        if len(digest) >= MAX_SUMMARY_DIGEST_KEYS:
+            break
+        if isinstance(value, str):
+            digest[key] = value if len(value) <= MAX_SUMMARY_DIGEST_CHARS else value[:MAX_SUMMARY_DIGEST_CHARS] + "…"
+        elif value is None or isinstance(value, (bool, int, float)):
+            digest[key] = value
+    return digest
 
 
 def _check_summary_size(summary: dict[str, Any] | None) -> None:

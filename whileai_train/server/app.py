@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from whileai_train.server.api import RunsAPI, dump_json, validate
 from whileai_train.server.body import ApiError, field_path
+from whileai_train.server.connections import ConnectionWatch
 from whileai_train.server.dashboard import STATIC_DIR, run_page
 from whileai_train.server.defaults import (
     MAX_BODY_BYTES,
@@ -25,7 +26,8 @@ from whileai_train.server.defaults import (
     POINTS_PER_PAGE,
     SESSION_COOKIE,
 )
-from whileai_train.server.guard import PARSED_BODY, SESSION_PATH, Guard, allowed_host_names, session_token
+from whileai_train.server.guard import PARSED_BODY, SESSION_PATH, Guard, allowed_host_names
+from whileai_train.server.sessions import LoginLimit, Sessions
 from whileai_train.server.models import (
     ErrorBody,
     FinishBody,
@@ -51,7 +53,9 @@ Int64 = Annotated[int, Query(ge=-(2**63), le=2**63 - 1)]
 _REFUSALS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorBody, "description": text} for code, text in (
         (400, "malformed body or invalid field (the field is named)"), (401, "missing or wrong key"), (403, "foreign Host or cross-origin write"),
-        (404, "no such run"), (409, "the run is finished"), (413, "body too large"))
+        (404, "no such run"), (408, "the body did not arrive in time"),
+        (409, "the run is finished, a per-run cap is reached, or numbered and unnumbered points are mixed"),
+        (413, "body too large"))
 }
 
 
@@ -99,9 +103,12 @@ class SessionBody(BaseModel):
     key: str
 
 
-def make_app(api: RunsAPI, *, bound_host: str = "127.0.0.1", allowed_hosts: tuple[str, ...] = ()) -> Guard:
-    """The app over `api`; the key `api` was made with guards every route."""
+def make_app(api: RunsAPI, *, bound_host: str = "127.0.0.1", allowed_hosts: tuple[str, ...] = (),
+             watch: ConnectionWatch | None = None, secure_cookie: bool = False) -> Guard:
+    """The app over `api`; the key `api` was made with guards every route. `watch` (serve's) is told when
+    each request starts and ends; `secure_cookie` marks the session cookie Secure (a server on TLS)."""
     key = api.api_key
+    sessions, logins = Sessions(), LoginLimit()
     app = FastAPI(title="whileai_train runs API", version="1", docs_url=None, redoc_url=None,
                   default_response_class=SafeJSON, responses=_REFUSALS,
                   dependencies=[Security(APIKeyHeader(name="X-Api-Key", auto_error=False))])
@@ -165,13 +172,22 @@ def make_app(api: RunsAPI, *, bound_host: str = "127.0.0.1", allowed_hosts: tupl
         return SafeJSON(api.points(run_id, after_seq, limit))
 
     @app.post(SESSION_PATH, include_in_schema=False)
-    def session(body: SessionBody) -> Response:
+    async def session(body: SessionBody, request: Request) -> Response:
+        # async: runs on the event loop, the one thread that touches the sessions and the login limit
         if key is None:
             return Response(status_code=204)
+        address = request.client.host if request.client else "unknown"
+        wait = logins.wait_s(address)
+        if wait > 0:
+            return SafeJSON({"error": f"too many wrong keys from {address}; try again in {wait:.0f} s",
+                             "code": "too_many_attempts"}, status_code=429,
+                            headers={"Retry-After": str(max(1, round(wait)))})
         if not api.key_matches(body.key):
+            logins.failed(address)
             raise ApiError(401, "unauthorized", "wrong key", "key")
         response = Response(status_code=204)
-        response.set_cookie(SESSION_COOKIE, session_token(key), httponly=True, samesite="strict", path="/")
+        response.set_cookie(SESSION_COOKIE, sessions.create(), max_age=int(sessions.ttl_s), httponly=True,
+                            samesite="strict", path="/", secure=secure_cookie)
         return response
 
     page = run_page()
@@ -183,4 +199,5 @@ def make_app(api: RunsAPI, *, bound_host: str = "127.0.0.1", allowed_hosts: tupl
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     _document_bodies(app)
     hosts = allowed_host_names(bound_host, allowed_hosts)
-    return Guard(app, allowed_hosts=hosts, api_key=key, max_body_bytes=MAX_BODY_BYTES)
+    return Guard(app, allowed_hosts=hosts, api_key=key, sessions=sessions, watch=watch,
+                 max_body_bytes=MAX_BODY_BYTES)

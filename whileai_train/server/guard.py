@@ -4,16 +4,21 @@
   loopback names, this machine's names, or `allowed_hosts`), so a page on another domain that rebinds its DNS to this address is refused (403).
 - Cross-origin writes: a write whose Origin (or Sec-Fetch-Site) says it comes from another site's page is
   refused (403): a browser page elsewhere cannot post to a server on localhost (CSRF).
-- Key: with a key, every route answers 401 without ``X-Api-Key`` or the session cookie the page sets after
-  the key is typed once (an HMAC of the key, never the key). The key is never logged or put in a page.
-- Body: a declared or streamed body over MAX_BODY_BYTES answers 413 and the connection is closed, so what
-  followed it is never read as the next request; the body is then read as JSON by `parse_json_body`
-  (malformed values answer 4xx naming the field) and handed on as clean JSON.
+- Key: with a key, every route answers 401 without ``X-Api-Key`` or a live session cookie (a random token the
+  page gets after the key is typed once, server/sessions.py). The key is never logged or put in a page.
+- Body: a declared or streamed body over the cap answers 413 and the connection is closed, so what followed
+  it is never read as the next request. The cap is MAX_BODY_BYTES, and SESSION_MAX_BODY_BYTES on the one
+  route open without a key (the key form). A body must arrive whole within BODY_TIMEOUT_S of its headers
+  (else 408, connection closed). It is then read as JSON by `parse_json_body` (malformed values answer 4xx
+  naming the field), on a worker thread when it is past PARSE_INLINE_BYTES, so a large body never holds the
+  event loop, and handed on as clean JSON.
+- Connections: the ConnectionWatch is told when a request's headers are in and when its answer is out, so
+  its header deadline never cuts a request short (server/connections.py).
 """
 
 from __future__ import annotations
 
-import hashlib
+import asyncio
 import hmac
 import ipaddress
 import socket
@@ -21,13 +26,23 @@ from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import Any
 from urllib.parse import urlsplit
 
+import anyio.to_thread
 import orjson
 
 from whileai_train.server.api import dump_json
 from whileai_train.server.body import ApiError, parse_json_body
-from whileai_train.server.defaults import MAX_BODY_BYTES, SESSION_COOKIE
+from whileai_train.server.connections import ConnectionWatch
+from whileai_train.server.defaults import (
+    BODY_TIMEOUT_S,
+    MAX_BODY_BYTES,
+    PARSE_INLINE_BYTES,
+    PARSE_WORKERS,
+    SESSION_COOKIE,
+    SESSION_MAX_BODY_BYTES,
+)
+from whileai_train.server.sessions import Sessions
 
-__all__ = ["PARSED_BODY", "SESSION_PATH", "Guard", "allowed_host_names", "is_loopback", "session_token"]
+__all__ = ["PARSED_BODY", "SESSION_PATH", "Guard", "allowed_host_names", "is_loopback"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -44,9 +59,8 @@ PARSED_BODY = "whileai.body"
 SESSION_PATH = "/session"
 
 
-def session_token(api_key: str) -> str:
-    """The session cookie's value: an HMAC of the key, so the cookie never carries the key itself."""
-    return hmac.new(api_key.encode(), b"whileai-train dashboard session", hashlib.sha256).hexdigest()
+# Answers after which the connection is closed: the unread rest of the body must never be read as a request.
+_CLOSING = frozenset({"body_too_large", "bad_content_length", "disconnected", "body_timeout"})
 
 
 def allowed_host_names(bound_host: str, extra: Iterable[str] = ()) -> frozenset[str]:
@@ -78,17 +92,34 @@ class Guard:
     """The checks above, around `app`."""
 
     def __init__(self, app: ASGIApp, *, allowed_hosts: frozenset[str], api_key: str | None,
-                 max_body_bytes: int = MAX_BODY_BYTES) -> None:
+                 sessions: Sessions | None = None, watch: ConnectionWatch | None = None,
+                 max_body_bytes: int = MAX_BODY_BYTES, body_timeout_s: float = BODY_TIMEOUT_S) -> None:
         self.app = app
         self.allowed_hosts = allowed_hosts
         self.api_key = api_key
-        self.session = session_token(api_key) if api_key else None
+        self.sessions = sessions if sessions is not None else Sessions()
+        self.watch = watch
         self.max_body_bytes = max_body_bytes
+        self.body_timeout_s = body_timeout_s
+        self._parsers: anyio.CapacityLimiter | None = None
+
+    def __repr__(self) -> str:
+        return f"Guard(key={'set' if self.api_key else 'none'}, hosts={sorted(self.allowed_hosts)!r})"
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        if self.watch is None:
+            await self._guarded(scope, receive, send)
+            return
+        self.watch.request_started(scope.get("client"))
+        try:
+            await self._guarded(scope, receive, send)
+        finally:
+            self.watch.request_ended(scope.get("client"))
+
+    async def _guarded(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
             headers = _headers(scope)
             self._check_host(headers, scope)
@@ -100,7 +131,9 @@ class Guard:
             if method in _SAFE_METHODS:
                 await self.app(scope, receive, send)
                 return
-            value, body = await self._read_body(headers, receive)
+            cap = SESSION_MAX_BODY_BYTES if scope["path"] == SESSION_PATH else self.max_body_bytes
+            raw = await self._read_within_deadline(headers, receive, cap)
+            value, body = await self._parse(raw)
         except ApiError as exc:
             if exc.code == "unauthorized" and scope["method"] == "GET" and scope["path"] == "/":
                 await _send_login_page(send)
@@ -132,41 +165,55 @@ class Guard:
                            "send it from a script or from this server's own page", "Origin")
 
     def _check_key(self, headers: dict[str, str], scope: Scope) -> None:
-        assert self.api_key is not None and self.session is not None
+        assert self.api_key is not None
         given = headers.get("x-api-key")
         if given is not None and hmac.compare_digest(given.encode(), self.api_key.encode()):
             return
-        cookie = _cookie(headers.get("cookie", ""), SESSION_COOKIE)
-        if cookie is not None and hmac.compare_digest(cookie.encode(), self.session.encode()):
+        if self.sessions.valid(_cookie(headers.get("cookie", ""), SESSION_COOKIE)):
             return
         raise ApiError(401, "unauthorized", "missing or wrong X-Api-Key", "X-Api-Key")
 
-    async def _read_body(self, headers: dict[str, str], receive: Receive) -> tuple[Any, bytes]:
-        """The body read (up to the cap) and parsed: (the JSON value, clean JSON bytes to hand on)."""
+    async def _read_within_deadline(self, headers: dict[str, str], receive: Receive, cap: int) -> bytes:
         declared = headers.get("content-length")
         if declared is not None:
             if not declared.strip().isdigit():
                 raise ApiError(400, "bad_content_length", "Content-Length is not a whole number",
                                "Content-Length")
-            if int(declared) > self.max_body_bytes:
-                raise ApiError(413, "body_too_large", f"the body is {int(declared)} bytes; at most "
-                               f"{self.max_body_bytes}", "body")
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                raise ApiError(400, "disconnected", "the client went away mid-body", "body")
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > self.max_body_bytes:
-                raise ApiError(413, "body_too_large", f"the body is over {self.max_body_bytes} bytes", "body")
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                break
-        raw = b"".join(chunks)
-        value, had_constants = parse_json_body(raw)
+            if int(declared) > cap:
+                raise ApiError(413, "body_too_large", f"the body is {int(declared)} bytes; at most {cap}", "body")
+        try:
+            return await asyncio.wait_for(_read_body(receive, cap), self.body_timeout_s)
+        except asyncio.TimeoutError:
+            raise ApiError(408, "body_timeout", f"the body did not arrive within {self.body_timeout_s:g} s of "
+                           "its headers", "body") from None
+
+    async def _parse(self, raw: bytes) -> tuple[Any, bytes]:
+        """(the JSON value, clean JSON bytes to hand on). A body past PARSE_INLINE_BYTES is parsed on a worker
+        thread: a large body never holds the event loop, so other clients are answered meanwhile."""
+        if len(raw) <= PARSE_INLINE_BYTES:
+            value, had_constants = parse_json_body(raw)
+        else:
+            if self._parsers is None:
+                self._parsers = anyio.CapacityLimiter(PARSE_WORKERS)
+            value, had_constants = await anyio.to_thread.run_sync(parse_json_body, raw, limiter=self._parsers)
         return value, (orjson.dumps(value) if had_constants or not raw.strip() else raw)
+
+
+async def _read_body(receive: Receive, cap: int) -> bytes:
+    """The body as it streams in, refused (413) the moment it passes `cap`."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ApiError(400, "disconnected", "the client went away mid-body", "body")
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > cap:
+            raise ApiError(413, "body_too_large", f"the body is over {cap} bytes", "body")
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
 
 
 def _headers(scope: Scope) -> dict[str, str]:
@@ -211,8 +258,8 @@ def _replay(body: bytes, receive: Receive) -> Receive:
 async def _send_error(send: Send, exc: ApiError, scope: Scope) -> None:
     body = dump_json(exc.body())
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    if exc.status in (400, 413) and exc.code in ("body_too_large", "bad_content_length", "disconnected"):
-        headers.append((b"connection", b"close"))  # the unread rest must never be read as a request
+    if exc.code in _CLOSING:
+        headers.append((b"connection", b"close"))
     await send({"type": "http.response.start", "status": exc.status, "headers": headers})
     await send({"type": "http.response.body", "body": body if scope["method"] != "HEAD" else b""})
 

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from whileai_train.runs.defaults import MAX_SEQ
 from whileai_train.server.defaults import (
     MAX_ERROR_CHARS,
     MAX_KEY_CHARS,
@@ -42,9 +43,8 @@ __all__ = [
 
 Int64 = Annotated[int, Field(strict=True, ge=-(2**63), le=2**63 - 1)]
 Count = Annotated[int, Field(strict=True, ge=0, le=2**63 - 1)]
-# A sequence number stays exact in a browser (Number.MAX_SAFE_INTEGER) and leaves the store room to number
-# points sent without one after the run's highest.
-Seq = Annotated[int, Field(strict=True, ge=0, le=2**53 - 1)]
+# A sequence number stays exact in a browser (Number.MAX_SAFE_INTEGER, runs/defaults.py).
+Seq = Annotated[int, Field(strict=True, ge=0, le=MAX_SEQ)]
 Number = Annotated[float, Field(strict=True, allow_inf_nan=False)]
 Name = Annotated[str, Field(min_length=1, max_length=MAX_NAME_CHARS)]
 Text = Annotated[str, Field(max_length=MAX_NAME_CHARS)]
@@ -78,7 +78,8 @@ class Point(BaseModel):
     model_config = ConfigDict(extra="allow")
     __pydantic_extra__: dict[str, Number | None] = Field(init=False)  # type: ignore[assignment]
     seq: Seq | None = Field(None, description="the client's sequence number; points are de-duplicated on "
-                                                "(run, seq). Without it the server numbers points in arrival order.")
+                                                "(run, seq). Without it the server numbers points in arrival order. "
+                                                "A run is numbered one way: mixing answers 409 seq_mixed.")
     step: Int64 | None = None
     ts: Number | None = None
 
@@ -164,7 +165,8 @@ class RunRow(BaseModel):
     finished: float | None = None
     error: str | None = None
     stop_reason: str | None = None
-    summary: dict[str, Any] | None = None
+    summary: dict[str, Any] | None = Field(None, description="in the runs list, a digest: the summary's top-level "
+                                                             "numbers, flags and short texts; GET /runs/{id} has it all")
     alarm_count: int = 0
     last_loss: float | None = None
 

@@ -1,5 +1,7 @@
 // The run page: the runs table and the selected run(s), read from the runs API every second.
 // Every name, note, reason and error is put in the page as text (textContent inside <bdi>), never as markup.
+// Anything keyed by a name from the data (runs, metrics, families, charts) lives in a Map, so a metric named
+// constructor, __proto__ or toString is a metric like any other.
 'use strict';
 
 const REFRESH_MS = 1000;
@@ -8,10 +10,12 @@ const MONITOR = ['proxy_reward', 'gold_reward'];
 const SIDE = ['holdout_length', 'kl'];
 const TRAINING = ['loss', 'learning_rate', 'lr'];
 const SKIP = new Set(['seq', 'step', 'ts', 'cost_usd', 'epoch', ...MONITOR, ...SIDE, ...TRAINING]);
+// A run with thousands of metric names shows the first MAX_METRIC_CHARTS (by name) and a filter for the rest.
+const MAX_METRIC_CHARTS = 48;
 
 const state = {
-  runs: [], sort: {key: 'created', dir: -1}, filter: '', status: '',
-  selected: null, overlay: [], data: {}, charts: {}, zoom: {}, shownKey: '',
+  runs: [], sort: {key: 'created', dir: -1}, filter: '', status: '', metricFilter: '',
+  selected: null, overlay: [], data: new Map(), charts: new Map(), zoom: new Map(), shownKey: '',
 };
 
 const $ = sel => document.querySelector(sel);
@@ -124,7 +128,8 @@ function toggleOverlay(id, on) {
 
 // -- run data: points read once, then only the new ones -------------------------------------------------
 function runData(id) {
-  return state.data[id] || (state.data[id] = {record: null, series: {}, lastSeq: null, count: 0, last: null});
+  if (!state.data.has(id)) state.data.set(id, {record: null, series: new Map(), lastSeq: null, count: 0, last: null});
+  return state.data.get(id);
 }
 function addPoints(d, points) {
   for (const p of points) {
@@ -133,13 +138,15 @@ function addPoints(d, points) {
     if (typeof p.step !== 'number') continue;
     for (const [k, v] of Object.entries(p)) {
       if (k === 'seq' || k === 'step' || k === 'ts' || (typeof v !== 'number' && v !== null)) continue;
-      (d.series[k] = d.series[k] || new Map()).set(p.step, v);
+      let series = d.series.get(k);
+      if (!series) d.series.set(k, series = new Map());
+      series.set(p.step, v);
     }
   }
 }
 async function loadPoints(id, full) {
   const d = runData(id);
-  if (full) { d.series = {}; d.lastSeq = null; d.count = 0; }
+  if (full) { d.series = new Map(); d.lastSeq = null; d.count = 0; }
   let changed = false;
   for (;;) {
     const q = d.lastSeq == null ? '' : '?after_seq=' + d.lastSeq;
@@ -164,17 +171,22 @@ async function refreshRun(id) {
 }
 
 // -- charts -------------------------------------------------------------------------------------------
+const seriesOf = (id, key) => runData(id).series.get(key) || new Map();
 function chartData(spec) {
   const steps = new Set();
-  for (const s of spec.series) for (const x of (runData(s.run).series[s.key] || new Map()).keys()) steps.add(x);
+  for (const s of spec.series) for (const x of seriesOf(s.run, s.key).keys()) steps.add(x);
   const xs = [...steps].sort((a, b) => a - b);
-  const ys = spec.series.map(s => { const m = runData(s.run).series[s.key] || new Map();
-                                    return xs.map(x => m.has(x) ? m.get(x) : null); });
+  const ys = spec.series.map(s => { const m = seriesOf(s.run, s.key); return xs.map(x => m.has(x) ? m.get(x) : null); });
   return [xs, ...ys];
 }
+function dropChart(id) {
+  const u = state.charts.get(id);
+  if (u) { u.destroy(); state.charts.delete(id); }
+  state.zoom.delete(id);
+}
 function makeChart(holder, spec) {
-  const old = state.charts[spec.id];
-  const keepZoom = state.zoom[spec.id] && old ? {min: old.scales.x.min, max: old.scales.x.max} : null;
+  const old = state.charts.get(spec.id);
+  const keepZoom = state.zoom.get(spec.id) && old ? {min: old.scales.x.min, max: old.scales.x.max} : null;
   if (old) old.destroy();
   holder.replaceChildren();
   const width = spec.width || 420;
@@ -187,25 +199,25 @@ function makeChart(holder, spec) {
                                                          dash: s.dash, spanGaps: true, points: {size: 4}}))],
     axes: [{label: 'step'}, {size: 64, values: (u, vals) => vals.map(axisNum)}],
     hooks: {
-      setSelect: [u => { if (u.select.width > 0) state.zoom[spec.id] = true; }],
+      setSelect: [u => { if (u.select.width > 0) state.zoom.set(spec.id, true); }],
       draw: [u => placeMarkers(u, spec)],
     },
   };
   const u = new uPlot(opts, chartData(spec), holder);
-  u.over.addEventListener('dblclick', () => { state.zoom[spec.id] = false; });
+  u.over.addEventListener('dblclick', () => { state.zoom.set(spec.id, false); });
   holder._uplot = u;
-  state.charts[spec.id] = u;
+  state.charts.set(spec.id, u);
   if (keepZoom) u.setScale('x', keepZoom);
   return u;
 }
 function updateChart(spec, holder) {
-  const u = state.charts[spec.id];
+  const u = state.charts.get(spec.id);
   const sig = JSON.stringify(spec.series.map(s => [s.run, s.key]));
   if (!u || holder._sig !== sig || !holder.contains(u.root)) {
     holder._sig = sig; makeChart(holder, spec); return;
   }
   holder._spec = spec;
-  u.setData(chartData(spec), !state.zoom[spec.id]);  // zoomed: keep the scales the person chose
+  u.setData(chartData(spec), !state.zoom.get(spec.id));  // zoomed: keep the scales the person chose
 }
 function placeMarkers(u, spec) {
   const alarms = (holderSpec(u, spec).alarms) || [];
@@ -244,7 +256,7 @@ function shownIds() { return state.selected ? [state.selected, ...state.overlay.
 function seriesFor(ids, keys, styles) {
   const out = [];
   ids.forEach((id, i) => keys.forEach((key, j) => {
-    if (!runData(id).series[key]) return;
+    if (!runData(id).series.has(key)) return;
     const name = runData(id).record?.name ?? id;
     const style = styles ? styles(i, j) : {color: PALETTE[(i * keys.length + j) % PALETTE.length]};
     out.push({run: id, key, label: ids.length > 1 ? `${key} · ${name}` : key, ...style});
@@ -285,11 +297,11 @@ function renderRun() {
   renderStatus(run, d);
   const key = ids.join(',');
   if (state.shownKey !== key) {  // another selection: charts start fresh
-    for (const u of Object.values(state.charts)) u.destroy();
-    state.charts = {}; state.zoom = {}; state.shownKey = key;
+    for (const u of state.charts.values()) u.destroy();
+    state.charts = new Map(); state.zoom = new Map(); state.shownKey = key;
     ['#training-charts', '#monitor-charts', '#family-groups'].forEach(s => $(s).replaceChildren());
   }
-  const lrKey = runData(ids[0]).series.learning_rate ? 'learning_rate' : 'lr';
+  const lrKey = runData(ids[0]).series.has('learning_rate') ? 'learning_rate' : 'lr';
   const specs = [
     ['#training-charts', {id: 'loss', title: 'loss', series: seriesFor(ids, ['loss'])}],
     ['#training-charts', {id: 'lr', title: 'learning rate', series: seriesFor(ids, [lrKey])}],
@@ -308,30 +320,7 @@ function renderRun() {
   $('#alarm-list').replaceChildren(...(run.alarms.length ? run.alarms.map(a =>
     el('li', {'data-step': String(a.step), 'data-name': a.name}, el('span', {class: 'step', text: `step ${a.step}`}),
        ' · ', el('b', {text: a.name}), ': ', bdi(a.message))) : [el('li', {text: 'no alarms'})]));
-  const families = {};
-  for (const k of Object.keys(d.series).sort()) {
-    if (SKIP.has(k)) continue;
-    const f = familyOf(k); if (f) (families[f] = families[f] || []).push(k);
-  }
-  const groups = $('#family-groups');
-  const none = groups.querySelector('.empty');
-  if (Object.keys(families).length && none) none.remove();
-  if (!Object.keys(families).length && !none) groups.replaceChildren(el('p', {class: 'empty', text: 'no other metrics logged'}));
-  for (const [family, keys] of Object.entries(families)) {
-    let box = groups.querySelector(`details[data-family="${CSS.escape(family)}"]`);
-    if (!box) {
-      box = el('details', {class: 'family', 'data-family': family, open: true},
-               el('summary', {text: `${family} (${keys.length})`}), el('div', {class: 'row'}));
-      groups.append(box);
-    }
-    box.querySelector('summary').textContent = `${family} (${keys.length})`;
-    for (const k of keys) {
-      const spec = {id: 'm:' + k, title: k, width: 340, series: seriesFor(ids, [k])};
-      const holder = chartSlot(box.querySelector('.row'), spec.id);
-      holder._spec = spec;
-      if (box.open) updateChart(spec, holder);
-    }
-  }
+  renderFamilies(ids, d);
   $('#notes').replaceChildren(...(run.notes.length ? run.notes.map(n => el('div', {class: 'note', dir: 'auto', text: n.markdown}))
                                                  : [el('p', {text: 'no notes'})]));
   const s = run.summary || {};
@@ -341,6 +330,53 @@ function renderRun() {
                                                       ...(k === 'holdout' ? holdoutLine(s[k]) : deltaTable(s[k])),
                                                       el('details', {class: 'raw'}, el('summary', {text: 'the record'}),
                                                          el('pre', {text: JSON.stringify(s[k], null, 2)})))));
+}
+// the TRL metrics by family: the first MAX_METRIC_CHARTS names that match the filter, each family a <details>
+function renderFamilies(ids, d) {
+  const all = [...d.series.keys()].filter(k => !SKIP.has(k) && familyOf(k) != null).sort();
+  const filter = state.metricFilter.trim().toLowerCase();
+  const matching = filter ? all.filter(k => k.toLowerCase().includes(filter)) : all;
+  const shown = matching.slice(0, MAX_METRIC_CHARTS);
+  const families = new Map(), totals = new Map();
+  for (const k of all) totals.set(familyOf(k), (totals.get(familyOf(k)) || 0) + 1);
+  for (const k of shown) {
+    const f = familyOf(k);
+    if (!families.has(f)) families.set(f, []);
+    families.get(f).push(k);
+  }
+  $('#metric-tools').hidden = all.length <= MAX_METRIC_CHARTS && !filter;
+  $('#metric-count').textContent = shown.length < matching.length
+    ? `the first ${shown.length} of ${matching.length} metrics${filter ? ' matching' : ''}; type to find the others`
+    : `${matching.length} of ${all.length} metrics`;
+  const groups = $('#family-groups');
+  for (const box of groups.querySelectorAll('details.family')) {  // families no longer shown go, with their charts
+    if (!families.has(box.dataset.family)) {
+      box.querySelectorAll('.chart').forEach(c => dropChart(c.dataset.chart));
+      box.remove();
+    }
+  }
+  const none = groups.querySelector('.empty');
+  if (families.size && none) none.remove();
+  if (!families.size && !none) groups.replaceChildren(el('p', {class: 'empty', text: filter ? 'no metric matches the filter' : 'no other metrics logged'}));
+  for (const [family, keys] of families) {
+    let box = groups.querySelector(`details[data-family="${CSS.escape(family)}"]`);
+    if (!box) {
+      box = el('details', {class: 'family', 'data-family': family, open: true}, el('summary'), el('div', {class: 'row'}));
+      groups.append(box);
+    }
+    const total = totals.get(family);
+    box.querySelector('summary').textContent = keys.length < total ? `${family} (${keys.length} of ${total})` : `${family} (${total})`;
+    const row = box.querySelector('.row'), wanted = new Set(keys.map(k => 'm:' + k));
+    for (const holder of row.querySelectorAll('.chart')) {
+      if (!wanted.has(holder.dataset.chart)) { dropChart(holder.dataset.chart); holder.remove(); }
+    }
+    for (const k of keys) {
+      const spec = {id: 'm:' + k, title: k, width: 340, series: seriesFor(ids, [k])};
+      const holder = chartSlot(row, spec.id);
+      holder._spec = spec;
+      if (box.open) updateChart(spec, holder);
+    }
+  }
 }
 // summary["holdout"] read as a sentence: the verdict, each side with its interval and size, the delta
 const interval = v => Array.isArray(v) && v.length === 2 && v.every(x => typeof x === 'number')
@@ -405,6 +441,7 @@ document.querySelectorAll('#runs th[data-sort]').forEach(th => th.addEventListen
 }));
 $('#filter').addEventListener('input', e => { state.filter = e.target.value; renderTable(); });
 $('#status-filter').addEventListener('change', e => { state.status = e.target.value; renderTable(); });
+$('#metric-filter').addEventListener('input', e => { state.metricFilter = e.target.value; renderRun(); });
 document.addEventListener('toggle', e => { if (e.target.matches && e.target.matches('details.family')) renderRun(); }, true);
 window.addEventListener('hashchange', () => { readHash(); renderTable(); showRuns(); });
 readHash();
