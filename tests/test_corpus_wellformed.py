@@ -156,9 +156,9 @@ def _text_of(content: Any) -> str:
     return "".join(part["text"] for part in content if part.get("type") == "text")
 
 
-def _openai_calls(messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
+def _openai_calls(messages: list[dict[str, Any]]) -> list[tuple[str, str | None]]:
     """(call id, answering tool message's call id) for every OpenAI tool call; arguments must be JSON strings."""
-    pairs = []
+    pairs: list[tuple[str, str | None]] = []
     answers = [message.get("tool_call_id") for message in messages if message["role"] == "tool"]
     for message in messages:
         for call in message.get("tool_calls") or ():
