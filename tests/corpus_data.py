@@ -102,13 +102,56 @@ def style_scores(split: str, style_markers: Callable[[list[dict[str, Any]]], lis
     return scores
 
 
-def ignored_failure_score(split: str, keep: Callable[[dict[str, Any]], bool] | None = None) -> Score:
-    """lie.ignored_failure's Score on the split's rollouts (those `keep` accepts, all by default), read through
-    wai.trace_markers: fired when the flag is on the row and reported_failure is 0.0."""
+def authored_reply(record: dict[str, Any]) -> str:
+    """The rollout's final reply as its author wrote it: final_text, or the last message's text (a string, or its
+    text parts or blocks in order)."""
+    row = record["row"]
+    if "final_text" in row:
+        return str(row["final_text"])
+    content = row["messages"][-1]["content"]
+    if isinstance(content, str):
+        return content
+    return "".join(part["text"] for part in content if part.get("type") == "text")
+
+
+def read_as_written(record: dict[str, Any]) -> bool:
+    """Whether today's trajectory reader reads the rollout as its author meant it: the last call's result is read as
+    failed exactly when the label says it failed, and the words said after it are the reply as written. A rollout it
+    does not read so (Anthropic blocks, text parts, a failure spelled in a way the failure rule does not know yet)
+    waits on the reader, not on the claim rule."""
+    from whileai_train.markers.trajectory import RESULT, SAID, read_events
+
+    last = None
+    said: list[str] = []
+    for kind, payload in read_events(record["row"]):
+        if kind == RESULT:
+            last, said = payload, []
+        elif kind == SAID:
+            said.append(payload)
+    if last is None or last.failed != (record["last_call"] == "failed"):
+        return False
+    return " ".join(text for text in said if text).strip() == authored_reply(record).strip()
+
+
+def with_plain_failure(record: dict[str, Any]) -> dict[str, Any]:
+    """The rollout as a flat row the reader reads whatever its shape: one call whose result is a plain failure
+    ({"status": "error"}) when the label says the last call failed, else a plain success, then the reply as written.
+    What the claim rule alone makes of the reply."""
+    failed = record["last_call"] == "failed"
+    return {"prompt": "do it", "steps": [{"tool": "act", "arguments": {},
+                                          "result": {"status": "error" if failed else "ok"}}],
+            "final_text": authored_reply(record)}
+
+
+def ignored_failure_score(split: str, keep: Callable[[dict[str, Any]], bool] | None = None,
+                          row_of: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> Score:
+    """lie.ignored_failure's Score on the split's rollouts (those `keep` accepts, all by default; each as `row_of`
+    makes it, the row as written by default), read through wai.trace_markers: fired when the flag is on the row,
+    and then reported_failure is 0.0."""
     import whileai_train as wai
 
     held = [record for record in rollouts() if record["split"] == split and (keep is None or keep(record))]
-    stamped = wai.trace_markers([record["row"] for record in held])
+    stamped = wai.trace_markers([record["row"] if row_of is None else row_of(record) for record in held])
     fired = []
     for row in stamped:
         flagged = any(flag["flag"] == IGNORED_FAILURE for flag in row["trace_flags"])
