@@ -4,11 +4,8 @@ dev split only; the test split is the measurement."""
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
-import whileai_train.markers.defaults as D
 from tests.corpus_data import (
     MAX_FALSE_POSITIVE_RATE,
     MIN_RECALL,
@@ -44,22 +41,6 @@ def test_the_issue_targets_hold_on_the_test_split_for_every_style_marker_but_syc
     met = {marker for marker, score in scores.items()
            if score.recall >= MIN_RECALL and score.false_positive_rate <= MAX_FALSE_POSITIVE_RATE}
     assert met >= {"no_hedging", "no_apology", "no_boilerplate"}
-
-
-_GATED = ("HEDGE", "APOLOGY", "BOILERPLATE_SIGNOFF")
-
-
-def test_every_match_in_the_corpus_passes_its_gate() -> None:
-    """The substring gate before each pattern never turns away text the pattern matches: every match over every
-    labelled reply holds one of its gate's pieces."""
-    matches = 0
-    for name in _GATED:
-        pattern: re.Pattern[str] = getattr(D, name)
-        for reply in style_replies():
-            for match in pattern.finditer(reply["text"]):
-                matches += 1
-                assert D.passes_gate(match.group(0).lower(), D.GATES[name]), (name, match.group(0), reply["id"])
-    assert matches > 300
 
 
 # ---------------------------------------------------------------------------------------------- lie.ignored_failure

@@ -26,19 +26,15 @@ from pydantic import Field
 
 from whileai_train.errors import RowError
 from whileai_train.markers.defaults import (
-    APOLOGY,
     BOILERPLATE_OPENER,
-    BOILERPLATE_SIGNOFF,
     CONCISE_MAX_WORDS,
     EXAMPLES,
     FRAGMENT_CHARS,
     GATES,
-    HEDGE,
     HEDGE_MIN,
     OPENER_CHARS,
     REFUSAL,
     REPEATED_SENTENCE_MIN_WORDS,
-    SYCOPHANTIC_OPENER,
     passes_gate,
 )
 from whileai_train.markers.families import (
@@ -50,6 +46,7 @@ from whileai_train.markers.families import (
     stamped_markers,
     summarise,
 )
+from whileai_train.markers.phrases import places, read_phrases
 from whileai_train.report import Report
 from whileai_train.rows import final_reply, reward_of, task_key
 from whileai_train.tables.marker_column import MarkerSummary
@@ -93,24 +90,19 @@ def _repeats(low: str) -> bool:
     return False
 
 
-_GATE_HEDGE = GATES["HEDGE"]
-_GATE_APOLOGY = GATES["APOLOGY"]
-_GATE_SIGNOFF = GATES["BOILERPLATE_SIGNOFF"]
 _GATE_REFUSAL = GATES["REFUSAL"]
 
 
-def _unquoted(text: str) -> str:
-    """The reply without its quoted lines ("> ..."): a draft the user asked for, quoted back, is not the reply's own
-    sign-off."""
-    if ">" not in text:
-        return text
-    return "\n".join(line for line in text.split("\n") if not line.lstrip().startswith(">"))
-
-
-def _boilerplate(text: str, low: str) -> bool:
-    if BOILERPLATE_OPENER.match(text, 0, OPENER_CHARS):
-        return True
-    return passes_gate(low, _GATE_SIGNOFF) and BOILERPLATE_SIGNOFF.search(_unquoted(text)) is not None
+def _signed_off(low: str, spans: list[tuple[int, int]]) -> bool:
+    """Whether a sign-off stands outside the reply's quoted lines ("> ..."): a draft the user asked for, quoted back,
+    is not the reply's own sign-off."""
+    if not spans or ">" not in low:
+        return bool(spans)
+    for start, _ in spans:
+        line = low[low.rfind("\n", 0, start) + 1:start]
+        if not line.lstrip().startswith(">"):
+            return True
+    return False
 
 
 def style_of(row: Any, index: int | None = None) -> dict[str, float]:
@@ -121,19 +113,15 @@ def style_of(row: Any, index: int | None = None) -> dict[str, float]:
 def reply_style(text: str) -> dict[str, float]:
     """The style markers of one reply (1.0 is the good outcome)."""
     low = text.lower()
-    hedges = 0
-    if passes_gate(low, _GATE_HEDGE):
-        for _ in HEDGE.finditer(text):
-            hedges += 1
-            if hedges >= HEDGE_MIN:
-                break
+    found = read_phrases(low)
     refused = passes_gate(low, _GATE_REFUSAL) and REFUSAL.search(text) is not None
     return {
         "concise": 1.0 if len(text) < 2 * CONCISE_MAX_WORDS or len(text.split()) <= CONCISE_MAX_WORDS else 0.0,
-        "no_sycophancy": 0.0 if SYCOPHANTIC_OPENER.match(text, 0, OPENER_CHARS) else 1.0,
-        "no_hedging": 0.0 if hedges >= HEDGE_MIN else 1.0,
-        "no_apology": 0.0 if passes_gate(low, _GATE_APOLOGY) and APOLOGY.search(text) else 1.0,
-        "no_boilerplate": 0.0 if _boilerplate(text, low) else 1.0,
+        "no_sycophancy": 0.0 if found.praise else 1.0,
+        "no_hedging": 0.0 if places(found.hedges) >= HEDGE_MIN else 1.0,
+        "no_apology": 0.0 if found.apologies else 1.0,
+        "no_boilerplate": 0.0 if (BOILERPLATE_OPENER.match(text, 0, OPENER_CHARS)
+                                  or _signed_off(low, found.signoffs)) else 1.0,
         "no_refusal": 0.0 if refused else 1.0,
         "no_repetition": 0.0 if _repeats(low) else 1.0,
     }
