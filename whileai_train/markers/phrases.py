@@ -11,6 +11,7 @@ start); tests pin the two equal.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import NamedTuple
 
 from whileai_train.markers.defaults import (
@@ -45,17 +46,28 @@ class Phrases(NamedTuple):
     praise: list[tuple[int, int]]  # within the opener only (see read_phrases)
 
 
-def _index() -> dict[bytes, tuple[bytes, tuple[tuple[int, re.Pattern[str]], ...]]]:
-    """start word -> (the word with a space each side, as it stands in the padded words; (list number, the pattern of
-    that list's forms starting with the word, in the list's order), ...)"""
+class _Start(NamedTuple):
+    """What is tried where one start word stands: the word with a space each side (as it stands in the padded
+    words), the matchers of the lists read anywhere ((list number, match), each the list's forms starting with the
+    word, in the list's order), and the praise list's matcher (read in the opener only), if any."""
+
+    key: bytes
+    anywhere: tuple[tuple[int, Callable[..., re.Match[str] | None]], ...]
+    praise: Callable[..., re.Match[str] | None] | None
+
+
+def _index() -> dict[bytes, _Start]:
     sources: dict[str, dict[int, list[str]]] = {}
     for number, forms in enumerate(LISTS):
         for form in forms:
             for word in form.starts:
                 sources.setdefault(word, {}).setdefault(number, []).append(form.pattern.pattern)
-    return {word.encode("ascii"): (f" {word} ".encode("ascii"),
-                                   tuple((number, re.compile("|".join(parts))) for number, parts in by_list.items()))
-            for word, by_list in sources.items()}
+    index = {}
+    for word, by_list in sources.items():
+        matchers = {number: re.compile("|".join(parts)).match for number, parts in by_list.items()}
+        praise = matchers.pop(_PRAISES, None)
+        index[word.encode("ascii")] = _Start(f" {word} ".encode("ascii"), tuple(matchers.items()), praise)
+    return index
 
 
 _INDEX = _index()
@@ -74,27 +86,33 @@ def read_phrases(low: str) -> Phrases:
     """Every place the lower-cased reply says a phrase of each list. Praise is looked for in the opener only: a match
     starting by opener_lead and read within OPENER_CHARS."""
     found: Phrases = Phrases([], [], [], [])
-    lead = -1  # the opener's lead, found when a praise may start there
     size = len(low)
     for number, pattern in _ANCHORED:
         match = pattern.match(low, 0, OPENER_CHARS if number == _PRAISES else size)
         if match:
             found[number].append(match.span())
     padded = b" " + low.encode("ascii", "replace").translate(_WORD_BYTES) + b" "
+    lead = -1  # the opener's lead, found when a praise may start there
     for word in _START_WORDS.intersection(padded.split()):
-        key, entries = _INDEX[word]
-        at = padded.find(key)  # the space before the word: the word's place in the reply
-        while at != -1:
-            for number, pattern in entries:
-                if number != _PRAISES:
-                    match = pattern.match(low, at, size)
-                elif at <= OPENER_LEAD and at <= (lead if lead >= 0 else (lead := opener_lead(low))):
-                    match = pattern.match(low, at, OPENER_CHARS)
-                else:
-                    continue
+        key, anywhere, praise = _INDEX[word]
+        step = len(key) - 1
+        if anywhere:
+            at = padded.find(key)  # the space before the word: the word's place in the reply
+            while at != -1:
+                for number, match_at in anywhere:
+                    match = match_at(low, at, size)
+                    if match:
+                        found[number].append(match.span())
+                at = padded.find(key, at + step)
+        if praise is not None:
+            if lead < 0:
+                lead = opener_lead(low)
+            at = padded.find(key, 0, lead + len(key))
+            while at != -1:
+                match = praise(low, at, OPENER_CHARS)
                 if match:
-                    found[number].append(match.span())
-            at = padded.find(key, at + len(key) - 1)
+                    found.praise.append(match.span())
+                at = padded.find(key, at + step, lead + len(key))
     return found
 
 
