@@ -14,7 +14,6 @@ from tests.corpus_data import (
     ignored_failure_score,
     read_as_written,
     rollouts,
-    style_replies,
     style_scores,
     with_plain_failure,
 )

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from tests.corpus_data import rollouts, style_replies, authored_reply
+from tests.corpus_data import authored_reply, rollouts, style_replies
 from whileai_train.markers.defaults import (
     APOLOGY_FORMS,
     BOILERPLATE_SIGNOFF_FORMS,
