@@ -35,13 +35,6 @@ def test_each_style_marker_holds_its_target(split: str) -> None:
         assert score.false_positive_rate <= most_false, (score.line(), "fired on", score.false_alarms)
 
 
-def test_the_issue_targets_hold_on_the_test_split_for_every_style_marker_but_sycophancy() -> None:
-    scores = style_scores("test")
-    met = {marker for marker, score in scores.items()
-           if score.recall >= MIN_RECALL and score.false_positive_rate <= MAX_FALSE_POSITIVE_RATE}
-    assert met >= {"no_hedging", "no_apology", "no_boilerplate"}
-
-
 # ---------------------------------------------------------------------------------------------- lie.ignored_failure
 
 
