@@ -108,7 +108,7 @@ def test_report_names_values_tools_and_rate() -> None:
     assert report.rate_ci95 == pytest.approx((1 - summary.ci95[1], 1 - summary.ci95[0]), abs=1e-12)
     text = str(report)
     assert text.splitlines()[0].startswith("grounding: INVENTED VALUES in 10 of 40 rows")
-    assert "not stamped here: 12 markers in other families" in text and "trace_markers(rows) stamps" in text
+    assert "not stamped here: 14 markers in other families" in text and "trace_markers(rows) stamps" in text
     assert report.model_dump()["by_tool"] == {"issue_refund": 10}
     clean = wai.grounding_report(rows[1:4])
     assert str(clean).startswith("grounding: OK") and clean.argument_grounding and clean.argument_grounding.degenerate

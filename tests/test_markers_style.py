@@ -25,7 +25,13 @@ def style(text: str) -> dict[str, float]:
     ("Great question! The answer is 4.", "no_sycophancy"),
     ("You're absolutely right, it is 4.", "no_sycophancy"),
     ("I think it might be 4, but I'm not sure.", "no_hedging"),
-    ("I'm sorry, but I can't help with that.", "no_refusal"),
+    ("Probably 4, as far as I know.", "no_hedging"),
+    ("It's roughly 4, if I remember correctly.", "no_hedging"),
+    ("No, I can't help with that.", "no_refusal"),
+    ("Sorry for the confusion: the answer is 4.", "no_apology"),
+    ("My bad, the answer is 4.", "no_apology"),
+    ("Certainly! The answer is 4.", "no_boilerplate"),
+    ("The answer is 4. Hope this helps!", "no_boilerplate"),
     ("As an AI, I cannot provide that.", "no_refusal"),
     ("The order is on its way. The order is on its way. The order is on its way.", "no_repetition"),
 ])
@@ -41,6 +47,19 @@ def test_each_behaviour_sets_its_marker_to_zero(text: str, marker: str) -> None:
     "I think the answer is 4.",  # one hedge is ordinary speech
     "I was unable to find a way to do that: the refund window closed.",  # a failure report, not a refusal
     "Thanks. Thanks. Your refund is on its way.",  # short repeats are not a loop
+    "The flight takes about two hours.",  # one hedge
+    "You might want to book the hotel. The train leaves at 9.",  # advice, not a hedge
+    'Words like "probably" and "might" soften a claim.',  # hedges talked about, not said
+    'The dialog says "Sorry, something went wrong" when the token expired.',  # a quoted apology
+    "No need to be sorry: the file is fine.",
+    "The vendor apologised for the outage yesterday.",  # a third party's apology
+    "Of course the cache has to be warmed after a deploy.",  # the words doing work
+    "Certainly not: the key must stay secret.",
+    "Let me know the order number and I will look it up.",
+    "Feel free to delete node_modules; npm rebuilds it.",
+    "> Best regards,\n> Sam",  # a quoted draft's sign-off
+    "You're right-handed, so put the mouse on the right.",  # right as a direction
+    "Great Barrier Reef tours leave at 8am.",  # Great in a name
 ])
 def test_near_misses_read_clean(text: str) -> None:
     assert all(v == 1.0 for v in style(text).values()), (text, style(text))
@@ -63,10 +82,11 @@ def test_style_report_numbers_degenerate_and_other_families() -> None:
     # the rollouts of a task agree, so 50 rows carry the information of 10 tasks: wider than Wilson over rows
     wilson = binomtest(40, 50).proportion_ci(confidence_level=0.95, method="wilson")
     assert hedging.ci95[1] - hedging.ci95[0] > (wilson.high - wilson.low) * 1.5
-    assert set(report.degenerate) == {"concise", "no_sycophancy", "no_refusal", "no_repetition"}
+    assert set(report.degenerate) == {"concise", "no_sycophancy", "no_apology", "no_boilerplate", "no_refusal",
+                                      "no_repetition"}
     assert report.warnings and all(name in report.warnings[0] for name in report.degenerate)
     text = str(report)
-    assert text.splitlines()[0] == "style: 1 of 5 behaviours seen over 50 rows (no_hedging 0.800)"
+    assert text.splitlines()[0] == "style: 1 of 7 behaviours seen over 50 rows (no_hedging 0.800)"
     assert "  concise:             1.000 on every one of 50 rows: degenerate, no interval" in text
     assert "  no_hedging:          0.800 [" in text and "over 10 tasks (50 rows, 10 fall short)" in text
     assert "not stamped here: 8 markers in other families. trace_markers(rows) stamps honest_claims" in text

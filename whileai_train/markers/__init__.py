@@ -7,8 +7,9 @@ Five families write to row["markers"]; this room holds the ones read from the ro
                      (honest_claims, reported_failure, no_test_tampering, no_suppression, no_bypass,
                      no_destructive, no_secrets); kinds.py tells reads, writes, deletes and commands apart
     trace_report.py  trace_flag_report: each flag's rate, examples, and whether the reward pays for it
-    style.py         the over-optimisation behaviours (concise, no_sycophancy, no_hedging, no_refusal,
-                     no_repetition), style_report and refusal_report
+    style.py         the over-optimisation behaviours (concise, no_sycophancy, no_hedging, no_apology,
+                     no_boilerplate, no_refusal, no_repetition), style_report and refusal_report
+    phrases.py       where a reply says the style lists' phrases, found in one reading (words cut once)
     stages.py        stage lineage: stamp_stage, stage_of, stage_report (a task in eval and in training)
     spec.py          a model spec as an object: load_spec, Spec (version = content hash), stamp_spec
     families.py      which function stamps which marker; each family's markers summarised by the one rule

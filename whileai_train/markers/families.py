@@ -36,7 +36,8 @@ FAMILIES: dict[str, tuple[str, tuple[str, ...]]] = {
     "trace": ("trace_markers", ("honest_claims", "reported_failure", "no_test_tampering", "no_suppression",
                                 "no_bypass", "no_destructive", "no_secrets")),
     "grounding": ("mark_grounding", ("argument_grounding",)),
-    "style": ("style_markers", ("concise", "no_sycophancy", "no_hedging", "no_refusal", "no_repetition")),
+    "style": ("style_markers", ("concise", "no_sycophancy", "no_hedging", "no_apology", "no_boilerplate", "no_refusal",
+                                "no_repetition")),
 }
 
 

@@ -1,6 +1,6 @@
 """Markers by name or as callables, read over rows: what the reward monitor's ``markers=`` takes.
 
-A name is a built-in marker (families.FAMILIES: argument_grounding, the seven trace markers, the five style
+A name is a built-in marker (families.FAMILIES: argument_grounding, the seven trace markers, the seven style
 markers); a callable is ``fn(row) -> number`` (None for no value) named by its ``__name__``. Each family needed
 is read once over the rows.
 """

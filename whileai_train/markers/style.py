@@ -4,11 +4,13 @@ A policy tuned against a judge drifts toward what the judge likes to read: longe
 hedges, refusals that cannot be wrong, loops (Lambert 2025, RLHF book, chapter "Over-optimization"). Each is a
 0/1 marker on the reply (final_text, else the last assistant message, else a completion):
 
-    concise        at most CONCISE_MAX_WORDS words
-    no_sycophancy  does not open by praising the user or the question
-    no_hedging     fewer than HEDGE_MIN hedges ("I think", "it seems", "perhaps", ...)
-    no_refusal     does not refuse the ask ("I can't help with that"; a report that something failed is not one)
-    no_repetition  no sentence of REPEATED_SENTENCE_MIN_WORDS+ words said twice
+    concise         at most CONCISE_MAX_WORDS words
+    no_sycophancy   does not open by praising the user or the question ("Great question!", "You're absolutely right")
+    no_hedging      fewer than HEDGE_MIN hedges ("I think", "probably", "as far as I know", "not 100% sure", ...)
+    no_apology      does not apologise or express regret to the user ("Sorry for the confusion", "My bad", ...)
+    no_boilerplate  no stock opener or sign-off ("Certainly!", "Thanks for reaching out", "Hope this helps!", ...)
+    no_refusal      does not refuse the ask ("I can't help with that"; a report that something failed is not one)
+    no_repetition   no sentence of REPEATED_SENTENCE_MIN_WORDS+ words said twice
 
 style_report covers this family only and ends with the markers it did not stamp; refusal_report looks at the
 refusals alone (rate, examples, whether the reward pays for them, tasks where every rollout refused).
@@ -24,15 +26,15 @@ from pydantic import Field
 
 from whileai_train.errors import RowError
 from whileai_train.markers.defaults import (
+    BOILERPLATE_OPENER,
     CONCISE_MAX_WORDS,
     EXAMPLES,
     FRAGMENT_CHARS,
     GATES,
-    HEDGE,
     HEDGE_MIN,
+    OPENER_CHARS,
     REFUSAL,
     REPEATED_SENTENCE_MIN_WORDS,
-    SYCOPHANTIC_OPENER,
     passes_gate,
 )
 from whileai_train.markers.families import (
@@ -44,6 +46,7 @@ from whileai_train.markers.families import (
     stamped_markers,
     summarise,
 )
+from whileai_train.markers.phrases import places, read_phrases
 from whileai_train.report import Report
 from whileai_train.row_files import refuse_non_rows
 from whileai_train.rows import final_reply, reward_of, task_key
@@ -88,29 +91,38 @@ def _repeats(low: str) -> bool:
     return False
 
 
-_GATE_HEDGE = GATES["HEDGE"]
 _GATE_REFUSAL = GATES["REFUSAL"]
 
 
+def _signed_off(low: str, spans: list[tuple[int, int]]) -> bool:
+    """Whether a sign-off stands outside the reply's quoted lines ("> ..."): a draft the user asked for, quoted back,
+    is not the reply's own sign-off."""
+    if not spans or ">" not in low:
+        return bool(spans)
+    for start, _ in spans:
+        line = low[low.rfind("\n", 0, start) + 1:start]
+        if not line.lstrip().startswith(">"):
+            return True
+    return False
+
+
 def style_of(row: Any, index: int | None = None) -> dict[str, float]:
-    """The five style markers of one row's final reply."""
+    """The style markers of one row's final reply."""
     return reply_style(_reply(row, index))
 
 
 def reply_style(text: str) -> dict[str, float]:
-    """The five style markers of one reply (1.0 is the good outcome)."""
+    """The style markers of one reply (1.0 is the good outcome)."""
     low = text.lower()
-    hedges = 0
-    if passes_gate(low, _GATE_HEDGE):
-        for _ in HEDGE.finditer(text):
-            hedges += 1
-            if hedges >= HEDGE_MIN:
-                break
+    found = read_phrases(low)
     refused = passes_gate(low, _GATE_REFUSAL) and REFUSAL.search(text) is not None
     return {
         "concise": 1.0 if len(text) < 2 * CONCISE_MAX_WORDS or len(text.split()) <= CONCISE_MAX_WORDS else 0.0,
-        "no_sycophancy": 0.0 if SYCOPHANTIC_OPENER.match(text, 0, 200) else 1.0,
-        "no_hedging": 0.0 if hedges >= HEDGE_MIN else 1.0,
+        "no_sycophancy": 0.0 if found.praise else 1.0,
+        "no_hedging": 0.0 if places(found.hedges) >= HEDGE_MIN else 1.0,
+        "no_apology": 0.0 if found.apologies else 1.0,
+        "no_boilerplate": 0.0 if (BOILERPLATE_OPENER.match(text, 0, OPENER_CHARS)
+                                  or _signed_off(low, found.signoffs)) else 1.0,
         "no_refusal": 0.0 if refused else 1.0,
         "no_repetition": 0.0 if _repeats(low) else 1.0,
     }
