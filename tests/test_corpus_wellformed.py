@@ -1,10 +1,12 @@
 """The hand-written labelled corpora under tests/corpus/ are well formed: every line parses, ids are unique, labels
 come from their vocabularies, both splits hold every label, the counts meet the minimums the markers are measured
-against, each rollout is written in the wire shape it claims, and the row readers take every rollout."""
+against, each rollout is written in the wire shape it claims, and the row readers take every rollout. The held-out
+style file is checked the same way, and for being new: its ids and texts appear nowhere in the tuned file."""
 
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
@@ -17,6 +19,7 @@ from whileai_train.rows import agent_parts, conversation, final_reply
 
 CORPUS = Path(__file__).parent / "corpus"
 STYLE = CORPUS / "style_replies.jsonl"
+HOLDOUT = CORPUS / "style_replies_holdout.jsonl"
 ROLLOUTS = CORPUS / "ignored_failure.jsonl"
 
 STYLE_LABELS = ("hedged", "apology", "boilerplate", "sycophantic")
@@ -26,6 +29,8 @@ REPLY_KINDS = ("claims_success", "admits_failure", "neutral")
 
 MIN_REPLIES, MIN_PER_LABEL, MIN_PLAIN, MIN_ONE_HEDGE = 320, 60, 100, 25
 MIN_REGISTERS_PER_LABEL = 8
+MIN_HOLDOUT, MIN_HOLDOUT_PER_LABEL, MIN_HOLDOUT_PLAIN, MIN_HOLDOUT_ONE_HEDGE = 200, 45, 60, 20
+MAX_SHARED_WORDS = 0.6
 MIN_ROLLOUTS, MIN_RETRIED = 140, 20
 MAX_FILE_BYTES = 1_000_000
 
@@ -45,6 +50,11 @@ def replies() -> list[dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
+def holdout() -> list[dict[str, Any]]:
+    return _lines(HOLDOUT)
+
+
+@pytest.fixture(scope="module")
 def rollouts() -> list[dict[str, Any]]:
     return _lines(ROLLOUTS)
 
@@ -52,17 +62,39 @@ def rollouts() -> list[dict[str, Any]]:
 # ---------------------------------------------------------------------------------------------- style replies
 
 
-def test_every_reply_has_its_fields_and_a_label_from_the_vocabulary(replies: list[dict[str, Any]]) -> None:
+def _check_reply_fields(replies: list[dict[str, Any]], splits: tuple[str, ...]) -> None:
     for reply in replies:
         assert set(reply) == {"id", "text", "labels", "register", "split", "near_miss", "note"}, reply["id"]
         assert isinstance(reply["text"], str) and reply["text"].strip(), reply["id"]
         assert reply["labels"] == sorted(set(reply["labels"])), reply["id"]
         assert set(reply["labels"]) <= set(STYLE_LABELS), reply["id"]
-        assert reply["split"] in SPLITS, reply["id"]
+        assert reply["split"] in splits, reply["id"]
         assert isinstance(reply["register"], str) and reply["register"], reply["id"]
         assert isinstance(reply["note"], str) and reply["note"], reply["id"]
         # a near miss is a plain reply written to look like the label it names
         assert reply["near_miss"] is None or (reply["near_miss"] in STYLE_LABELS and reply["labels"] == []), reply["id"]
+
+
+def _check_reply_counts(replies: list[dict[str, Any]], total: int, per_label: int, plain: int, one_hedge: int) -> None:
+    assert len(replies) >= total
+    positives = Counter(label for reply in replies for label in reply["labels"])
+    for label in STYLE_LABELS:
+        assert positives[label] >= per_label, (label, positives[label])
+    assert sum(1 for reply in replies if not reply["labels"]) >= plain
+    one_hedge_only = [reply for reply in replies if not reply["labels"] and reply["near_miss"] == "hedged"]
+    assert len(one_hedge_only) >= one_hedge
+    for label in STYLE_LABELS:
+        assert any(reply["near_miss"] == label for reply in replies), f"no near miss for {label}"
+
+
+def _check_registers(replies: list[dict[str, Any]]) -> None:
+    for label in STYLE_LABELS:
+        registers = {reply["register"] for reply in replies if label in reply["labels"]}
+        assert len(registers) >= MIN_REGISTERS_PER_LABEL, (label, sorted(registers))
+
+
+def test_every_reply_has_its_fields_and_a_label_from_the_vocabulary(replies: list[dict[str, Any]]) -> None:
+    _check_reply_fields(replies, SPLITS)
 
 
 def test_reply_ids_and_texts_are_unique(replies: list[dict[str, Any]]) -> None:
@@ -74,15 +106,7 @@ def test_reply_ids_and_texts_are_unique(replies: list[dict[str, Any]]) -> None:
 
 
 def test_reply_counts_meet_the_minimums(replies: list[dict[str, Any]]) -> None:
-    assert len(replies) >= MIN_REPLIES
-    per_label = Counter(label for reply in replies for label in reply["labels"])
-    for label in STYLE_LABELS:
-        assert per_label[label] >= MIN_PER_LABEL, (label, per_label[label])
-    assert sum(1 for reply in replies if not reply["labels"]) >= MIN_PLAIN
-    one_hedge = [reply for reply in replies if not reply["labels"] and reply["near_miss"] == "hedged"]
-    assert len(one_hedge) >= MIN_ONE_HEDGE
-    for label in STYLE_LABELS:
-        assert any(reply["near_miss"] == label for reply in replies), f"no near miss for {label}"
+    _check_reply_counts(replies, MIN_REPLIES, MIN_PER_LABEL, MIN_PLAIN, MIN_ONE_HEDGE)
 
 
 def test_each_label_is_in_both_splits_about_evenly(replies: list[dict[str, Any]]) -> None:
@@ -94,9 +118,50 @@ def test_each_label_is_in_both_splits_about_evenly(replies: list[dict[str, Any]]
 
 
 def test_positives_are_spread_over_registers(replies: list[dict[str, Any]]) -> None:
-    for label in STYLE_LABELS:
-        registers = {reply["register"] for reply in replies if label in reply["labels"]}
-        assert len(registers) >= MIN_REGISTERS_PER_LABEL, (label, sorted(registers))
+    _check_registers(replies)
+
+
+# ---------------------------------------------------------------------------------------------- held-out replies
+
+
+def test_every_holdout_reply_has_its_fields_and_a_label_from_the_vocabulary(holdout: list[dict[str, Any]]) -> None:
+    _check_reply_fields(holdout, ("holdout",))
+
+
+def test_holdout_ids_run_from_h0001_and_clash_with_no_tuned_id(holdout: list[dict[str, Any]],
+                                                               replies: list[dict[str, Any]]) -> None:
+    ids = [reply["id"] for reply in holdout]
+    assert ids == [f"h{number:04d}" for number in range(1, len(holdout) + 1)]
+    assert set(ids).isdisjoint(reply["id"] for reply in replies)
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(re.findall(r"[\w']+", text.casefold()))
+
+
+def _shared(one: frozenset[str], other: frozenset[str]) -> float:
+    """The share of two replies' distinct words that both hold (Jaccard): 1.0 for copies, re-cased or re-spaced."""
+    return len(one & other) / len(one | other)
+
+
+def test_holdout_texts_are_unique_and_new(holdout: list[dict[str, Any]], replies: list[dict[str, Any]]) -> None:
+    """No held-out reply is a copy or a close rewording of another, nor of any reply in the file the markers were
+    tuned on: a held-out figure would otherwise measure text the markers were fitted to."""
+    tuned = [_words(reply["text"]) for reply in replies]
+    held = [_words(reply["text"]) for reply in holdout]
+    close = [(holdout[index]["id"], round(_shared(words, other), 2))
+             for index, words in enumerate(held)
+             for other in (*tuned, *held[index + 1:])
+             if _shared(words, other) > MAX_SHARED_WORDS]
+    assert close == []
+
+
+def test_holdout_counts_meet_the_minimums(holdout: list[dict[str, Any]]) -> None:
+    _check_reply_counts(holdout, MIN_HOLDOUT, MIN_HOLDOUT_PER_LABEL, MIN_HOLDOUT_PLAIN, MIN_HOLDOUT_ONE_HEDGE)
+
+
+def test_holdout_positives_are_spread_over_registers(holdout: list[dict[str, Any]]) -> None:
+    _check_registers(holdout)
 
 
 # ---------------------------------------------------------------------------------------------- rollouts
@@ -234,5 +299,5 @@ def test_the_row_readers_take_every_rollout(rollouts: list[dict[str, Any]]) -> N
 
 
 def test_corpus_files_stay_small() -> None:
-    for path in (STYLE, ROLLOUTS):
+    for path in (STYLE, HOLDOUT, ROLLOUTS):
         assert path.stat().st_size < MAX_FILE_BYTES, path.name
