@@ -60,6 +60,7 @@ from whileai_train.callbacks.holdout import (
     score_markers,
 )
 from whileai_train.callbacks.monitor_report import AlarmEntry, EvalPoint, MonitorSummary, Reading
+from whileai_train.callbacks.monitor_state import MonitorState
 from whileai_train.callbacks.reward_wrap import CompletionRecord, RewardRecorder, scan_rows, wrap_reward
 from whileai_train.callbacks.while_callback import WhileCallback
 from whileai_train.errors import ConfigError, name_list
@@ -153,6 +154,8 @@ class RewardMonitor(WhileCallback):
         verbose: print the alarm lines (rank 0). They are on the run either way.
         **open_kwargs: passed to `wai.run` (name, base_model, api_key, ...), as WhileCallback.
     """
+
+    _saved_watch: dict[str, Any] | None = None  # set by transformers when it restores callback states
 
     def __new__(cls, *args: Any, _adopt: bool = False, **kwargs: Any) -> RewardMonitor:  # noqa: PYI034
         # transformers rebuilds a stateful callback on resume as `type(cb)(**state["args"])` (with
@@ -280,11 +283,32 @@ class RewardMonitor(WhileCallback):
         hands back the live monitor (gold, holdout and the wrapped rewards cannot be saved as JSON)."""
         return {"_adopt": True}
 
+    def state(self) -> dict[str, Any]:
+        """Saved with each checkpoint: the run to continue (WhileCallback) and the monitor's history, so a
+        resumed attempt keeps its baseline, its alarms and its evals (monitor_state.py)."""
+        saved = super().state()
+        saved["attributes"]["_saved_watch"] = MonitorState(
+            evals=self._evals, book=self._book, marker_means=self._marker_means, warnings=self._warnings,
+            top_feature=self._top_feature, eval_seconds=self._eval_seconds, last_eval_step=self._last_eval_step,
+            first_step=self._first_step, said_endorsed=self._said_endorsed).to_json()
+        return saved
+
+    def _restore(self, saved: dict[str, Any]) -> None:
+        watch = MonitorState.from_json(saved)
+        self._evals, self._book, self._marker_means = watch.evals, watch.book, watch.marker_means
+        self._warnings, self._top_feature, self._eval_seconds = watch.warnings, watch.top_feature, watch.eval_seconds
+        self._last_eval_step, self._first_step = watch.last_eval_step, watch.first_step
+        self._said_endorsed = watch.said_endorsed
+
     # -- events ------------------------------------------------------------------------------------------
     def on_train_begin(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
                        **kwargs: Any) -> None:
         super().on_train_begin(args, state, control, **kwargs)
         self._reset()
+        saved = self._saved_attribute(state, "_saved_watch")  # training resumes from a checkpoint
+        self._saved_watch = None
+        if saved is not None:
+            self._restore(saved)
         names = [name for name, _ in self._wrapped] + [getattr(f, "__name__", type(f).__name__)
                                                         for f in self._proxy_extra]
         fns = [fn for _, fn in self._wrapped] + self._proxy_extra
@@ -306,7 +330,8 @@ class RewardMonitor(WhileCallback):
             self._warn("drift: GRPOConfig.beta is 0, so TRL logs no KL and drift cannot be read"
                        + (" (kl_budget is set)" if self.settings.kl_budget is not None else "")
                        + ". Fix: GRPOConfig(beta=0.04) to watch drift.")
-        self._eval(int(state.global_step), args, state, control, kwargs)  # the baseline (0 unless resuming)
+        if saved is None:  # a resumed monitor keeps the baseline it took at the start
+            self._eval(int(state.global_step), args, state, control, kwargs)
 
     def on_step_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
                     **kwargs: Any) -> None:

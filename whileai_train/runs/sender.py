@@ -49,6 +49,7 @@ logger = logging.getLogger("whileai_train.runs")
 # holds the GIL long enough to stall a training step (bench/callback_overhead.py measures the step time).
 _HOLD_S = 0.0005
 _CHECK_EVERY = 16  # points encoded between looks at the clock
+_DRAIN_POLL_S = 0.02  # how often `drain` looks whether the send thread has delivered what is owed
 
 
 QueuedPoint = tuple[Any, float, int, dict[str, Any]]  # (step, ts, seq, metrics) as Run.log enqueued it
@@ -444,6 +445,33 @@ class Sender:
     def _owed_counts(self) -> tuple[int, int]:
         with self._pending_lock:
             return len(self._pending), len(self._pending_notes)
+
+    def drain(self, wait_s: float) -> int:
+        """Persist what is queued and wait at most `wait_s` for the sink to take it (a prompt try, as at finish).
+        Returns the points still owed: 0 when the sink holds every point logged so far."""
+        deadline = time.monotonic() + max(0.0, wait_s)
+        if self.sink.durable:  # the flush itself delivers to the store, under the flush lock
+            if self._flush_lock.acquire(timeout=max(0.0, wait_s)):
+                self._flush_lock.release()
+                self.flush()
+            return self._owed_counts()[0] + len(self.points)
+        self.flush()
+        self._failures = 0
+        self._not_before = self._retry_after_until  # a 429's Retry-After still holds
+        self._wake.set()
+        while True:
+            points, notes = self._owed_counts()
+            if not (points or notes) or self._gave_up or self._done.is_set() or time.monotonic() >= deadline:
+                return points + len(self.points)
+            time.sleep(_DRAIN_POLL_S)
+
+    def halt(self) -> None:
+        """Stop both threads without a finish: the run stays open at its sink for another process to continue
+        (an interrupted attempt). What is not delivered stays in the spool file."""
+        self._halt.set()
+        self._wake.set()
+        if self.spool is not None:
+            self.spool.close()
 
     def finish(self, status: str, summary: dict[str, Any] | None, error: str | None,
                wait_s: float | None = None) -> bool:
