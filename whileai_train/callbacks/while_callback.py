@@ -11,7 +11,7 @@ What it does, event by event (transformers 5.24 calls callbacks with args, state
 - on_log: every numeric key transformers and TRL log, under their own names (loss, grad_norm, reward,
   reward_std, rewards/<fn>/mean, kl, entropy, completions/mean_length, clip_ratio/..., frac_reward_zero_std,
   eval_*), with learning_rate shortened to lr; the end-of-training totals (train_runtime, train_loss, ...)
-  go to the summary instead;
+  go to the summary instead; where CUDA is, the latest GPU reading rides along (system/gpu_*, gpu_metrics.py);
 - on_save: sends what was logged up to the checkpoint (bounded wait), so a preempted machine loses none of it;
 - on_train_end: finishes "stopped" with the reason when training ended before max_steps (whichever
   callback set control.should_training_stop, in whatever order callbacks were added), else "done".
@@ -37,6 +37,7 @@ from typing import Any
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 from transformers.trainer_callback import ExportableState
 
+from whileai_train.callbacks.gpu_metrics import GpuMetrics
 from whileai_train.runs.defaults import CHECKPOINT_FLUSH_WAIT_S
 from whileai_train.runs.run import Run
 from whileai_train.runs.run import run as open_run
@@ -66,6 +67,7 @@ class WhileCallback(TrainerCallback, ExportableState):
         self._saved_run: dict[str, Any] | None = None
         self._totals: dict[str, Any] = {}
         self._warned_checkpoint = False
+        self._gpu = GpuMetrics()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(run={self.run!r})"
@@ -96,6 +98,7 @@ class WhileCallback(TrainerCallback, ExportableState):
             self.run = None
             return
         if self.run is not None and self.run.status == "running":
+            self._gpu.start()
             return
         resume = self._resume_state(state)
         kwargs_open = dict(self.open_kwargs)
@@ -114,6 +117,8 @@ class WhileCallback(TrainerCallback, ExportableState):
             logger.warning("whileai: could not open the run (%s: %s); training goes on without it",
                            type(exc).__name__, exc)
             self.run = None
+        if self.run is not None:
+            self._gpu.start()  # where CUDA is: GPU memory and utilisation on each point
 
     def _resume_state(self, state: TrainerState) -> dict[str, Any] | None:
         return self._saved_attribute(state, "_saved_run")
@@ -153,6 +158,8 @@ class WhileCallback(TrainerCallback, ExportableState):
             if old in metrics:
                 metrics[new] = metrics.pop(old)
         metrics.pop("step", None)
+        for key, value in self._gpu.latest().items():
+            metrics.setdefault(key, value)
         run.log_owned(state.global_step, metrics)  # the copy above is ours: no second copy
 
     def on_evaluate(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
@@ -176,6 +183,7 @@ class WhileCallback(TrainerCallback, ExportableState):
 
     def on_train_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
                      **kwargs: Any) -> None:
+        self._gpu.stop()
         run = self.run
         if run is None or run.status != "running":
             return
@@ -194,9 +202,18 @@ class WhileCallback(TrainerCallback, ExportableState):
 
     def fail(self, exc: BaseException) -> None:
         """Finish the run "failed" with the error text (what `track` calls when train() raises)."""
+        self._gpu.stop()
         run = self.run
         if run is not None and run.status == "running":
             run.finish("failed", error=f"{type(exc).__name__}: {exc}")
+
+    def interrupt(self, exc: BaseException) -> None:
+        """Leave the run open for the attempt that resumes from the checkpoint (what `track` calls when
+        train() raises one of its `preempted_by` exceptions)."""
+        self._gpu.stop()
+        run = self.run
+        if run is not None:
+            run.interrupt(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
 
 
 def _default_name(args: TrainingArguments) -> str:
@@ -247,15 +264,12 @@ class track:
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        if exc is None:
-            return
         cb = self.callback
-        run = cb.run if cb is not None else None
-        if run is None:
+        if exc is None or cb is None:
             return
         if isinstance(exc, self.preempted_by):
-            run.interrupt(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
-        elif cb is not None:
+            cb.interrupt(exc)
+        else:
             cb.fail(exc)
 
     def train(self, *args: Any, **kwargs: Any) -> Any:
