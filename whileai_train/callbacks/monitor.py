@@ -16,7 +16,8 @@ It is a WhileCallback (loss, cost and every TRL metric reach the same run) that 
   the same holdout completions; each lands on the run as marker/<name> beside proxy and gold, so a behaviour
   that falls during training is on the run's curves;
 - reads the alarms (alarms.py): divergence, length, drift (KL of the current step), feature. A new alarm
-  prints one loud line, lands on the run as a point (alarm/<name> = 1) and a note, and is in summary().
+  prints one loud line, lands on the run as a point (alarm/<name> = 1) and a note, is raised as an alert
+  in trackio / wandb when the trainer reports to them too (side_trackers.py), and is in summary().
   An alarm named in `stop_on` stops training: rank 0 decides, broadcasts, every rank stops on that step,
   and the run finishes "stopped" with the reason.
 
@@ -62,6 +63,7 @@ from whileai_train.callbacks.holdout import (
 from whileai_train.callbacks.monitor_report import AlarmEntry, EvalPoint, MonitorSummary, Reading
 from whileai_train.callbacks.monitor_state import MonitorState
 from whileai_train.callbacks.reward_wrap import CompletionRecord, RewardRecorder, scan_rows, wrap_reward
+from whileai_train.callbacks.side_trackers import alert_side_trackers
 from whileai_train.callbacks.while_callback import WhileCallback
 from whileai_train.errors import ConfigError, name_list
 from whileai_train.markers.registry import check_markers
@@ -518,6 +520,7 @@ class RewardMonitor(WhileCallback):
         if run is not None:
             run.log(alarm.step, {f"alarm/{alarm.name}": 1.0})
             run.note(f"**Alarm: {alarm.name}** at step {alarm.step}: {alarm.message}")
+        alert_side_trackers(f"reward monitor: {alarm.name} alarm", alarm.line)  # trackio / wandb beside us
 
 
 def monitor(holdout: Any = None, gold: Callable[..., Any] | None = None, *, every: int = D.EVERY,
