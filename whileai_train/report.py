@@ -32,3 +32,8 @@ class Report(BaseModel):
     def get(self, key: str, default: Any = None) -> Any:
         """The value under `key`, or `default` when the report has no such key."""
         return getattr(self, key) if self._readable(key) else default
+
+    def _repr_markdown_(self) -> str:
+        """What a notebook shows as a cell's value: the verdict line in bold, then the whole reading."""
+        reading = str(self)
+        return f"**{reading.splitlines()[0] if reading else type(self).__name__}**\n\n```\n{reading}\n```"

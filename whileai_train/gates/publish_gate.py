@@ -24,6 +24,7 @@ from whileai_train.errors import ConfigError, WhileAIError
 from whileai_train.gates.defaults import RL_SHAPED_SHARE
 from whileai_train.gates.overlap import OVERLAP_MIN_ROWS, start
 from whileai_train.measure.pass_at import PassAtReport, most_common_k, pass_at_from_table
+from whileai_train.progress import progress_call
 from whileai_train.report import Report
 from whileai_train.stats import DEFAULT_DRAWS, DEFAULT_SEED
 from whileai_train.tables.band import check_band
@@ -218,18 +219,21 @@ def _judge_block(report: PublishGateReport, rows: Sequence[Mapping[str, Any]], j
         report.warnings.append(f"judge_trust: {trust.reading}")
 
 
+@progress_call("publish_gate")
 def publish_gate(rows: Any, *, mode: Literal["rl", "sft"] | None = None, policy: str | None = None,
                  endorsed: Sequence[str] | None = None, strict_hacks: bool = False,
                  judge: Callable[[dict[str, Any]], Any] | None = None, band: tuple[float, float] = BAND,
                  k: int | None = None, scan: bool = True, pass_threshold: float = PASS_THRESHOLD,
-                 draws: int = DEFAULT_DRAWS, seed: int = DEFAULT_SEED) -> PublishGateReport:
+                 draws: int = DEFAULT_DRAWS, seed: int = DEFAULT_SEED, progress: bool | None = None
+                 ) -> PublishGateReport:
     """Check a row set before it is published for training; raise PublishGateError when it must not be.
 
     `mode`: "rl" / "sft", or None to read the shape off the rows (RL-shaped when at least half the rows
     are repeats of an ask). `endorsed` / `strict_hacks`: passed to the hack scan; strict refuses a
     reward_hack. `judge`: handed to judge_trust when the rows carry gold labels. `scan=False` skips the
     hack scan. The stamped rows are `report.rows` (shallow copies made on first use; the input is
-    not changed); the refused report is `error.report`.
+    not changed); the refused report is `error.report`. `progress`: progress bars over the row passes (None:
+    when someone watches and the rows are many; False: never).
     """
     lo, hi = _check_arguments(mode, band, strict_hacks, endorsed)
     table = graded_table(rows, pass_threshold=pass_threshold, what="publish_gate")
