@@ -68,3 +68,17 @@ def test_grpo_recipe_clean_ends_done_without_alarm() -> None:
     assert 'NO ALARM over 9 holdout evals' in _readme("04-train/grpo") and "NO ALARM over 9 holdout evals" in out
     (run,) = LocalStore().list_runs()
     assert run["name"] == "recipe-grpo-clean" and run["status"] == "done"
+
+
+def test_every_recipe_path_the_readmes_name_exists() -> None:
+    import re
+
+    texts = [(ROOT / "README.md").read_text(encoding="utf-8")]
+    texts += [path.read_text(encoding="utf-8") for path in (ROOT / "recipes").rglob("README.md")]
+    named = {match.rstrip("/.,`)") for text in texts for match in re.findall(r"recipes/[\w./-]+", text)}
+    assert "recipes/05-modal/grpo/app.py" in named and "recipes/06-notebook/monitor.ipynb" in named
+    missing = sorted(path for path in named if not (ROOT / path).exists())
+    assert missing == []
+    where = (ROOT / "README.md").read_text(encoding="utf-8").split("## Where you train")[1].split("\n## ")[0]
+    for place in ("A GPU box", "A notebook", "Modal", "Several GPUs"):
+        assert f"**{place}" in where
