@@ -254,8 +254,7 @@ class Run:
             if not _OPEN_RUNS:
                 release_sigterm()
             try:
-                owed = sender.drain(min(sender.config.finish_wait_s, wait_s if wait_s is not None else
-                                        sender.config.finish_wait_s))
+                owed = sender.drain(sender.config.finish_wait_s if wait_s is None else wait_s)
                 if isinstance(sender.sink, LocalSink) and sender.run_id is not None:
                     sender.sink.store.reopen(sender.run_id, owner=None)  # not an orphan of this process
             except Exception as exc:  # noqa: BLE001  (an interrupted process must still go down)
