@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 import os
+import struct
 import sys
 from pathlib import Path
+from typing import Any
 
 from datasets import Dataset
 from trl import GRPOConfig, GRPOTrainer
@@ -27,8 +29,38 @@ from whileai_train.demos.grpo_monitor import (
 from whileai_train.tiny import build_tiny_model, build_tiny_tokenizer
 
 
+def wandb_records(path: Path) -> list[Any]:
+    """The records of a wandb run file (what `wandb sync` sends): a leveldb-style log of 32 KiB blocks after a
+    7-byte file header, each record a protobuf in one or more fragments (full, or first / middle / last)."""
+    from wandb.proto import wandb_internal_pb2
+
+    data = path.read_bytes()
+    assert data[:4] == b":W&B", data[:8]
+    pos, block, pending, records = 7, 32768, b"", []
+    while pos + 7 <= len(data):
+        left = block - pos % block
+        if left < 7:  # a block's tail too short for a header is padding
+            pos += left
+            continue
+        _crc, length, kind = struct.unpack("<IHB", data[pos:pos + 7])
+        pending += data[pos + 7:pos + 7 + length]
+        pos += 7 + length
+        if kind in (1, 4):  # a full record, or the last fragment of one
+            record = wandb_internal_pb2.Record()
+            record.ParseFromString(pending)
+            records.append(record)
+            pending = b""
+    return records
+
+
 def main(out: Path) -> None:
     import torch
+
+    from whileai_train.callbacks import monitor as monitor_module
+
+    alerted: list[list[str]] = []  # which trackers each alarm reached
+    send = monitor_module.alert_side_trackers
+    monitor_module.alert_side_trackers = lambda title, text: alerted.append(send(title, text)) or alerted[-1]
 
     torch.set_num_threads(1)
     torch.manual_seed(0)
@@ -63,11 +95,12 @@ def main(out: Path) -> None:
     (run_file,) = wandb_dir.glob("run-*.wandb")  # the offline run's records, sent by `wandb sync`
     result = {
         "ours": {"id": monitor.run.id if monitor.run else None, "status": monitor.run.status if monitor.run else None,
-                 "alarms": [[a.name, a.step] for a in monitor.summary().alarms]},
+                 "alarms": [[a.name, a.step] for a in monitor.summary().alarms], "alerted": alerted},
         "trackio": {"name": trackio_run.name, "steps": sorted({int(row["step"]) for row in logs if "train/loss" in row}),
                     "alerts": [[a["title"], a["text"]] for a in trackio_run.alerts()]},
         "wandb": {"summary_keys": sorted(wandb_summary), "offline": wandb_dir.name.startswith("offline-run-"),
-                  "alert_in_run_file": b"reward monitor: feature alarm" in run_file.read_bytes()},
+                  "alerts": [[r.alert.title, r.alert.text, r.alert.level] for r in wandb_records(run_file)
+                             if r.WhichOneof("record_type") == "alert"]},
     }
     (out / "result.json").write_text(json.dumps(result), encoding="utf-8")
 

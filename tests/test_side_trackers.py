@@ -27,6 +27,7 @@ def test_trackio_wandb_and_our_run_side_by_side_with_the_alarm_in_each(tmp_path:
     result = json.loads((tmp_path / "out" / "result.json").read_text())
     ours = result["ours"]
     assert ours["status"] == "stopped" and ours["alarms"] == [["feature", 5]]
+    assert ours["alerted"] == [["trackio", "wandb"]]  # the one alarm reached both trackers
     (run,) = LocalStore().list_runs()
     assert run["id"] == ours["id"] and run["status"] == "stopped"
     assert [p["step"] for p in LocalStore().points(run["id"]) if "loss" in p] == [1, 2, 3, 4, 5]
@@ -37,7 +38,9 @@ def test_trackio_wandb_and_our_run_side_by_side_with_the_alarm_in_each(tmp_path:
     assert text.startswith("!!! REWARD MONITOR ALARM [feature] at step 5: reward tracks 'word:thanks'")
     wandb = result["wandb"]
     assert wandb["offline"] and {"train/loss", "train/reward"} <= set(wandb["summary_keys"])
-    assert wandb["alert_in_run_file"]
+    ((title, text, level),) = wandb["alerts"]  # read back from the offline run file `wandb sync` would send
+    assert title == "reward monitor: feature alarm" and level == "WARN"
+    assert text.startswith("!!! REWARD MONITOR ALARM [feature] at step 5: reward tracks 'word:thanks'")
 
 
 def test_a_failing_tracker_is_one_warning_and_never_reaches_training(monkeypatch: pytest.MonkeyPatch,
