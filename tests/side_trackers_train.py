@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import json
 import os
-import struct
 import sys
 from pathlib import Path
-from typing import Any
 
 from datasets import Dataset
 from trl import GRPOConfig, GRPOTrainer
@@ -27,30 +25,6 @@ from whileai_train.demos.grpo_monitor import (
     warm_up,
 )
 from whileai_train.tiny import build_tiny_model, build_tiny_tokenizer
-
-
-def wandb_records(path: Path) -> list[Any]:
-    """The records of a wandb run file (what `wandb sync` sends): a leveldb-style log of 32 KiB blocks after a
-    7-byte file header, each record a protobuf in one or more fragments (full, or first / middle / last)."""
-    from wandb.proto import wandb_internal_pb2
-
-    data = path.read_bytes()
-    assert data[:4] == b":W&B", data[:8]
-    pos, block, pending, records = 7, 32768, b"", []
-    while pos + 7 <= len(data):
-        left = block - pos % block
-        if left < 7:  # a block's tail too short for a header is padding
-            pos += left
-            continue
-        _crc, length, kind = struct.unpack("<IHB", data[pos:pos + 7])
-        pending += data[pos + 7:pos + 7 + length]
-        pos += 7 + length
-        if kind in (1, 4):  # a full record, or the last fragment of one
-            record = wandb_internal_pb2.Record()
-            record.ParseFromString(pending)
-            records.append(record)
-            pending = b""
-    return records
 
 
 def main(out: Path) -> None:
@@ -99,8 +73,7 @@ def main(out: Path) -> None:
         "trackio": {"name": trackio_run.name, "steps": sorted({int(row["step"]) for row in logs if "train/loss" in row}),
                     "alerts": [[a["title"], a["text"]] for a in trackio_run.alerts()]},
         "wandb": {"summary_keys": sorted(wandb_summary), "offline": wandb_dir.name.startswith("offline-run-"),
-                  "alerts": [[r.alert.title, r.alert.text, r.alert.level] for r in wandb_records(run_file)
-                             if r.WhichOneof("record_type") == "alert"]},
+                  "run_file": str(run_file)},  # read once this process (and wandb's service) has ended
     }
     (out / "result.json").write_text(json.dumps(result), encoding="utf-8")
 

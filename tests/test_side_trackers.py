@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import struct
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,6 +17,30 @@ from whileai_train.runs.store import LocalStore
 
 pytestmark = pytest.mark.trainer
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def wandb_records(path: Path) -> list[Any]:
+    """The records of a wandb run file (what `wandb sync` sends): a leveldb-style log of 32 KiB blocks after a
+    7-byte file header, each record a protobuf in one or more fragments (full, or first / middle / last)."""
+    from wandb.proto import wandb_internal_pb2
+
+    data = path.read_bytes()
+    assert data[:4] == b":W&B", data[:8]
+    pos, block, pending, records = 7, 32768, b"", []
+    while pos + 7 <= len(data):
+        left = block - pos % block
+        if left < 7:  # a block's tail too short for a header is padding
+            pos += left
+            continue
+        _crc, length, kind = struct.unpack("<IHB", data[pos:pos + 7])
+        pending += data[pos + 7:pos + 7 + length]
+        pos += 7 + length
+        if kind in (1, 4):  # a full record, or the last fragment of one
+            record = wandb_internal_pb2.Record()
+            record.ParseFromString(pending)
+            records.append(record)
+            pending = b""
+    return records
 
 
 def test_trackio_wandb_and_our_run_side_by_side_with_the_alarm_in_each(tmp_path: Path) -> None:
@@ -38,7 +64,9 @@ def test_trackio_wandb_and_our_run_side_by_side_with_the_alarm_in_each(tmp_path:
     assert text.startswith("!!! REWARD MONITOR ALARM [feature] at step 5: reward tracks 'word:thanks'")
     wandb = result["wandb"]
     assert wandb["offline"] and {"train/loss", "train/reward"} <= set(wandb["summary_keys"])
-    ((title, text, level),) = wandb["alerts"]  # read back from the offline run file `wandb sync` would send
+    alerts = [record.alert for record in wandb_records(Path(wandb["run_file"]))
+              if record.WhichOneof("record_type") == "alert"]  # the offline run file `wandb sync` would send
+    ((title, text, level),) = [(alert.title, alert.text, alert.level) for alert in alerts]
     assert title == "reward monitor: feature alarm" and level == "WARN"
     assert text.startswith("!!! REWARD MONITOR ALARM [feature] at step 5: reward tracks 'word:thanks'")
 
