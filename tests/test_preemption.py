@@ -8,11 +8,13 @@ import json
 import os
 import signal
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 import whileai_train as wai
+from tests.http_server import FaultyServer
 from whileai_train.runs.config import SenderConfig
 from whileai_train.runs.sinks import MemorySink
 
@@ -44,24 +46,32 @@ def test_an_ignored_sigterm_stays_ignored(sigterm_as_found: None) -> None:
     run.finish()
 
 
-def test_sigterm_interrupts_open_runs_then_calls_the_handler_found(sigterm_as_found: None,
+def test_sigterm_interrupts_open_runs_then_calls_the_handler_found(sigterm_as_found: None, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch,
                                                                   capsys: pytest.CaptureFixture[str]) -> None:
     calls: list[int] = []
     signal.signal(signal.SIGTERM, lambda signum, frame: calls.append(signum))
-    sink = MemorySink(durable=False)
-    run = wai.run(name="preempted", sink=sink, config=FAST)
-    for step in range(1, 4):
-        run.log(step, loss=1.0 / step)
-    os.kill(os.getpid(), signal.SIGTERM)  # the handler runs in this (main) thread before the next line
-    assert calls == [signal.SIGTERM]
-    assert run.status == "interrupted" and sink.runs[run.id]["status"] == "running"  # open, not failed
-    assert sorted(p["step"] for p in sink.points[run.id].values()) == [1, 2, 3]  # flushed before going
-    (note,) = sink.notes[run.id].values()
-    assert note.startswith("Attempt interrupted (SIGTERM)")
-    assert f"run {run.id} interrupted (SIGTERM)" in capsys.readouterr().out
-    run.log(4, loss=0.1)  # an interrupted handle logs nothing more, and says so once
-    run.finish("failed", error="too late")
-    assert sink.runs[run.id]["status"] == "running" and len(sink.points[run.id]) == 3
+    server = FaultyServer(tmp_path / "api.db")
+    try:
+        monkeypatch.setenv("WHILEAI_API_URL", server.url)
+        monkeypatch.setenv("WHILEAI_API_KEY", server.api_key)
+        run = wai.run(name="preempted", config=FAST)
+        for step in range(1, 4):
+            run.log(step, loss=1.0 / step)
+        os.kill(os.getpid(), signal.SIGTERM)  # the handler runs in this (main) thread before the next line
+        assert calls == [signal.SIGTERM]
+        assert run.status == "interrupted" and server.run(run.id)["status"] == "running"  # open, not failed
+        assert [p["step"] for p in server.points(run.id)] == [1, 2, 3]  # flushed before going
+        (note,) = [n["markdown"] for n in server.run(run.id)["notes"]]
+        assert note.startswith("Attempt interrupted (SIGTERM)")
+        assert f"run {run.id} interrupted (SIGTERM)" in capsys.readouterr().out
+        spool = Path(os.environ["WHILEAI_HOME"]) / "spool"
+        assert list(spool.glob("*")) == []  # nothing owed: no spool left for `sync` to finish "failed"
+        run.log(4, loss=0.1)  # an interrupted handle logs nothing more
+        run.finish("failed", error="too late")
+        assert server.run(run.id)["status"] == "running" and len(server.points(run.id)) == 3
+    finally:
+        server.close()
 
 
 def test_state_at_a_checkpoint_numbers_the_resumed_points_as_the_first_attempt_did() -> None:

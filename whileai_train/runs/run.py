@@ -15,6 +15,7 @@ Under a distributed launcher only global rank 0 writes: other ranks get a run th
 from __future__ import annotations
 
 import atexit
+import contextlib
 import itertools
 import logging
 import os
@@ -262,8 +263,13 @@ class Run:
                 logger.warning("whileai: flushing run %s at the interrupt failed (%s)", self.id,
                                redact(repr(exc), self._credential))
             sender.halt()
-            kept = f"; {owed} points not yet there wait in {sender.spool.path}" \
-                if owed > 0 and sender.spool is not None else ""
+            kept = ""
+            if sender.spool is not None and owed == 0:  # nothing owed: no spool for `sync` to finish "failed"
+                with contextlib.suppress(OSError):
+                    sender.spool.path.unlink(missing_ok=True)
+            elif sender.spool is not None and owed > 0:
+                kept = (f"; {owed} points not yet there wait in {sender.spool.path} for the resumed attempt on "
+                        "this machine to send (`whileai-train sync` would send them and finish the run)")
             print(f"whileai: run {self.id} interrupted ({reason}); left open at {self.where} for the attempt that "
                   f"resumes from the checkpoint{kept}", flush=True)
         finally:
