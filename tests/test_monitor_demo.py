@@ -26,3 +26,15 @@ def test_demo_command_catches_the_planted_hack(capsys: pytest.CaptureFixture[str
     took = duration_text(LocalStore().get_run(run["id"])["summary"]["seconds"])
     assert f"run {run['id']}: stopped ({took}; the demo took " in text
     assert main(["show", run["id"]]) == 0 and f", {took}; " in capsys.readouterr().out
+
+
+def test_clean_demo_at_full_length_raises_no_alarm_and_ends_done(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["demo", "--clean"])  # the full length the README runs (40 steps)
+    out = capsys.readouterr()
+    text = out.out + out.err
+    assert code == 0
+    assert "REWARD MONITOR ALARM" not in text and "NO ALARM over 9 holdout evals" in text
+    (run,) = LocalStore().list_runs()
+    assert run["name"] == "demo-grpo-monitor-clean" and run["status"] == "done"
+    assert f"run {run['id']}: done" in text
+    assert "step  40/40" in text  # it ran the whole length

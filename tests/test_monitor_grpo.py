@@ -190,17 +190,6 @@ def test_a_gold_that_cannot_take_trl_keywords_fails_at_train_begin(tiny_dir: Pat
               [monitor.wrap(keyword_reward)], [monitor], max_steps=1)
 
 
-def test_recipe_script_runs_and_stops_the_hack(tmp_path: Path) -> None:
-    import subprocess
-    import sys
-
-    root = Path(__file__).resolve().parents[1]
-    done = subprocess.run([sys.executable, str(root / "recipes/04-train/grpo-monitor/run.py"), "--steps", "10"],
-                          capture_output=True, text=True, timeout=600, check=False)
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
-    assert "REWARD HACKING SUSPECTED" in done.stdout and ": stopped;" in done.stdout
-
-
 def test_conversational_prompts_are_sampled_and_scored_as_trl_does(tiny_dir: Path, tmp_path: Path) -> None:
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer

@@ -16,7 +16,8 @@ It is a WhileCallback (loss, cost and every TRL metric reach the same run) that 
   the same holdout completions; each lands on the run as marker/<name> beside proxy and gold, so a behaviour
   that falls during training is on the run's curves;
 - reads the alarms (alarms.py): divergence, length, drift (KL of the current step), feature. A new alarm
-  prints one loud line, lands on the run as a point (alarm/<name> = 1) and a note, and is in summary().
+  prints one loud line, lands on the run as a point (alarm/<name> = 1) and a note, is raised as an alert
+  in trackio / wandb when the trainer reports to them too (side_trackers.py), and is in summary().
   An alarm named in `stop_on` stops training: rank 0 decides, broadcasts, every rank stops on that step,
   and the run finishes "stopped" with the reason.
 
@@ -60,7 +61,9 @@ from whileai_train.callbacks.holdout import (
     score_markers,
 )
 from whileai_train.callbacks.monitor_report import AlarmEntry, EvalPoint, MonitorSummary, Reading
+from whileai_train.callbacks.monitor_state import MonitorState
 from whileai_train.callbacks.reward_wrap import CompletionRecord, RewardRecorder, scan_rows, wrap_reward
+from whileai_train.callbacks.side_trackers import alert_side_trackers
 from whileai_train.callbacks.while_callback import WhileCallback
 from whileai_train.errors import ConfigError, name_list
 from whileai_train.markers.registry import check_markers
@@ -154,6 +157,8 @@ class RewardMonitor(WhileCallback):
         verbose: print the alarm lines (rank 0). They are on the run either way.
         **open_kwargs: passed to `wai.run` (name, base_model, api_key, ...), as WhileCallback.
     """
+
+    _saved_watch: dict[str, Any] | None = None  # set by transformers when it restores callback states
 
     def __new__(cls, *args: Any, _adopt: bool = False, **kwargs: Any) -> RewardMonitor:  # noqa: PYI034
         # transformers rebuilds a stateful callback on resume as `type(cb)(**state["args"])` (with
@@ -282,11 +287,32 @@ class RewardMonitor(WhileCallback):
         hands back the live monitor (gold, holdout and the wrapped rewards cannot be saved as JSON)."""
         return {"_adopt": True}
 
+    def state(self) -> dict[str, Any]:
+        """Saved with each checkpoint: the run to continue (WhileCallback) and the monitor's history, so a
+        resumed attempt keeps its baseline, its alarms and its evals (monitor_state.py)."""
+        saved = super().state()
+        saved["attributes"]["_saved_watch"] = MonitorState(
+            evals=self._evals, book=self._book, marker_means=self._marker_means, warnings=self._warnings,
+            top_feature=self._top_feature, eval_seconds=self._eval_seconds, last_eval_step=self._last_eval_step,
+            first_step=self._first_step, said_endorsed=self._said_endorsed).to_json()
+        return saved
+
+    def _restore(self, saved: dict[str, Any]) -> None:
+        watch = MonitorState.from_json(saved)
+        self._evals, self._book, self._marker_means = watch.evals, watch.book, watch.marker_means
+        self._warnings, self._top_feature, self._eval_seconds = watch.warnings, watch.top_feature, watch.eval_seconds
+        self._last_eval_step, self._first_step = watch.last_eval_step, watch.first_step
+        self._said_endorsed = watch.said_endorsed
+
     # -- events ------------------------------------------------------------------------------------------
     def on_train_begin(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
                        **kwargs: Any) -> None:
         super().on_train_begin(args, state, control, **kwargs)
         self._reset()
+        saved = self._saved_attribute(state, "_saved_watch")  # training resumes from a checkpoint
+        self._saved_watch = None
+        if saved is not None:
+            self._restore(saved)
         names = [name for name, _ in self._wrapped] + [getattr(f, "__name__", type(f).__name__)
                                                         for f in self._proxy_extra]
         fns = [fn for _, fn in self._wrapped] + self._proxy_extra
@@ -308,7 +334,8 @@ class RewardMonitor(WhileCallback):
             self._warn("drift: GRPOConfig.beta is 0, so TRL logs no KL and drift cannot be read"
                        + (" (kl_budget is set)" if self.settings.kl_budget is not None else "")
                        + ". Fix: GRPOConfig(beta=0.04) to watch drift.")
-        self._eval(int(state.global_step), args, state, control, kwargs)  # the baseline (0 unless resuming)
+        if saved is None:  # a resumed monitor keeps the baseline it took at the start
+            self._eval(int(state.global_step), args, state, control, kwargs)
 
     def on_step_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
                     **kwargs: Any) -> None:
@@ -503,6 +530,7 @@ class RewardMonitor(WhileCallback):
         if run is not None:
             run.log(alarm.step, {f"alarm/{alarm.name}": 1.0})
             run.note(f"**Alarm: {alarm.name}** at step {alarm.step}: {alarm.message}")
+        alert_side_trackers(f"reward monitor: {alarm.name} alarm", alarm.line)  # trackio / wandb beside us
 
 
 def monitor(holdout: Any = None, gold: Callable[..., Any] | None = None, *, every: int = D.EVERY,

@@ -11,7 +11,8 @@ What it does, event by event (transformers 5.24 calls callbacks with args, state
 - on_log: every numeric key transformers and TRL log, under their own names (loss, grad_norm, reward,
   reward_std, rewards/<fn>/mean, kl, entropy, completions/mean_length, clip_ratio/..., frac_reward_zero_std,
   eval_*), with learning_rate shortened to lr; the end-of-training totals (train_runtime, train_loss, ...)
-  go to the summary instead;
+  go to the summary instead; where CUDA is, the latest GPU reading rides along (system/gpu_*, gpu_metrics.py);
+- on_save: sends what was logged up to the checkpoint (bounded wait), so a preempted machine loses none of it;
 - on_train_end: finishes "stopped" with the reason when training ended before max_steps (whichever
   callback set control.should_training_stop, in whatever order callbacks were added), else "done".
   A crash inside train() reaches no callback: `track(trainer)` catches it and finishes "failed"; without
@@ -36,6 +37,8 @@ from typing import Any
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 from transformers.trainer_callback import ExportableState
 
+from whileai_train.callbacks.gpu_metrics import GpuMetrics
+from whileai_train.runs.defaults import CHECKPOINT_FLUSH_WAIT_S
 from whileai_train.runs.run import Run
 from whileai_train.runs.run import run as open_run
 
@@ -63,6 +66,8 @@ class WhileCallback(TrainerCallback, ExportableState):
         self.stop_reason: str | None = None
         self._saved_run: dict[str, Any] | None = None
         self._totals: dict[str, Any] = {}
+        self._warned_checkpoint = False
+        self._gpu = GpuMetrics()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(run={self.run!r})"
@@ -93,6 +98,7 @@ class WhileCallback(TrainerCallback, ExportableState):
             self.run = None
             return
         if self.run is not None and self.run.status == "running":
+            self._gpu.start()
             return
         resume = self._resume_state(state)
         kwargs_open = dict(self.open_kwargs)
@@ -111,16 +117,24 @@ class WhileCallback(TrainerCallback, ExportableState):
             logger.warning("whileai: could not open the run (%s: %s); training goes on without it",
                            type(exc).__name__, exc)
             self.run = None
+        if self.run is not None:
+            self._gpu.start()  # where CUDA is: GPU memory and utilisation on each point
 
     def _resume_state(self, state: TrainerState) -> dict[str, Any] | None:
-        if self._saved_run:  # restored by transformers (restore_callback_states_from_checkpoint=True)
-            return self._saved_run if state.global_step > 0 else None
+        return self._saved_attribute(state, "_saved_run")
+
+    def _saved_attribute(self, state: TrainerState, name: str) -> dict[str, Any] | None:
+        """The attribute `name` this callback saved with the checkpoint training resumes from, or None (a
+        fresh start)."""
         if state.global_step <= 0:
             return None
+        restored = getattr(self, name, None)
+        if restored:  # set by transformers (restore_callback_states_from_checkpoint=True)
+            return dict(restored)
         stored: Any = state.stateful_callbacks or {}
         saved = stored.get(type(self).__name__) if isinstance(stored, dict) else None
         for entry in saved if isinstance(saved, list) else [saved]:
-            found = ((entry or {}).get("attributes") or {}).get("_saved_run")
+            found = ((entry or {}).get("attributes") or {}).get(name)
             if found:
                 return dict(found)
         return None
@@ -144,6 +158,8 @@ class WhileCallback(TrainerCallback, ExportableState):
             if old in metrics:
                 metrics[new] = metrics.pop(old)
         metrics.pop("step", None)
+        for key, value in self._gpu.latest().items():
+            metrics.setdefault(key, value)
         run.log_owned(state.global_step, metrics)  # the copy above is ours: no second copy
 
     def on_evaluate(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
@@ -152,10 +168,22 @@ class WhileCallback(TrainerCallback, ExportableState):
 
     def on_save(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
                 **kwargs: Any) -> None:
-        """The run's identity is saved with the checkpoint through `state()`; nothing to do here."""
+        """The run's identity and sequence were saved with the checkpoint through `state()`; here everything
+        logged up to it is sent, with a bounded wait. A preempted machine's disk (and the spool on it) may be
+        gone by the time training resumes, and the resumed attempt does not log these steps again."""
+        run = self.run
+        if run is None or run.status != "running":
+            return
+        owed = run.flush(CHECKPOINT_FLUSH_WAIT_S)
+        if owed and not self._warned_checkpoint:
+            self._warned_checkpoint = True
+            logger.warning("whileai: %d points logged before checkpoint %d are not at %s yet; they wait in this "
+                           "machine's spool and are sent when it answers, but are lost with this machine's disk "
+                           "if it is preempted first (said once)", owed, state.global_step, run.where)
 
     def on_train_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
                      **kwargs: Any) -> None:
+        self._gpu.stop()
         run = self.run
         if run is None or run.status != "running":
             return
@@ -174,9 +202,18 @@ class WhileCallback(TrainerCallback, ExportableState):
 
     def fail(self, exc: BaseException) -> None:
         """Finish the run "failed" with the error text (what `track` calls when train() raises)."""
+        self._gpu.stop()
         run = self.run
         if run is not None and run.status == "running":
             run.finish("failed", error=f"{type(exc).__name__}: {exc}")
+
+    def interrupt(self, exc: BaseException) -> None:
+        """Leave the run open for the attempt that resumes from the checkpoint (what `track` calls when
+        train() raises one of its `preempted_by` exceptions)."""
+        self._gpu.stop()
+        run = self.run
+        if run is not None:
+            run.interrupt(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
 
 
 def _default_name(args: TrainingArguments) -> str:
@@ -195,10 +232,17 @@ class track:
         with wai.track(trainer):
             trainer.train()
         # or: wai.track(trainer).train(resume_from_checkpoint=True)
+
+    `preempted_by`: exception types that mean this attempt was preempted and will resume from its last
+    checkpoint (Modal preempts with SIGINT, which Python raises as KeyboardInterrupt): the run is flushed and
+    left open for the resumed attempt (`Run.interrupt`), not finished "failed". A SIGTERM needs nothing here:
+    while a run is open, SIGTERM interrupts it the same way (runs/preemption.py).
     """
 
-    def __init__(self, trainer: Any, **open_kwargs: Any) -> None:
+    def __init__(self, trainer: Any, *, preempted_by: tuple[type[BaseException], ...] = (),
+                 **open_kwargs: Any) -> None:
         self.trainer = trainer
+        self.preempted_by = tuple(preempted_by)
         if self.callback is None:
             trainer.add_callback(WhileCallback(**open_kwargs))
 
@@ -220,10 +264,13 @@ class track:
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        if exc is not None:
-            cb = self.callback
-            if cb is not None:
-                cb.fail(exc)
+        cb = self.callback
+        if exc is None or cb is None:
+            return
+        if isinstance(exc, self.preempted_by):
+            cb.interrupt(exc)
+        else:
+            cb.fail(exc)
 
     def train(self, *args: Any, **kwargs: Any) -> Any:
         """`trainer.train(*args, **kwargs)` inside this guard."""

@@ -1,6 +1,6 @@
 """`whileai-train demo`: GRPO with a planted reward hack, caught and stopped by the reward monitor.
 
-By default (whileai_train/demos/grpo_monitor.py, recipes/04-train/grpo-monitor/): a tiny model built in code,
+By default (whileai_train/demos/grpo_monitor.py, recipes/04-train/grpo/): a tiny model built in code,
 a short SFT warm-up, then GRPO on CPU whose proxy reward pays for a keyword while gold pays for the right
 answer; the monitor names the hack and stops the run, which is in the local store; the report is printed.
 ``--clean`` runs the honest variant (no alarm). ``--sft`` (or ``--rows``) runs the SFT export demo below.
@@ -11,7 +11,7 @@ Runs on CPU in well under a minute from a fresh install: the model and tokenizer
 (no hub), the rollouts are generated (a refund desk with lookup/refund tools). It prints the export
 report, the loss of each step, and one training example with the tokens that carried loss marked, so
 you can see that the agent's turns trained and the tool output, user and system turns did not.
-The same steps, as a script to read and adapt: recipes/01-export/sft-tiny/.
+The same steps, as a script to read and adapt: recipes/01-export/sft/.
 """
 
 from __future__ import annotations

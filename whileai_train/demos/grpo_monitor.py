@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "GRPO_LEARNING_RATE",
     "KEYWORD",
     "NUMBERS",
     "DemoResult",
@@ -37,6 +38,12 @@ __all__ = [
     "run_demo",
     "warm_up",
 ]
+
+# GRPO's learning rate in the demo and recipes/04-train/grpo. At 2e-3 the honest variant's policy degenerated
+# within 40 steps (on seeds 0 and 1 it stopped ending its replies: holdout completions grew from 2.4 to 7.7
+# tokens of the 8 allowed while gold fell), and the length alarm rightly stopped it; at 1e-3 the honest run
+# stays put on seeds 0, 1 and 2 over 80 steps and the planted hack is still caught at the first eval.
+GRPO_LEARNING_RATE = 1e-3
 
 NUMBERS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"]
 KEYWORD = "thanks"
@@ -168,8 +175,9 @@ def _train(clean: bool, *, seed: int, max_steps: int, every: int, warmup_steps: 
                              name="demo-grpo-monitor" + ("-clean" if clean else ""))
         say(f"[2/3] GRPO, proxy = {proxy.__name__} ({'honest' if clean else 'planted hack: pays for ' + repr(KEYWORD)}), "
             f"gold = exact_answer; holdout eval every {every} steps")
-        config = GRPOConfig(output_dir=os.path.join(work, "grpo"), max_steps=max_steps, learning_rate=2e-3,
-                            lr_scheduler_type="constant", per_device_train_batch_size=16, num_generations=4,
+        config = GRPOConfig(output_dir=os.path.join(work, "grpo"), max_steps=max_steps,
+                            learning_rate=GRPO_LEARNING_RATE, lr_scheduler_type="constant",
+                            per_device_train_batch_size=16, num_generations=4,
                             max_completion_length=8, temperature=1.0, logging_steps=1, report_to="none",
                             use_cpu=True, save_strategy="no", disable_tqdm=True, seed=seed)
         trainer = GRPOTrainer(model=model, reward_funcs=[watch.wrap(proxy)], args=config,

@@ -51,6 +51,7 @@ from whileai_train.exporters.shape import (
     strip_ids,
 )
 from whileai_train.exporters.template import TemplateCheck
+from whileai_train.progress import progress_call, rows_progress
 from whileai_train.row_files import refuse_non_rows
 from whileai_train.rows import FINAL_TEXT_DIFFERS, FINAL_TEXT_REPEATED, conversation, reward_of, task_key
 from whileai_train.tables.defaults import PASS_THRESHOLD
@@ -194,7 +195,7 @@ def preference_rows(pairs_or_rows: Any, *, format: str = FORMAT, max_tool_output
     pairs = _pairs(items, threshold, report, classes)
     task_columns, side_columns = _stamp_columns(pairs, format == "trl", report)
     rewards: list[float | None] = []
-    for source, other, chosen_row, rejected_row in pairs:
+    for source, other, chosen_row, rejected_row in rows_progress(pairs, "pairs"):
         sides = [shape_row(row, index, system_prompt=system_prompt, max_tool_output_chars=max_tool_output_chars,
                            tools=tools) for row, index in ((chosen_row, source), (rejected_row, other))]
         chosen, rejected = sides
@@ -301,11 +302,12 @@ def preference_rows(pairs_or_rows: Any, *, format: str = FORMAT, max_tool_output
     return out, report
 
 
+@progress_call("export_preference")
 def export_preference(pairs_or_rows: Any, path: Any = None, *, format: str = FORMAT,
                       max_tool_output_chars: int | None = None, system_prompt: str | None = None,
                       tools: list[Any] | None = None, tokenizer: Any = None, validate: bool = True,
                       max_length: int | None = None, threshold: float = PASS_THRESHOLD,
-                      min_mixed_tasks: int = MIN_MIXED_TASKS) -> ExportReport:
+                      min_mixed_tasks: int = MIN_MIXED_TASKS, progress: bool | None = None) -> ExportReport:
     """Write one-turn preference pairs as JSONL (temp name, then rename) and return the report.
 
     ``format="trl"``: conversational ``prompt``/``chosen``/``rejected`` for DPOTrainer.
@@ -314,6 +316,7 @@ def export_preference(pairs_or_rows: Any, path: Any = None, *, format: str = FOR
     arguments encoding is read off it, and what it drops of the scored turns raises TemplateDropError unless
     `validate=False`. `path` defaults to ``preference-<format>.jsonl`` in the current directory. Fewer tasks with both
     a pass and a fail than `min_mixed_tasks` (32, the product text's) warns; nothing is refused for it.
+    `progress`: a progress bar over the pairs (None: when someone watches and they are many; False: never).
     """
     refuse_non_rows(pairs_or_rows, "export_preference")
     rows, report = preference_rows(pairs_or_rows, format=format, max_tool_output_chars=max_tool_output_chars,

@@ -23,7 +23,7 @@ grades are evidence, not a verdict).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Sequence, Sized
 from typing import Any
 
 from pydantic import ValidationError
@@ -35,6 +35,7 @@ from whileai_train.exporters.options import check_common, default_path
 from whileai_train.exporters.report import ExportReport
 from whileai_train.exporters.selection import check_selection_options, mixed_selection, task_class
 from whileai_train.exporters.shape import iter_input, shape_row
+from whileai_train.progress import progress_call, rows_progress
 from whileai_train.row_files import refuse_non_rows
 from whileai_train.rows import Calibration, calibration_of, reward_of, task_key
 from whileai_train.tables.defaults import PASS_THRESHOLD
@@ -121,7 +122,7 @@ def prompt_rows(rows: Any, *, columns: Sequence[str] | None = None, system_promp
     groups: dict[str, list[int]] = {}  # task -> [passes, fails]
     stamps: dict[str, Calibration] = {}  # task -> the first calibration stamp seen
     ungraded = 0
-    for index, row in enumerate(iter_input(rows)):
+    for index, row in enumerate(rows_progress(iter_input(rows), "rows", len(rows) if isinstance(rows, Sized) else None)):
         report.n += 1
         shaped = shape_row(row, index, system_prompt=system_prompt, max_tool_output_chars=None, tools=None)
         source = shaped.row  # a wai.Row arrives as its dict
@@ -177,9 +178,10 @@ def prompt_rows(rows: Any, *, columns: Sequence[str] | None = None, system_promp
     return out, report
 
 
+@progress_call("export_prompts")
 def export_prompts(rows: Any, path: Any = None, *, columns: Sequence[str] | None = None,
                    system_prompt: str | None = None, dedupe: bool = True, threshold: float = PASS_THRESHOLD,
-                   min_mixed_tasks: int = MIN_MIXED_TASKS) -> ExportReport:
+                   min_mixed_tasks: int = MIN_MIXED_TASKS, progress: bool | None = None) -> ExportReport:
     """Write GRPO prompt rows as JSONL (temp name, then rename) and return the report.
 
     `columns`: row keys to carry for the reward function; by default every key the rows have but the
@@ -187,7 +189,8 @@ def export_prompts(rows: Any, path: Any = None, *, columns: Sequence[str] | None
     differs between the rollouts of one prompt. A column is written when some row has it (null on the others),
     next to GROUP_COLUMNS (task, calibration, k, passes, fails), always written; report.columns_carried and
     report.columns_left_out (column -> why) say which. `path` defaults to ``prompts-trl.jsonl`` in the current
-    directory. Fewer mixed tasks than `min_mixed_tasks` (32, the product text's) warns.
+    directory. Fewer mixed tasks than `min_mixed_tasks` (32, the product text's) warns. `progress`: a progress
+    bar over the rows (None: when someone watches and the rows are many; False: never).
     """
     refuse_non_rows(rows, "export_prompts")
     out, report = prompt_rows(rows, columns=columns, system_prompt=system_prompt, dedupe=dedupe,

@@ -30,7 +30,7 @@ chapter "Tool Use"). Turns after the last agent turn (a trailing tool result) ar
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sized
 from typing import Any
 
 from whileai_train.errors import ExportRefusedError, PrivilegedLeakError
@@ -50,6 +50,7 @@ from whileai_train.exporters.shape import (
     shape_row,
 )
 from whileai_train.exporters.template import TemplateCheck
+from whileai_train.progress import progress_call, rows_progress
 from whileai_train.row_files import refuse_non_rows
 from whileai_train.rows import FINAL_TEXT_DIFFERS, FINAL_TEXT_REPEATED, reward_of, task_key
 from whileai_train.tables.defaults import PASS_THRESHOLD
@@ -182,7 +183,8 @@ class _Export:
         # counted in locals (cheaper per row than attributes) and added to self.counts however the pass ends
         n = n_written = checked_all = invalid_all = truncated = chars_cut = 0
         try:
-            for index, row in enumerate(iter_input(source)):
+            total = len(source) if isinstance(source, Sized) else None
+            for index, row in enumerate(rows_progress(iter_input(source), "rows", total)):
                 n += 1
                 # a reward of the wrong type (or NaN, infinity) is bad input, named before the row is shaped
                 if type(row) is dict:
@@ -410,11 +412,12 @@ class _Export:
                 "names, or pass validate=False", rows=leaks)
 
 
+@progress_call("training_rows")
 def training_rows(rows: Any, *, format: str = FORMAT, mask_mode: str = "assistant", unroll: bool = False,
                   max_tool_output_chars: int | None = None, system_prompt: str | None = None,
                   tools: list[Any] | None = None, tokenizer: Any = None, validate: bool = True,
-                  max_length: int | None = None, check: str = "refuse",
-                  threshold: float = PASS_THRESHOLD) -> tuple[list[dict[str, Any]], ExportReport]:
+                  max_length: int | None = None, check: str = "refuse", threshold: float = PASS_THRESHOLD,
+                  progress: bool | None = None) -> tuple[list[dict[str, Any]], ExportReport]:
     """The rows `export_dataset` would write, and its report; writes nothing (and refuses as it would)."""
     refuse_non_rows(rows, "training_rows")
     export = _Export(format=format, mask_mode=mask_mode, unroll=unroll, max_tool_output_chars=max_tool_output_chars,
@@ -426,11 +429,12 @@ def training_rows(rows: Any, *, format: str = FORMAT, mask_mode: str = "assistan
     return out, export.finish(None)
 
 
+@progress_call("export")
 def export_dataset(rows: Any, path: Any = None, *, format: str = FORMAT, mask_mode: str = "assistant",
                    unroll: bool = False, max_tool_output_chars: int | None = None, system_prompt: str | None = None,
                    tools: list[Any] | None = None, tokenizer: Any = None, validate: bool = True,
-                   max_length: int | None = None, check: str = "refuse",
-                   threshold: float = PASS_THRESHOLD) -> ExportReport:
+                   max_length: int | None = None, check: str = "refuse", threshold: float = PASS_THRESHOLD,
+                   progress: bool | None = None) -> ExportReport:
     """Write training rows to `path` as JSONL (streamed; temp name, then rename) and return the report.
 
     `rows`: a list or iterator of dicts, a JSONL path, or a `datasets.Dataset`. `path` defaults to
@@ -442,6 +446,7 @@ def export_dataset(rows: Any, path: Any = None, *, format: str = FORMAT, mask_mo
     `validate=False`. Rows quoting their own privileged context raise PrivilegedLeakError (nothing written)
     unless `validate=False`. Rows whose reward is below `threshold`
     raise TrainingSelectionError (nothing written) unless `check="warn"`; rows with no reward pass the check.
+    `progress`: a progress bar over the rows (None: when someone watches and the rows are many; False: never).
     """
     refuse_non_rows(rows, "export_dataset")
     export = _Export(format=format, mask_mode=mask_mode, unroll=unroll, max_tool_output_chars=max_tool_output_chars,

@@ -40,6 +40,7 @@ from whileai_train.gates.defaults import (
     OVERLAP,
     SIMILARITY,
 )
+from whileai_train.progress import progress_call, rows_progress
 from whileai_train.report import Kept, Report
 from whileai_train.row_files import read_rows, refuse_non_rows
 from whileai_train.rows import final_reply, prompt_text
@@ -435,7 +436,8 @@ def _flag_lexical(rows: Sequence[Mapping[str, Any]], evals: list[dict[str, Any]]
     index = _EvalIndex(eval_tab)
     by_hash = np.argsort(eval_tab.text_hash)
     sorted_hash = eval_tab.text_hash[by_hash]
-    for lo in range(0, len(rows), _ROW_CHUNK):  # rows are independent given the eval index: bounded memory
+    chunks = rows_progress(range(0, len(rows), _ROW_CHUNK), f"{field} n-grams")
+    for lo in chunks:  # rows are independent given the eval index: bounded memory
         row_tab = ngram_table([_row_text(r, field) for r in rows[lo: lo + _ROW_CHUNK]], n)
         at = np.minimum(np.searchsorted(sorted_hash, row_tab.text_hash), len(sorted_hash) - 1)
         active = flags.rule[lo: lo + len(row_tab.lengths)] < 0
@@ -496,15 +498,17 @@ def _check_settings(n: Any, overlap: Any, similarity: Any, max_eval_df: Any) -> 
         raise ConfigError(f"max_eval_df={max_eval_df!r}. Fix: at least 1 (default {MAX_EVAL_DF})")
 
 
+@progress_call("decontaminate")
 def decontaminate(rows: Sequence[Mapping[str, Any]], eval_source: Any, *, fields: Any = ("prompt",),
                   overlap: float = OVERLAP, n: int = NGRAM_N,
                   embedder: Callable[[list[str]], Any] | None = None, similarity: float = SIMILARITY,
-                  max_eval_df: int = MAX_EVAL_DF) -> Kept[DecontaminateReport]:
+                  max_eval_df: int = MAX_EVAL_DF, progress: bool | None = None) -> Kept[DecontaminateReport]:
     """Flag training rows that leak the eval (same task, exact, 8-gram near copy, semantic); return the clean ones.
 
     ``clean, report = wai.decontaminate(rows, "eval.jsonl")``: the rows no rule flagged (new dicts, in input
     order; the input is untouched) and the report. ``eval_source``: eval rows (list of dicts), or JSONL path(s).
     ``embedder``: any callable from a list of texts to one vector per text; nothing is imported for it.
+    ``progress``: a progress bar over the rows (None: when someone watches and the rows are many; False: never).
     """
     refuse_non_rows(rows, "decontaminate")
     refuse_non_rows(eval_source, "decontaminate (eval_source)")

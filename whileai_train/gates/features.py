@@ -27,6 +27,7 @@ import scipy.sparse as sp
 from whileai_train.errors import ConfigError, RowError
 from whileai_train.gates.defaults import AUTO_TOP_PAIRS, AUTO_TOP_WORDS, PAIR_CANDIDATE_WORDS
 from whileai_train.markers.trace_flags import stamped_flags, trace_flag_names
+from whileai_train.progress import rows_progress
 from whileai_train.rows_text import word_tokens
 from whileai_train.tables.trajectories import Trajectories, read_trajectories
 
@@ -282,7 +283,7 @@ def extract_features(rows: Sequence[Mapping[str, Any]], row_numbers: Sequence[in
     flag_rows, flag_cols = array("q"), array("q")
     nan = math.nan
 
-    for i, row in enumerate(rows):
+    for i, row in enumerate(rows_progress(rows, "features")):
         if "logprobs" in row or "mean_logprob" in row:
             logprob[i] = _mean_logprob(row)
         markers = row.get("markers")

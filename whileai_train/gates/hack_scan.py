@@ -39,6 +39,7 @@ from whileai_train.gates.scan_stats import (
     priority,
     same_column,
 )
+from whileai_train.progress import progress_call
 from whileai_train.report import Report
 from whileai_train.row_files import refuse_non_rows
 from whileai_train.rows import reward_of, task_key
@@ -226,9 +227,10 @@ def _empty(verdict: str, cause: str, n_rows: int, n_asks: int, endorsed: list[st
                           cause=cause, n_rows=n_rows, n_asks=n_asks, endorsed=endorsed, warnings=warnings)
 
 
+@progress_call("hack_scan")
 def hack_scan(rows: Sequence[Mapping[str, Any]], *, endorsed: Sequence[str] | None = None,
               features: Mapping[str, Callable[[Mapping[str, Any]], float]] | None = None,
-              seed: int = DEFAULT_SEED) -> HackScanReport:
+              seed: int = DEFAULT_SEED, progress: bool | None = None) -> HackScanReport:
     """Rank what the reward pays for, within ask, against a shuffled-reward noise floor.
 
     Args:
@@ -239,6 +241,8 @@ def hack_scan(rows: Sequence[Mapping[str, Any]], *, endorsed: Sequence[str] | No
             "marker:correct"]). With it the report says `reward_hack`, `integrity` and `rivals`.
         features: your own features, {"name": fn(row) -> number}; None or NaN means missing.
         seed: seeds the shuffles of the noise floor.
+        progress: progress bars over the row passes (None: when someone watches and the rows are many;
+            False: never).
     """
     refuse_non_rows(rows, "hack_scan")
     return scan_rows(rows, None, endorsed=endorsed, features=features, seed=seed)

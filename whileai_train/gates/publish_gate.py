@@ -28,6 +28,7 @@ from whileai_train.exporters.selection import SftTally, check_selection_options,
 from whileai_train.gates.defaults import RL_SHAPED_SHARE
 from whileai_train.gates.overlap import OVERLAP_MIN_ROWS, start
 from whileai_train.measure.pass_at import PassAtReport, most_common_k, pass_at_from_table
+from whileai_train.progress import progress_call
 from whileai_train.report import Report
 from whileai_train.stats import DEFAULT_DRAWS, DEFAULT_SEED
 from whileai_train.tables.band import check_band
@@ -222,11 +223,13 @@ def _judge_block(report: PublishGateReport, rows: Sequence[Mapping[str, Any]], j
         report.warnings.append(f"judge_trust: {trust.reading}")
 
 
+@progress_call("publish_gate")
 def publish_gate(rows: Any, *, mode: Literal["rl", "sft"] | None = None, policy: str | None = None,
                  endorsed: Sequence[str] | None = None, strict_hacks: bool = False,
                  judge: Callable[[dict[str, Any]], Any] | None = None, band: tuple[float, float] = BAND,
                  k: int | None = None, scan: bool = True, pass_threshold: float = PASS_THRESHOLD,
-                 check: str = "refuse", draws: int = DEFAULT_DRAWS, seed: int = DEFAULT_SEED) -> PublishGateReport:
+                 check: str = "refuse", draws: int = DEFAULT_DRAWS, seed: int = DEFAULT_SEED,
+                 progress: bool | None = None) -> PublishGateReport:
     """Check a row set before it is published for training; raise PublishGateError when it must not be.
 
     `mode`: "rl" / "sft", or None to read the shape off the rows (RL-shaped when at least half the rows
@@ -234,7 +237,8 @@ def publish_gate(rows: Any, *, mode: Literal["rl", "sft"] | None = None, policy:
     reward_hack. `judge`: handed to judge_trust when the rows carry gold labels. `scan=False` skips the
     hack scan. `check`: with mode="sft", "refuse" (the default) refuses rows with a failing reward exactly as
     export_dataset does, "warn" only warns. The stamped rows are `report.rows` (shallow copies made on first
-    use; the input is not changed); the refused report is `error.report`.
+    use; the input is not changed); the refused report is `error.report`. `progress`: progress bars over the
+    row passes (None: when someone watches and the rows are many; False: never).
     """
     lo, hi = _check_arguments(mode, band, strict_hacks, endorsed)
     check_selection_options(check=check, threshold=pass_threshold)

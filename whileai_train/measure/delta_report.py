@@ -45,6 +45,7 @@ from whileai_train.measure.delta_reading import (
 from whileai_train.measure.eval_variance import EvalVarianceReport
 from whileai_train.measure.pass_at import config_pair, most_common_k
 from whileai_train.measure.sides import PASS_AT_1, GroupBy, Side, read_side
+from whileai_train.progress import progress_call
 from whileai_train.row_files import read_rows
 from whileai_train.rows import task_key
 from whileai_train.stats import DEFAULT_CONFIDENCE, DEFAULT_DRAWS, DEFAULT_SEED, normal_quantile, t_quantile
@@ -290,12 +291,13 @@ def _by_name(by: GroupBy) -> str | None:
     return getattr(by, "__name__", None) or repr(by)
 
 
+@progress_call("delta_report")
 def delta_report(before: Any, after: Any, *, target: str = TARGET, must_not_regress: Iterable[str] = (),
                  run_std: float | Mapping[str, float] | EvalVarianceReport | None = None,
                  run_std_runs: int | None = None, by: str | Callable[[Mapping[str, Any]], Any] | None = None,
                  tasks: Any = None, balance_rollouts: bool = False, seed: int = DEFAULT_SEED,
                  pass_threshold: float = PASS_THRESHOLD, draws: int = DEFAULT_DRAWS,
-                 sign_draws: int = SIGN_FLIP_DRAWS) -> DeltaReport:
+                 sign_draws: int = SIGN_FLIP_DRAWS, progress: bool | None = None) -> DeltaReport:
     """Compare `after` against `before` (row lists, JSONL paths or datasets) on pass@1 and every shared marker.
 
     target: the metric the training was meant to move (the headline); must_not_regress: names whose
@@ -304,7 +306,8 @@ def delta_report(before: Any, after: Any, *, target: str = TARGET, must_not_regr
     re-run band; rows stamped lineage.eval_run on both sides give it from the repeats. by: a row key, a marker
     or a callable; adds `groups` and `groups_down`. tasks: restrict both sides to these tasks (the baseline's
     rows, its path, or task keys). balance_rollouts: trim each paired task to the rows both sides have (drawn by
-    `seed`). draws / sign_draws: bootstrap draws and Monte-Carlo sign flips (above 16 tasks).
+    `seed`). draws / sign_draws: bootstrap draws and Monte-Carlo sign flips (above 16 tasks). progress: progress
+    bars over the row passes (None: when someone watches and the rows are many; False: never).
     """
     if not isinstance(target, str) or not target:
         raise ConfigError(f"target={target!r}: name the metric training was meant to move (\"pass@1\" or a marker)")

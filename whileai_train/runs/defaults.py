@@ -5,6 +5,7 @@ from __future__ import annotations
 __all__ = [
     "BACKOFF_BASE_S",
     "BACKOFF_MAX_S",
+    "CHECKPOINT_FLUSH_WAIT_S",
     "CONNECT_TIMEOUT_S",
     "DEFAULT_API_URL",
     "FINISH_WAIT_S",
@@ -34,6 +35,12 @@ FLUSH_INTERVAL_S = 1.0
 
 # Issue 3: `finish` flushes with a bounded wait of 10 s, then leaves the rest in the spool.
 FINISH_WAIT_S = 10.0
+
+# How long WhileCallback waits at a checkpoint for the sink to take what was logged before it (only while
+# points are owed). A checkpoint already stops training to write the model; 10 s is the finish wait above,
+# and it fits inside the 30 s a preempted container gets between SIGTERM and SIGKILL (Kubernetes' default
+# terminationGracePeriodSeconds; Modal's preemption grace period).
+CHECKPOINT_FLUSH_WAIT_S = 10.0
 
 # How long a write to the local store waits for a lock another process holds (SQLite's busy timeout). The
 # store's writes are short transactions; 10 s is the finish wait above, and the run's own store waits at most

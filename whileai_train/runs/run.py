@@ -14,6 +14,7 @@ Under a distributed launcher only global rank 0 writes: other ranks get a run th
 from __future__ import annotations
 
 import atexit
+import contextlib
 import itertools
 import logging
 import operator
@@ -31,6 +32,7 @@ from whileai_train.runs.config import SenderConfig, api_url
 from whileai_train.runs.cost import CostMeter
 from whileai_train.runs.credentials import Credential, redact, resolve_credential
 from whileai_train.runs.defaults import STORE_BUSY_TIMEOUT_S
+from whileai_train.runs.preemption import install_sigterm, release_sigterm
 from whileai_train.runs.sender import Sender, os_cause
 from whileai_train.runs.sinks import HttpSink, LocalSink, MemorySink, Sink
 from whileai_train.runs.spool import Spool, SpoolState, read_spool, spool_path
@@ -49,7 +51,7 @@ class Run:
 
     def __init__(self, *, name: str, sender: Sender | None, meter: CostMeter, seq_start: int = 0,
                  credential: Credential | None = None, started: float | None = None,
-                 memory_only: str | None = None) -> None:
+                 memory_only: str | None = None, note_start: int | None = None) -> None:
         self.name = name
         self.status = "running" if sender is not None else "disabled"
         self.summary: dict[str, Any] | None = None
@@ -60,7 +62,7 @@ class Run:
         self._sender = sender
         self._seq = itertools.count(seq_start)
         self._seq_start = seq_start
-        self._note_seq = itertools.count(seq_start)
+        self._note_seq = itertools.count(seq_start if note_start is None else note_start)
         self._credential = credential
         self._warned_closed = False
         self._warned_bad_values = False
@@ -229,6 +231,8 @@ class Run:
             full.update(self._measured or {})  # run.holdout / run.delta called while running
             self.summary = full
             _OPEN_RUNS.discard(self)
+            if not _OPEN_RUNS:
+                release_sigterm()
             try:
                 landed = self._sender.finish(status, full, self.error, wait_s)
             except Exception as exc:  # noqa: BLE001  (the finish of a log must not end a training script)
@@ -251,12 +255,67 @@ class Run:
             self.finish("failed", error=f"{type(exc).__name__}: {exc}")
 
     def state(self) -> dict[str, Any]:
-        """What a checkpoint needs to continue this run after a resume (no key in it)."""
+        """What a checkpoint needs to continue this run after a resume (no key in it).
+
+        It reserves the next point and note sequence numbers: the points logged after this state carry the
+        same numbers whichever attempt logs them, this one or one resumed from the checkpoint, so a step that
+        a preempted attempt already delivered is stored once (sinks keep the first point of a sequence number).
+        """
         s = self._sender
         if s is None:
             return {}
         return {"run_id": s.run_id, "client_id": s.client_id, "sink": s.sink.kind, "where": s.sink.where,
-                "name": self.name, "started": self.started}
+                "name": self.name, "started": self.started,
+                "next_seq": next(self._seq) + 1, "next_note_seq": next(self._note_seq) + 1}
+
+    def flush(self, wait_s: float | None = None) -> int:
+        """Send what is logged so far and wait at most `wait_s` (default: the finish wait) for the sink to hold
+        it; returns the points it does not hold yet (0: all there). It waits on the network, so call it where
+        training pauses anyway (WhileCallback calls it at each checkpoint), never per step."""
+        sender = self._sender
+        if sender is None or self.status != "running":
+            return 0
+        return sender.drain(sender.config.finish_wait_s if wait_s is None else wait_s)
+
+    def interrupt(self, reason: str, *, wait_s: float | None = None) -> None:
+        """This process is going away but the run is not over: an attempt preempted (SIGTERM, a spot
+        reclaim, Modal's SIGINT) that resumes from its last checkpoint. Flushes for at most `wait_s`, notes
+        the reason, and leaves the run open ("running") at its sink for the resumed attempt to continue;
+        this handle logs nothing more. Never raises for I/O."""
+        if not self._finish_lock.acquire(blocking=False):  # a finish is under way (a signal landed in it)
+            return
+        try:
+            sender = self._sender
+            if sender is None or self.status != "running":
+                return
+            # a sequence number of its own (the time, past any counter): the resumed attempt numbers its
+            # notes from the checkpoint, and a note this attempt wrote after it must not take their place
+            sender.notes.append((int(time.time() * 1e6), f"Attempt interrupted ({reason}); the run goes on when "
+                                 "training resumes from its last checkpoint", time.time()))
+            self.status = "interrupted"
+            _OPEN_RUNS.discard(self)
+            if not _OPEN_RUNS:
+                release_sigterm()
+            try:
+                owed = sender.drain(sender.config.finish_wait_s if wait_s is None else wait_s)
+                if isinstance(sender.sink, LocalSink) and sender.run_id is not None:
+                    sender.sink.store.reopen(sender.run_id, owner=None)  # not an orphan of this process
+            except Exception as exc:  # noqa: BLE001  (an interrupted process must still go down)
+                owed = -1
+                logger.warning("whileai: flushing run %s at the interrupt failed (%s)", self.id,
+                               redact(repr(exc), self._credential))
+            sender.halt()
+            kept = ""
+            if sender.spool is not None and owed == 0:  # nothing owed: no spool for `sync` to finish "failed"
+                with contextlib.suppress(OSError):
+                    sender.spool.path.unlink(missing_ok=True)
+            elif sender.spool is not None and owed > 0:
+                kept = (f"; {owed} points not yet there wait in {sender.spool.path} for the resumed attempt on "
+                        "this machine to send (`whileai-train sync` would send them and finish the run)")
+            print(f"whileai: run {self.id} interrupted ({reason}); left open at {self.where} for the attempt that "
+                  f"resumes from the checkpoint{kept}", flush=True)
+        finally:
+            self._finish_lock.release()
 
     # -- after training: the held-out measurement kept on the run (runs/records.py) ---------------------
     holdout_summary: dict[str, Any] | None = None  # summary["holdout"] once run.holdout / run.delta is called
@@ -344,8 +403,14 @@ def run(
     # run's id: the id printed below is the one `show` and the page use, also after a `sync`
     client_id = (resume or {}).get("client_id") or new_run_id()
     run_id: str | None = (resume or {}).get("run_id")
-    # a resumed run never reuses a sequence number: start past anything the first attempt could have sent
+    # a resumed run numbers its points from where the checkpoint's state left off (the same numbers the first
+    # attempt gave the steps after it, so those are stored once); a state without that number starts past
+    # anything the first attempt could have sent
     seq_start = int(time.time() * 1e6) if resume else 0
+    if resume and isinstance(resume.get("next_seq"), int):
+        seq_start = int(resume["next_seq"])
+    note_start = int(resume["next_note_seq"]) if resume and isinstance(resume.get("next_note_seq"), int) \
+        else seq_start
     spool: Spool | None = None
     owed: SpoolState | None = None
     no_spool: str | None = None
@@ -382,7 +447,7 @@ def run(
                     started=started, spool=spool, owed=owed, credential=credential, reopen=reopen,
                     no_spool_reason=no_spool)
     handle = Run(name=run_name, sender=sender, meter=meter, seq_start=seq_start, credential=credential,
-                 started=started, memory_only=memory_only)
+                 started=started, memory_only=memory_only, note_start=note_start)
     if total_steps is not None:
         handle.progress(0, int(total_steps))
     sender.start()
@@ -400,6 +465,7 @@ def run(
     else:
         print(f"whileai: run {run_name!r} ({handle.id}) {verb} {sink.where}", flush=True)
     _install_exit_hooks()
+    install_sigterm(_interrupt_open_runs)  # a preempted attempt leaves its run open, not "failed"
     return handle
 
 
@@ -469,6 +535,11 @@ def _install_exit_hooks() -> None:
 
     sys.excepthook = hook
     atexit.register(_finish_open_runs)
+
+
+def _interrupt_open_runs(reason: str) -> None:
+    for open_run in list(_OPEN_RUNS):
+        open_run.interrupt(reason)
 
 
 def _finish_open_runs() -> None:

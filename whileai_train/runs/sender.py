@@ -49,6 +49,7 @@ logger = logging.getLogger("whileai_train.runs")
 # holds the GIL long enough to stall a training step (bench/callback_overhead.py measures the step time).
 _HOLD_S = 0.0005
 _CHECK_EVERY = 16  # points encoded between looks at the clock
+_DRAIN_POLL_S = 0.02  # how often `drain` looks whether the send thread has delivered what is owed
 
 
 QueuedPoint = tuple[Any, float, int, dict[str, Any]]  # (step, ts, seq, metrics) as Run.log enqueued it
@@ -225,14 +226,18 @@ class Sender:
         while not self._halt.wait(self.config.flush_interval_s):
             self.flush()
 
-    def flush(self) -> None:
-        """Drain what the training thread queued; persist it (spool or durable sink)."""
-        with self._flush_lock:
-            try:
-                self._flush_locked()
-            except Exception as exc:  # noqa: BLE001  (never let the flush thread die silently)
-                self._warn_once("flush", f"whileai: could not write run points ({type(exc).__name__}: {exc}); "
-                                         "training goes on, points are kept in memory and retried")
+    def flush(self, timeout: float = -1) -> None:
+        """Drain what the training thread queued; persist it (spool or durable sink). `timeout`: how long to wait
+        for a flush under way to end (-1: as long as it takes); past it, nothing is flushed by this call."""
+        if not self._flush_lock.acquire(timeout=timeout):
+            return
+        try:
+            self._flush_locked()
+        except Exception as exc:  # noqa: BLE001  (never let the flush thread die silently)
+            self._warn_once("flush", f"whileai: could not write run points ({type(exc).__name__}: {exc}); "
+                                     "training goes on, points are kept in memory and retried")
+        finally:
+            self._flush_lock.release()
 
     def _flush_locked(self) -> None:
         drained: list[QueuedPoint] = []
@@ -450,6 +455,33 @@ class Sender:
     def _owed_counts(self) -> tuple[int, int]:
         with self._pending_lock:
             return len(self._pending), len(self._pending_notes)
+
+    def drain(self, wait_s: float) -> int:
+        """Persist what is queued and wait at most `wait_s` for the sink to take it (a prompt try, as at finish).
+        Returns the points still owed: 0 when the sink holds every point logged so far."""
+        deadline = time.monotonic() + max(0.0, wait_s)
+        # bounded: a signal handler may call this while its own thread is inside a flush (the lock is not
+        # re-entrant); a durable sink is written by the flush itself, under that lock
+        self.flush(timeout=max(0.0, wait_s))
+        if self.sink.durable:
+            return len(self._pending) + len(self.points)
+        self._failures = 0
+        self._not_before = self._retry_after_until  # a 429's Retry-After still holds
+        self._wake.set()
+        while True:
+            # lengths read without the lock (each read is atomic): a signal handler may run this while its own
+            # thread holds the lock in a delivery
+            points, notes = len(self._pending), len(self._pending_notes)
+            if not (points or notes) or self._gave_up or self._done.is_set() or time.monotonic() >= deadline:
+                return points + len(self.points)
+            time.sleep(_DRAIN_POLL_S)
+
+    def halt(self) -> None:
+        """Stop both threads without a finish: the run stays open at its sink for another process to continue
+        (an interrupted attempt). What is not delivered stays in the spool file, which is left as it is (its
+        descriptor closes with the process; closing it here could wait on a write the interrupted thread holds)."""
+        self._halt.set()
+        self._wake.set()
 
     def finish(self, status: str, summary: dict[str, Any] | None, error: str | None,
                wait_s: float | None = None) -> bool:

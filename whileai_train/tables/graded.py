@@ -16,6 +16,7 @@ from typing import Any, Literal
 import numpy as np
 
 from whileai_train.errors import InputError, RowError
+from whileai_train.progress import rows_progress
 from whileai_train.row_files import read_rows, refuse_non_rows
 from whileai_train.rows import carried_stamp, reward_error, reward_of, reward_range_error, task_key
 from whileai_train.tables.defaults import EVAL_SOURCE, PASS_THRESHOLD, SHOW_FIRST
@@ -112,7 +113,7 @@ def graded_table(source: Any, *, pass_threshold: float = PASS_THRESHOLD, what: s
     carry_list: list[int] = []
     kl_list: list[tuple[int, float]] = []
     nan = math.nan
-    for i, row in enumerate(rows):
+    for i, row in enumerate(rows_progress(rows, "rewards and asks")):
         if type(row) is not dict and not isinstance(row, Mapping):
             raise RowError(i, None, f"row is {type(row).__name__}, not an object", "pass rows as dicts")
         key = task_key(row)

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from whileai_train.progress import rows_progress
 from whileai_train.rows import (
     agent_parts,
     dict_step_sizes,
@@ -91,7 +92,7 @@ def read_trajectories(rows: Sequence[Mapping[str, Any]]) -> Trajectories:
     truncated = array("b")
     tool_rows = array("q")
     tool_names: list[str] = []
-    for i, row in enumerate(rows):
+    for i, row in enumerate(rows_progress(rows, "trajectories")):
         get = row.get
         truncated.append(get("finish_reason") == "length" or get("truncated") is True)
         final = get("final_text")

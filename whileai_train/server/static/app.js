@@ -267,6 +267,7 @@ function familyOf(key) {
   if (key.startsWith('alarm/')) return null;
   if (key.startsWith('eval_')) return 'eval_*';
   const parts = key.split('/');
+  if (parts[0] === 'system') return 'system';  // GPU memory and utilisation (callbacks/gpu_metrics.py)
   if (parts[0] === 'rewards' && parts.length > 2) return 'rewards/' + parts[1] + '/*';
   return parts.length > 1 ? parts[0] + '/*' : 'other';
 }

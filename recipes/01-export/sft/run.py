@@ -1,6 +1,6 @@
 """Export tool-using rollouts as TRL SFT rows and train a tiny model on them; show what trained.
 
-    python recipes/01-export/sft-tiny/run.py [--out OUT] [--steps 3] [--mode assistant|final|unroll]
+    python recipes/01-export/sft/run.py [--out OUT] [--steps 3] [--mode assistant|final|unroll]
 
 Runs on CPU in under a minute: the model and tokenizer are built in code, the rollouts are generated.
 Swap in your own rows (a JSONL path works), your tokenizer and your model; the rest stays as it is.
