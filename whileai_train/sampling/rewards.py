@@ -21,8 +21,8 @@ from typing import Any
 
 from whileai_train.sampling.samples import Samples
 
-__all__ = ["RESERVED_COLUMNS", "ScoreSink", "call_reward", "callable_name", "is_async", "reward_columns",
-           "run_coroutine"]
+__all__ = ["RESERVED_COLUMNS", "ScoreSink", "WrongRewardCount", "call_reward", "callable_name", "is_async",
+           "reward_columns", "run_coroutine"]
 
 # The row keys TRL never passes to a reward function as a column.
 RESERVED_COLUMNS = ("prompt", "completion", "completion_ids")
@@ -50,6 +50,10 @@ def run_coroutine(coro: Any) -> Any:
         return asyncio.run(coro)
     with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
         return pool.submit(asyncio.run, coro).result()
+
+
+class WrongRewardCount(ValueError):
+    """A reward function returned another number of rewards than there are completions."""
 
 
 @dataclass
@@ -93,6 +97,6 @@ def call_reward(fn: Callable[..., Any], samples: Samples, trainer_state: Any, si
     out = run_coroutine(fn(**kwargs)) if is_async(fn) else fn(**kwargs)
     values = [math.nan if r is None else float(r) for r in out]
     if len(values) != len(samples):
-        raise ValueError(f"reward function {callable_name(fn)!r} returned {len(values)} rewards for {len(samples)} "
+        raise WrongRewardCount(f"reward function {callable_name(fn)!r} returned {len(values)} rewards for {len(samples)} "
                          "completions; it must return one per completion")
     return values
