@@ -326,7 +326,12 @@ function renderRun() {
     }
     box.querySelector('summary').textContent = `${family} (${keys.length})`;
     for (const k of keys) {
-      const spec = {id: 'm:' + k, title: k, width: 340, series: seriesFor(ids, [k])};
+      // the holdout's twin of a training metric (tools/holdout_call_frequency beside tools/call_frequency)
+      // is drawn on the training metric's chart
+      const twin = k.replace('/', '/holdout_');
+      if (k.includes('/holdout_') && keys.includes(k.replace('/holdout_', '/'))) continue;
+      const shown = keys.includes(twin) ? [k, twin] : [k];
+      const spec = {id: 'm:' + k, title: shown.join(' vs '), width: 340, series: seriesFor(ids, shown)};
       const holder = chartSlot(box.querySelector('.row'), spec.id);
       holder._spec = spec;
       if (box.open) updateChart(spec, holder);
