@@ -177,3 +177,34 @@ def test_environments_are_the_samplers_own_reset_per_row_and_reach_the_reward(de
                  and not m["content"].startswith("{'error'")) for s in samples.samples]
     assert scores == [float(c) for c in calls]
     assert any(s.tool_calls for s in samples.samples)
+
+
+def test_the_holdout_unwraps_the_model_once_per_eval_as_training_does(desk_dir: Path, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under ZeRO-3 / FSDP, trl's generation path gathers the parameters inside unwrap_model_for_generation (and
+    summon_full_params): one gather around one generate call for the whole holdout, not one per forward."""
+    from contextlib import contextmanager
+
+    import trl.trainer.grpo_trainer as grpo
+
+    entered: list[int] = []
+    unwrap = grpo.unwrap_model_for_generation
+
+    @contextmanager
+    def counted(*args: Any, **kwargs: Any) -> Iterator[Any]:
+        entered.append(1)
+        with unwrap(*args, **kwargs) as model:
+            yield model
+
+    monkeypatch.setattr(grpo, "unwrap_model_for_generation", counted)
+    trainer = _trainer(desk_dir, tmp_path)
+    summoned: list[int] = []
+    summon = trainer._dist.summon_full_params
+
+    def counted_summon(*args: Any, **kwargs: Any) -> Any:
+        summoned.append(1)
+        return summon(*args, **kwargs)
+
+    monkeypatch.setattr(trainer._dist, "summon_full_params", counted_summon)
+    samples = TrainerSampler(trainer).sample(make_tasks(8, 4), 4)
+    assert len(samples) == 32 and entered == [1] and summoned == [1]
