@@ -57,7 +57,7 @@ from whileai_train.tables.marker_column import task_means
 
 __all__ = ["delta_report"]
 
-_SETTLE = ("re-run the eval three times on the same tasks (wai.simulate(agent, tasks=base, runs=3) stamps "
+_SETTLE = ("re-run the eval three times on the same tasks (wai.evaluate(model, tasks, reward_funcs, runs=3) stamps "
            "lineage.eval_run and delta_report reads the re-run spread off the repeats), or pass "
            "run_std=wai.eval_variance(run_1, run_2, run_3)")
 
@@ -155,7 +155,7 @@ def _no_shared_task(b: Side, a: Side) -> InputError:
 
     return InputError(f"delta_report: the before and after rows share no graded task (field scenario_id, else the "
                       f"task_key of the prompt): before: {first(b)}; after: {first(a)}. Fix: evaluate the after "
-                      "model on the baseline's tasks (simulate(..., tasks=base)) or pass tasks=")
+                      "model on the baseline's tasks (wai.evaluate(model, base_tasks, ...)) or pass tasks=")
 
 
 def _balance(side: Side, numbers: np.ndarray, keep_counts: np.ndarray, rng: np.random.Generator) -> int:
@@ -343,7 +343,7 @@ def delta_report(before: Any, after: Any, *, target: str = TARGET, must_not_regr
         report.not_comparable["situations"] = (
             f"only {len(keys)} of {union} tasks paired (paired_share {report.paired_share:.2f}): the two arms drew "
             "different situation sets, so the delta over the few that pair is between two evals. Fix: pin the "
-            "after side to the baseline's tasks (tasks=, or simulate(..., tasks=base)) or compare per tier")
+            "after side to the baseline's tasks (tasks=, or wai.evaluate on the baseline's tasks) or compare per tier")
     if len(keys) < MIN_PAIRED_TASKS:
         report.not_comparable["too_few_tasks"] = (f"{len(keys)} paired tasks, under the {MIN_PAIRED_TASKS} a paired "
                                                   "comparison needs; evaluate both arms on more of the same tasks")
