@@ -108,7 +108,6 @@ class GenerateSampler:
         self.stop = stop_ids(model, tokenizer)
         pad = tokenizer.pad_token_id
         self.pad_id = pad if pad is not None else self.stop[0]
-        self._config: Any = None
 
     # -- the public call ----------------------------------------------------------------------------------
     def sample(self, rows: Sequence[Mapping[str, Any]], k: int, *, seed: int | None = None) -> Samples:
@@ -130,7 +129,7 @@ class GenerateSampler:
             calls = [0] * len(expanded)
             failures = [0] * len(expanded)
             if tool_lists and any(tool_lists):
-                boxes = [ToolBox.of(tools_i) for tools_i in self._callable_tools(expanded, slots)]
+                boxes = [ToolBox.of(self._callable_tools(slot)) for slot in slots]
                 self._tool_loop(prompt_ids, completion_ids, completions, masks, boxes, tool_lists, calls, failures)
         stops = [*self.stop, self.pad_id]
         samples = [
@@ -152,9 +151,9 @@ class GenerateSampler:
             self._schema_tools[name] = environment_methods(slot.environment)
         return self.tools + self._schema_tools.get(name, [])
 
-    def _callable_tools(self, expanded: list[dict[str, Any]], slots: list[Slot]) -> list[list[Callable[..., Any]]]:
-        return [self.tools + (environment_methods(slot.environment) if slot.environment is not None else [])
-                for slot in slots]
+    def _callable_tools(self, slot: Slot) -> list[Callable[..., Any]]:
+        """The tools a completion may call: the standalone tools and its own environment's methods."""
+        return self.tools + (environment_methods(slot.environment) if slot.environment is not None else [])
 
     # -- tokens -------------------------------------------------------------------------------------------
     def _generation_config(self, max_new_tokens: int) -> Any:
