@@ -17,7 +17,9 @@ import pytest
 import whileai_train as wai
 from whileai_train.demos.grpo_monitor import exact_answer, make_tasks
 
-pytestmark = pytest.mark.trainer
+# a test here may build the session's warmed-up desk model (conftest.desk_dir, ~100 CPU seconds): a generous
+# deadline for a loaded machine
+pytestmark = [pytest.mark.trainer, pytest.mark.timeout(1800)]
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -23,7 +23,9 @@ from whileai_train.demos.refund_desk import (
     refund_called,
 )
 
-pytestmark = pytest.mark.trainer
+# the first test here may build the session's warmed-up desk model (conftest.desk_dir, ~100 CPU seconds): a
+# generous deadline for a loaded machine
+pytestmark = [pytest.mark.trainer, pytest.mark.timeout(1800)]
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -20,7 +20,9 @@ from whileai_train.sampling.samples import (
     trajectory_row,
 )
 
-pytestmark = pytest.mark.trainer
+# the first test here may build the session's warmed-up desk model (conftest.desk_dir, ~100 CPU seconds): a
+# generous deadline for a loaded machine
+pytestmark = [pytest.mark.trainer, pytest.mark.timeout(1800)]
 
 
 @pytest.fixture(autouse=True)

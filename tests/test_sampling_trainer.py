@@ -19,7 +19,9 @@ from whileai_train.sampling.rewards import ScoreSink, call_reward
 from whileai_train.sampling.samples import settings_from_config
 from whileai_train.sampling.trainer_path import TrainerSampler, trainer_path_missing
 
-pytestmark = pytest.mark.trainer
+# the first test here may build the session's warmed-up desk model (conftest.desk_dir, ~100 CPU seconds): a
+# generous deadline for a loaded machine
+pytestmark = [pytest.mark.trainer, pytest.mark.timeout(1800)]
 
 
 @pytest.fixture(autouse=True)

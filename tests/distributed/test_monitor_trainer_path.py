@@ -14,7 +14,8 @@ import pytest
 
 from tests.http_server import _free_port
 
-pytestmark = [pytest.mark.distributed, pytest.mark.trainer]
+# may build the session's warmed-up desk model (conftest.desk_dir): a generous deadline for a loaded machine
+pytestmark = [pytest.mark.distributed, pytest.mark.trainer, pytest.mark.timeout(1800)]
 
 
 def test_two_ranks_sample_the_holdout_through_the_trainer(tmp_path: Path, desk_dir: Path) -> None:

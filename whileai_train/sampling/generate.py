@@ -53,7 +53,7 @@ def own_random_stream(model: Any, seed: int | None) -> Iterator[None]:
     was_training = bool(getattr(model, "training", False))
     with torch.random.fork_rng(devices=devices), torch.no_grad():
         if seed is not None:
-            torch.random.default_generator.manual_seed(seed)
+            torch.default_generator.manual_seed(seed)
             if devices:
                 with torch.cuda.device(devices[0]):
                     torch.cuda.manual_seed(seed)
@@ -112,10 +112,10 @@ class GenerateSampler:
     # -- the public call ----------------------------------------------------------------------------------
     def sample(self, rows: Sequence[Mapping[str, Any]], k: int, *, seed: int | None = None) -> Samples:
         """k completions per row, in row order (repeat 0..k-1 of row 0, then row 1, ...)."""
-        rows = [dict(row) for row in rows]
-        expanded = [row for row in rows for _ in range(k)]
+        own = [dict(row) for row in rows]
+        expanded = [row for row in own for _ in range(k)]
         if not expanded:
-            return Samples(rows, [])
+            return Samples(own, [])
         warnings: list[str] = []
         slots, prompts = reset_environments(self.pool, expanded, warnings)
         tool_lists = [self._tools_for(row, slot) for row, slot in zip(expanded, slots, strict=True)]
@@ -138,7 +138,7 @@ class GenerateSampler:
                    finish_reason=finish_reason(completion_ids[i], stops, completions[i]), tool_calls=calls[i],
                    tool_failures=failures[i], environment=slots[i].environment, environment_error=slots[i].error)
             for i in range(len(expanded))]
-        return Samples(rows, samples, list(dict.fromkeys(warnings)))
+        return Samples(own, samples, list(dict.fromkeys(warnings)))
 
     # -- environments and tools ---------------------------------------------------------------------------
     def _tools_for(self, row: Mapping[str, Any], slot: Slot) -> list[Callable[..., Any]]:
@@ -221,7 +221,7 @@ class GenerateSampler:
                 completion_ids[i] = sequence[len(prompt_ids[i]):] + more
                 if not more:
                     continue
-                parsed = parse_response(self.tokenizer, more, prefix=sequence, tools=tool_lists[i])
+                parsed = parse_response(self.tokenizer, more, prefix=sequence, tools=list[Any](tool_lists[i]))
                 completions[i].append(parsed)
                 if parsed.get("tool_calls"):
                     active.append(i)
@@ -278,7 +278,7 @@ def parse_completions(tokenizer: Any, completion_ids: list[list[int]], prefixes:
         return [[{"role": "assistant", "content": t}] for t in texts]
     from trl.chat_template_utils import parse_response
 
-    return [[parse_response(tokenizer, ids, prefix=prefix, tools=tools)]
+    return [[parse_response(tokenizer, ids, prefix=prefix, tools=list[Any](tools))]
             for ids, prefix, tools in zip(completion_ids, prefixes, tool_lists, strict=True)]
 
 

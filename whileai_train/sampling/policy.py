@@ -24,7 +24,6 @@ class Policy:
     tokenizer: Any
     name: str
     adapter: str | None = None
-    source: Any = None  # what vLLM would load: the path or hub id, when the model was given as one
 
 
 def _fail(what: Any, exc: BaseException) -> ConfigError:
@@ -53,12 +52,12 @@ def load_policy(model: Any, tokenizer: Any = None, *, name: str | None = None) -
             base = json.loads(adapter_config.read_text(encoding="utf-8"))["base_model_name_or_path"]
             from peft import PeftModel
 
-            loaded = PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(base), str(path))
+            adapted = PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(base), str(path))
             has_tokenizer = (path / "tokenizer_config.json").is_file()
             tok = tokenizer or AutoTokenizer.from_pretrained(str(path) if has_tokenizer else base)
-            return Policy(loaded, tok, name or str(base), adapter=str(model), source=None)
+            return Policy(adapted, tok, name or str(base), adapter=str(model))
         loaded = AutoModelForCausalLM.from_pretrained(str(model))
         tok = tokenizer or AutoTokenizer.from_pretrained(str(model))
     except (OSError, ValueError, KeyError, json.JSONDecodeError) as exc:
         raise _fail(model, exc) from exc
-    return Policy(loaded, tok, name or str(model), source=str(model))
+    return Policy(loaded, tok, name or str(model))

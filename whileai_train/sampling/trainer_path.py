@@ -88,10 +88,10 @@ class TrainerSampler:
     def sample(self, rows: Sequence[Mapping[str, Any]], k: int, *, seed: int | None = None) -> Samples:
         """k completions per row, in row order; every rank calls this together (see the module docstring)."""
         trainer = self.trainer
-        rows = [dict(row) for row in rows]
-        expanded = [row for row in rows for _ in range(k)]
+        own = [dict(row) for row in rows]
+        expanded = [row for row in own for _ in range(k)]
         if not expanded:
-            return Samples(rows, [])
+            return Samples(own, [])
         warnings: list[str] = []
         slots, prompts = reset_environments(self.pool, expanded, warnings)
         successes = _Successes(len(expanded))
@@ -131,7 +131,7 @@ class TrainerSampler:
                 environment=slots[i].environment, environment_error=slots[i].error,
                 extra={key: (values[i] if isinstance(values, list) else values)
                        for key, values in (extra_fields or {}).items()}))
-        return Samples(rows, samples, list(dict.fromkeys(warnings)))
+        return Samples(own, samples, list(dict.fromkeys(warnings)))
 
     def _tool_dicts(self, slots: list[Any], successes: _Successes) -> None:
         """One {name: tool} pair of dicts per completion, as `_generate_and_score_completions` builds them, each

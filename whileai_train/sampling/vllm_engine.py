@@ -85,10 +85,10 @@ class VLLMSampler:
         return SamplingParams(**kwargs)
 
     def sample(self, rows: Sequence[Mapping[str, Any]], k: int, *, seed: int | None = None) -> Samples:
-        rows = [dict(row) for row in rows]
-        if not rows:
-            return Samples(rows, [])
-        prompts = [row["prompt"] for row in rows]
+        own = [dict(row) for row in rows]
+        if not own:
+            return Samples(own, [])
+        prompts = [row["prompt"] for row in own]
         no_tools: list[Any] = []
         prompt_ids = render_prompts(self.tokenizer, prompts, [no_tools] * len(prompts), None,
                                     self.settings.chat_template_kwargs)
@@ -103,4 +103,4 @@ class VLLMSampler:
                 samples.append(Sample(row_index=i, repeat=j, prompt=prompts[i], completion=completion,
                                       completion_ids=completion_ids, length=len(completion_ids),
                                       finish_reason=finish_reason(completion_ids, self.stop, completion)))
-        return Samples(rows, samples)
+        return Samples(own, samples)
