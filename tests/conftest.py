@@ -36,6 +36,29 @@ def tiny_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return save_tiny(tmp_path_factory.mktemp("tiny"))
 
 
+@pytest.fixture(scope="session")
+def desk_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny model warmed up on the refund desk (demos/refund_desk.py) so it calls tools, saved once per session:
+    120 SFT steps on rows this library exports for TRL (about 100 CPU seconds)."""
+    import torch
+
+    from whileai_train.demos.refund_desk import warm_up
+    from whileai_train.tiny import build_tiny_model, build_tiny_tokenizer
+
+    target = tmp_path_factory.mktemp("desk")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        tokenizer = build_tiny_tokenizer()
+        model = build_tiny_model(tokenizer)
+        warm_up(model, tokenizer, str(target / "sft"))
+    finally:
+        torch.set_num_threads(threads)
+    tokenizer.save_pretrained(target)
+    model.save_pretrained(target)
+    return target
+
+
 @pytest.fixture()
 def tiny_tokenizer(tiny_dir: Path) -> Any:
     from transformers import AutoTokenizer

@@ -11,7 +11,7 @@ import whileai_train as wai
 EXPECTED = {
     # errors
     "ChatTemplateError", "ConfigError", "ExportRefusedError", "InputError", "LabelError", "PrivilegedLeakError",
-    "PublishGateError", "RowError", "RunError", "TemplateDropError", "ToolArgumentsError", "TrainingSelectionError", "WhileAIError",
+    "PublishGateError", "RewardFunctionError", "RowError", "RunError", "TemplateDropError", "ToolArgumentsError", "TrainingSelectionError", "WhileAIError",
     # rows
     "Calibration", "Message", "Row", "Step", "ToolCall", "calibration_of", "read_rows", "task_key",
     # exporters
@@ -35,7 +35,7 @@ EXPECTED = {
     "attach_labels", "judge_trust", "JudgeTrustReport", "AgreementRate", "LengthBias", "format_judge_trust",
     "judge_probes", "JudgeProbesReport", "ProbeResult",
     # measurement
-    "pass_at", "PassAtReport", "compare_runs", "CompareRunsReport", "DeltaReport", "delta_report", "format_delta_report", "eval_variance",
+    "evaluate", "pass_at", "PassAtReport", "compare_runs", "CompareRunsReport", "DeltaReport", "delta_report", "format_delta_report", "eval_variance",
     "metric_summary", "marker_summary", "holdout_size", "detectable_effect",
     # run records
     "get_run", "attach_holdout", "attach_delta",

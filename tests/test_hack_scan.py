@@ -391,3 +391,17 @@ def test_hand_tier_counts_match_a_hand_count() -> None:
     assert list(column["length"]) == [len(t) for t in texts]
     assert list(column["tool_calls"]) == [1, 0, 0, 0] and list(column["tool_errors"]) == [1, 0, 0, 0]
     assert list(column["turns"]) == [2, 0, 1, 1]
+
+
+def test_rows_that_end_the_set_with_no_words_are_scanned() -> None:
+    """An agent that only called a tool says no word: such rows last in the set used to push the pair boundary
+    past the last token (IndexError)."""
+    rng = random.Random(3)
+    rows = []
+    for ask in range(12):
+        for index in range(4):
+            refunds = index % 2 == 0
+            text = "" if ask >= 10 else _filler(rng)
+            rows.append(_row(ask, index, text, float(refunds), tools=("issue_refund",) if refunds else ("lookup",)))
+    report = hack_scan(rows, seed=0)
+    assert report.top_feature == "tool:issue_refund"

@@ -66,6 +66,14 @@ def test_offline_rooms_never_import_the_training_loop_rooms() -> None:
     assert upward == []
 
 
+def test_the_sampler_never_imports_the_training_loop_rooms() -> None:
+    """sampling/ is below callbacks/ (the monitor's holdout), commands/ (eval) and the public evaluate: it samples
+    and scores, and never reaches a run, a server or a callback."""
+    upward = [(str(path.relative_to(PACKAGE)), module) for path in _modules() if _room_of(path) == "sampling"
+              for module, _ in _imports(path) if _room(module) in LOOP_ROOMS]
+    assert upward == []
+
+
 def test_markers_never_import_measure() -> None:
     """measure/ reads markers; both summarise a marker column through tables/marker_column, the rule below them."""
     upward = [(str(path.relative_to(PACKAGE)), module) for path in _modules() if _room_of(path) == "markers"

@@ -93,15 +93,16 @@ def test_markers_argument_is_checked_at_construction() -> None:
 
 
 def test_score_markers_reads_each_completion_as_a_row_and_a_failing_marker_warns() -> None:
-    from whileai_train.callbacks.holdout import HoldoutSample, marker_means, score_markers
+    from whileai_train.callbacks.holdout import marker_means, score_markers
     from whileai_train.markers.registry import check_markers
+    from whileai_train.sampling.samples import Sample, Samples
 
     rows = [{"prompt": [{"role": "user", "content": "refund A1"}], "task_id": "a"},
             {"prompt": "refund B2", "task_id": "b"}]
-    sample = HoldoutSample(rows=rows, prompts=[rows[0]["prompt"], rows[0]["prompt"], rows[1]["prompt"]],
-                           completions=[[{"role": "assistant", "content": "I verified it."}],
-                                        [{"role": "assistant", "content": "Done."}], "I can't help with that."],
-                           completion_ids=[[1], [1], [1]], row_index=[0, 0, 1])
+    completions = [[{"role": "assistant", "content": "I verified it."}], [{"role": "assistant", "content": "Done."}],
+                   "I can't help with that."]
+    sample = Samples(rows, [Sample(row_index=i, repeat=0, prompt=rows[i]["prompt"], completion=c, completion_ids=[1],
+                                   length=1, finish_reason="stop") for i, c in zip([0, 0, 1], completions, strict=True)])
     values = score_markers(sample, check_markers(["honest_claims", "no_refusal"]))
     assert values == [{"honest_claims": 0.0, "no_refusal": 1.0}, {"honest_claims": 1.0, "no_refusal": 1.0},
                       {"honest_claims": 1.0, "no_refusal": 0.0}]

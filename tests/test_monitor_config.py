@@ -171,3 +171,23 @@ def test_an_endorsed_feature_that_was_constant_is_not_called_missing() -> None:
                          endorsed=["correct_answer"], features={"correct_answer": correct_answer})
     assert scan.endorsed_constant == ["correct_answer"]
     assert any("endorsed ['correct_answer'] is constant on these rows" in w for w in scan.warnings)
+@pytest.mark.parametrize("setting", [{"use_vllm": True}, {"fsdp": "full_shard"}], ids=["vllm", "fsdp"])
+def test_sampling_set_ups_the_callback_cannot_reach_are_said_when_the_monitor_is_not_attached(
+        setting: dict[str, Any], tmp_path: Any) -> None:
+    from types import SimpleNamespace
+
+    from transformers import TrainerControl, TrainerState
+
+    args = SimpleNamespace(output_dir=str(tmp_path), run_name="vllm-run", beta=0.04, reward_weights=None, **setting)
+    m = wai.monitor(holdout=["a ?"], verbose=False)
+    m.on_train_begin(args, TrainerState(), TrainerControl())  # type: ignore[arg-type]
+    said = [w for w in m.summary().warnings if "the monitor is not attached to the trainer" in w]
+    assert len(said) == 1 and "Fix: monitor.attach(trainer) before train(), or train inside wai.track(trainer)" in said[0]
+    assert m.summary().settings["holdout_sampler"] == "generate"
+
+
+def test_attach_refuses_a_trainer_without_trls_generation_path() -> None:
+    from types import SimpleNamespace
+
+    with pytest.raises(ConfigError, match=r"attach\(\) got a SimpleNamespace, which has no \['_generate'"):
+        wai.monitor().attach(SimpleNamespace())

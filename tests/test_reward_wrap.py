@@ -101,14 +101,25 @@ def test_records_reward_length_in_tokens_and_ask() -> None:
     assert m.recorder.drain() == []  # drained once
 
 
-def test_the_prompt_is_the_ask_without_an_id_column_and_chat_completions_are_text() -> None:
+def test_the_prompt_is_the_ask_without_an_id_column_and_chat_completions_stay_trajectories() -> None:
     m = wai.monitor()
-    prompts = [[{"role": "user", "content": "2+2?"}]] * 2
-    completions = [[{"role": "assistant", "content": "4"}], [{"role": "assistant", "content": "five"}]]
+    prompts = [[{"role": "user", "content": "refund A1"}]] * 2
+    completions = [
+        [{"role": "assistant", "content": "", "tool_calls": [
+            {"type": "function", "function": {"name": "issue_refund", "arguments": {"order_id": "A1"}}}]},
+         {"role": "tool", "name": "issue_refund", "content": "{'error': 'order A1 is not refundable'}"},
+         {"role": "assistant", "content": "sorry"}],
+        [{"role": "assistant", "content": "no refund"}]]
     m.wrap(ClassReward())(prompts=prompts, completions=completions, completion_ids=[[1], [2, 3]])
     records = m.recorder.drain()
-    assert records[0].ask == records[1].ask and "2+2?" in records[0].ask
-    assert [r.completion for r in records] == ["4", "five"]
+    assert records[0].ask == records[1].ask and "refund A1" in records[0].ask
+    assert [r.completion for r in records] == completions
+    rows = scan_rows(records)
+    assert rows[0]["messages"] == prompts[0] + completions[0] and rows[0]["final_text"] == "sorry"
+    from whileai_train.rows import agent_parts
+
+    parts = agent_parts(rows[0])
+    assert [name for name, _ in parts.calls] == ["issue_refund"] and parts.errors == 1  # TRL's failed call
 
 
 def test_none_rewards_are_skipped_and_the_buffer_is_bounded() -> None:
@@ -142,7 +153,7 @@ def test_scan_rows_sum_weighted_functions_per_completion() -> None:
     m.wrap(ClassReward())(**kwargs)
     rows = scan_rows(m.recorder.drain(), {"keyword_reward": 2.0, "ClassReward": 1.0})
     assert [row["reward"] for row in rows] == [2.5, 0.5, 2.5, 0.5]
-    assert rows[0] == {"prompt": "p1", "final_text": "yes", "reward": 2.5, "scenario_id": "t1"}
+    assert rows[0] == {"prompt": "p1", "steps": [], "final_text": "yes", "reward": 2.5, "scenario_id": "t1"}
 
 
 def test_wrap_refuses_a_non_callable() -> None:

@@ -66,6 +66,7 @@ __all__ = [
     "RLSelectionReport",
     "Reading",
     "RefusalReport",
+    "RewardFunctionError",
     "RewardMonitor",
     "Row",
     "RowError",
@@ -102,6 +103,7 @@ __all__ = [
     "delta_report",
     "detectable_effect",
     "eval_variance",
+    "evaluate",
     "export_dataset",
     "export_preference",
     "export_prompts",
@@ -157,6 +159,7 @@ _EXPORTS: dict[str, str] = {
     "InputError": "whileai_train.errors",
     "LabelError": "whileai_train.errors",
     "PrivilegedLeakError": "whileai_train.errors",
+    "RewardFunctionError": "whileai_train.errors",
     "PublishGateError": "whileai_train.gates.publish_gate",
     "RowError": "whileai_train.errors",
     "RunError": "whileai_train.errors",
@@ -292,6 +295,8 @@ _EXPORTS: dict[str, str] = {
     "HoldoutSizeReport": "whileai_train.measure.holdout_size",
     "MarkerSummaryReport": "whileai_train.measure.marker_summary",
     "MetricSummary": "whileai_train.tables.marker_column",  # an alias of MarkerSummary: one type, two names
+    # evaluation: sample a model on tasks, grade with reward functions
+    "evaluate": "whileai_train.sampling.evaluate",
 }
 
 if TYPE_CHECKING:
@@ -311,6 +316,7 @@ if TYPE_CHECKING:
         InputError,
         LabelError,
         PrivilegedLeakError,
+        RewardFunctionError,
         RowError,
         RunError,
         TemplateDropError,
@@ -388,6 +394,7 @@ if TYPE_CHECKING:
     from whileai_train.runs.records import attach_delta, attach_holdout, get_run
     from whileai_train.runs.run import Run, run
     from whileai_train.runs.sinks import Sink
+    from whileai_train.sampling.evaluate import evaluate
     from whileai_train.select.curriculum import CurriculumReport, TaskDifficulty, curriculum
     from whileai_train.select.optimize import optimize
     from whileai_train.select.preference_pairs import (

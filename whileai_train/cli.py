@@ -21,6 +21,7 @@ __all__ = ["main"]
 COMMANDS: dict[str, str] = {
     "delta": "whileai_train.commands.delta",
     "demo": "whileai_train.commands.demo",
+    "eval": "whileai_train.commands.eval",
     "export": "whileai_train.commands.export",
     "gate": "whileai_train.commands.gate",
     "mark": "whileai_train.commands.mark",

@@ -11,6 +11,7 @@
     │   ├── PrivilegedLeakError       a reply quotes its own privileged context (.rows names them)
     │   └── TrainingSelectionError    SFT rows with a failing reward, refused (.tasks, .selection)
     ├── LabelError (ValueError)       attach_labels: keys name no row, or one key names two rows
+    ├── RewardFunctionError (ValueError)  a reward function raised or returned the wrong number of rewards
     ├── PublishGateError              publish_gate refuses the set (defined beside its report, gates/publish_gate.py)
     └── RunError                      a run cannot be opened as asked (bad url, bad key format, ...)
         ├── RunFinishedError          the run is already finished: a second finish or later points are refused
@@ -33,6 +34,7 @@ __all__ = [
     "InputError",
     "LabelError",
     "PrivilegedLeakError",
+    "RewardFunctionError",
     "RowError",
     "RunError",
     "RunFinishedError",
@@ -136,6 +138,17 @@ class TrainingSelectionError(ExportRefusedError):
 
 class LabelError(WhileAIError, ValueError):
     """attach_labels: no key names a row, or one key names two rows."""
+
+
+class RewardFunctionError(WhileAIError, ValueError):
+    """A reward function raised, or returned the wrong number of rewards. `function` is its name, `rows` the rows
+    it was scoring (0-based positions in the input)."""
+
+    def __init__(self, function: str, rows: Sequence[int], problem: str, fix: str) -> None:
+        self.function = function
+        self.rows = list(rows)
+        shown = ", ".join(str(r) for r in self.rows[:5]) + (", ..." if len(self.rows) > 5 else "")
+        super().__init__(f"reward function {function!r} {problem} (scoring rows {shown}). Fix: {fix}")
 
 
 class RunError(WhileAIError):

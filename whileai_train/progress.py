@@ -12,7 +12,8 @@ when the pass is done). Outside a scope, or with the bar off, a wrapped loop is 
                 ...
 
 `progress_bar(iterable, desc=..., total=..., progress=...)` is the same bar for a loop that is a call of its
-own (a sampler's batches): no scope needed. `progress` is None (auto: on when stderr is a terminal or the
+own: no scope needed; `progress_counter(total, desc=..., progress=...)` one advanced by hand (`.update(n)`,
+`.close()`) for work done in chunks of items (evaluate's batches of prompts), shown whatever the size. `progress` is None (auto: on when stderr is a terminal or the
 call runs in a Jupyter kernel, and the work is at least MIN_ITEMS), True (always on) or False (off).
 Importing this module imports nothing heavy; tqdm is imported when a bar is shown.
 """
@@ -27,7 +28,8 @@ from collections.abc import Callable, Iterable, Iterator, Sized
 from contextvars import ContextVar
 from typing import ParamSpec, TypeVar, cast
 
-__all__ = ["MIN_ITEMS", "progress_bar", "progress_call", "progress_scope", "rows_progress", "someone_watches"]
+__all__ = ["MIN_ITEMS", "ProgressCounter", "progress_bar", "progress_call", "progress_counter", "progress_scope",
+           "rows_progress", "someone_watches"]
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -99,6 +101,26 @@ def progress_bar(items: Iterable[T], *, desc: str, total: int | None = None, pro
     """`items` with a bar named `desc` per `progress` (None: auto); for a loop that is a call of its own."""
     size = total if total is not None else (len(items) if isinstance(items, Sized) else None)
     return _bar(items, desc, size, unit) if _on(progress, size) else items
+
+
+class ProgressCounter:
+    """A bar advanced by hand; this one shows nothing (the bar is off)."""
+
+    def update(self, n: int = 1) -> None:
+        """Count `n` more items done."""
+
+    def close(self) -> None:
+        """End the bar."""
+
+
+def progress_counter(total: int, *, desc: str, progress: bool | None = None, unit: str = "it") -> ProgressCounter:
+    """A bar over `total` items advanced with `.update(n)`, per `progress` (None: on where someone watches)."""
+    if not _on(progress, None):
+        return ProgressCounter()
+    with warnings.catch_warnings():  # as in _bar
+        warnings.simplefilter("ignore")
+        from tqdm.auto import tqdm
+    return cast(ProgressCounter, tqdm(total=total, desc=desc, unit=f" {unit}", dynamic_ncols=True))
 
 
 def _bar(items: Iterable[T], desc: str, total: int | None, unit: str) -> Iterable[T]:

@@ -16,12 +16,15 @@ __all__ = ["StepSizes", "StepsRead", "dict_step_sizes", "read_dict_steps", "read
 _EXIT_KEYS = frozenset(("exit_code", "returncode", "exitCode", "status_code"))
 _VERDICT_KEYS = _EXIT_KEYS | {"status", "error", "ok", "success"}
 _FAILED_STATUS = ("error", "failed", "failure")
+# How trl 1.16's tool loop writes a failed call's result: str({"error": message}), a Python dict's text.
+_TRL_FAILED = "{'error': "
 
 
 def tool_failed(result: Any) -> bool:
     """The one rule for a tool result that reports failure: an object with a truthy `error`, `ok` or `success`
     false, a non-zero exit code (`status_code` outside 2xx/3xx) or a `status` of error/failed/failure; text that
-    starts with error/traceback/exception or quotes a JSON error field; a JSON object in text read as an object."""
+    starts with error/traceback/exception or quotes a JSON error field, or TRL's text of a failed call
+    (``{'error': ...}``); a JSON object in text read as an object."""
     if result.__class__ is str:
         head = result[:200].lstrip()
         if head[:9].lower().startswith(("error", "traceback", "exception")):
@@ -30,8 +33,8 @@ def tool_failed(result: Any) -> bool:
             return '"error":' in head or '"ok": false' in head
         try:
             result = json.loads(result)
-        except json.JSONDecodeError:  # cut or malformed: its head is all there is to read
-            return '"error":' in head or '"ok": false' in head
+        except json.JSONDecodeError:  # cut or malformed, or TRL's failed call (str of {"error": ...})
+            return '"error":' in head or '"ok": false' in head or head.startswith(_TRL_FAILED)
     if result.__class__ is dict:
         if _VERDICT_KEYS.isdisjoint(result):  # none of the keys below: nothing to read
             return False

@@ -9,9 +9,16 @@
 It is a WhileCallback (loss, cost and every TRL metric reach the same run) that also
 - records every training completion the wrapped reward scores (reward, length in tokens, ask) and gathers
   each step's records to rank 0 into a bounded buffer, where hack_scan reads them at each eval (`feature`);
-- every `every` steps, and once at step 0, samples the holdout from the live policy (holdout.py: forked
-  RNG, eval mode, no grad) and scores it by the proxy (the training reward) and by `gold`; proxy_reward,
-  gold_reward and holdout_length land on the run beside the loss;
+- every `every` steps, and once at step 0, samples the holdout from the live policy (whileai_train/sampling:
+  forked RNG, eval mode, no grad) and scores it by the proxy (the training reward) and by `gold`; proxy_reward,
+  gold_reward and holdout_length land on the run beside the loss, and the holdout's share of the wall time
+  as holdout/share;
+- attached to the trainer (`monitor.attach(trainer)`, or training inside `wai.track(trainer)`), samples through
+  the GRPOTrainer's own generation path: its tools, tool loop and parsing, fresh environments from its
+  environment_factory (passed to proxy and gold as `environments`), its rollout_func, vLLM, ZeRO-3 and FSDP
+  exactly as in training; the holdout's tool calls land beside TRL's as tools/holdout_call_frequency and
+  tools/holdout_failure_frequency. Not attached, it samples with `model.generate` on the module the callback
+  is handed, with the GRPOConfig's settings and no tools (it says so where that differs from training);
 - with `markers=` (built-in marker names such as "honest_claims", or callables row -> number), reads them on
   the same holdout completions; each lands on the run as marker/<name> beside proxy and gold, so a behaviour
   that falls during training is on the run's curves;
@@ -20,6 +27,9 @@ It is a WhileCallback (loss, cost and every TRL metric reach the same run) that 
   in trackio / wandb when the trainer reports to them too (side_trackers.py), and is in summary().
   An alarm named in `stop_on` stops training: rank 0 decides, broadcasts, every rank stops on that step,
   and the run finishes "stopped" with the reason.
+
+The training completions the feature scan reads and the holdout completions are read as trajectories (their tool
+calls and results included), so tool features (tool:issue_refund) and trace flags fire as on exported rollouts.
 
 holdout=None draws `n_prompts` distinct asks from the train dataset with a fixed seed (its own Generator,
 never the global RNG). Those are prompts the policy trains on: enough to see proxy and gold part ways, not a
@@ -50,15 +60,15 @@ from whileai_train.callbacks.alarms import (
     check_feature,
 )
 from whileai_train.callbacks.holdout import (
-    ScoreSink,
     choose_holdout,
     eval_record,
     holdout_from_dataset,
     holdout_rows,
     marker_means,
-    sample_completions,
+    sample_share,
     score_completions,
     score_markers,
+    tool_counts,
 )
 from whileai_train.callbacks.monitor_report import AlarmEntry, EvalPoint, MonitorSummary, Reading
 from whileai_train.callbacks.monitor_state import MonitorState
@@ -69,10 +79,15 @@ from whileai_train.errors import ConfigError, name_list
 from whileai_train.markers.registry import check_markers
 from whileai_train.row_files import refuse_non_rows
 from whileai_train.runs.run import Run
+from whileai_train.sampling.generate import GenerateSampler
+from whileai_train.sampling.rewards import ScoreSink
+from whileai_train.sampling.samples import Sampler, settings_from_config
+from whileai_train.sampling.trainer_path import TrainerSampler, trainer_path_missing
 
 __all__ = ["RewardMonitor", "monitor"]
 
 RewardFn = TypeVar("RewardFn", bound=Callable[..., Any])
+TrainerT = TypeVar("TrainerT")
 
 logger = logging.getLogger("whileai_train.callbacks")
 
@@ -112,6 +127,17 @@ def _broadcast(obj: Any) -> Any:
     box = [obj]
     dist.broadcast_object_list(box, src=0)
     return box[0]
+
+
+def _needs_trainer_path(args: Any) -> bool:
+    """Whether training samples somewhere model.generate on the callback's module cannot: vLLM, or a model
+    sharded by FSDP or DeepSpeed ZeRO-3 (in the arguments, or set up by `accelerate launch`)."""
+    import os
+
+    if getattr(args, "use_vllm", False) or getattr(args, "fsdp", None) or os.environ.get("ACCELERATE_USE_FSDP") == "true":
+        return True
+    deepspeed = getattr(args, "hf_deepspeed_config", None)
+    return deepspeed is not None and bool(deepspeed.is_zero3())
 
 
 # -- configuration checks (ConfigError at construction, with the fix) ---------------------------------------
@@ -221,6 +247,7 @@ class RewardMonitor(WhileCallback):
                 raise ConfigError(f"proxy has {fn!r}, which is not callable. Fix: pass reward functions.")
         self._proxy_extra: list[Callable[..., Any]] = extra
         self._wrapped: list[tuple[str, Callable[..., Any]]] = []  # (name, original) in wrap order
+        self._trainer: weakref.ref[Any] | None = None
         self.recorder = RewardRecorder(self.buffer)
         self._reset()
         self._live = True
@@ -238,6 +265,9 @@ class RewardMonitor(WhileCallback):
         self._proxy: list[tuple[Callable[..., Any], float]] = []
         self._top_feature: str | None = None
         self._eval_seconds = 0.0
+        self._started = time.perf_counter()
+        self._tools: dict[int, tuple[int, int, int, int]] = {}  # step -> (completions, calling, calls, failed)
+        self._trainer_sampler: TrainerSampler | None = None
         self._last_eval_step = -1
         self._first_step = 0
         self._said_endorsed = False
@@ -251,11 +281,23 @@ class RewardMonitor(WhileCallback):
         self._wrapped.append((wrapped.__name__, reward_fn))
         return cast(RewardFn, wrapped)  # same name, parameters, sync/async nature and return values
 
+    def attach(self, trainer: TrainerT) -> TrainerT:
+        """Sample the holdout through `trainer`'s own generation path (a trl GRPOTrainer): its tools and tool loop,
+        environments, rollout_func, vLLM and ZeRO-3 / FSDP, as training samples. Call it once the trainer is
+        built (`wai.track(trainer)` calls it for you); returns the trainer. The callback API hands callbacks no
+        trainer, so without this the holdout samples with `model.generate` and no tools."""
+        missing = trainer_path_missing(trainer)
+        if missing:
+            raise ConfigError(f"attach() got a {type(trainer).__name__}, which has no {missing}: the monitor samples "
+                              "through trl's GRPOTrainer generation path. Fix: attach the GRPOTrainer you train with")
+        self._trainer = weakref.ref(trainer)
+        return trainer
+
     def summary(self) -> MonitorSummary:
         """The curve per eval, the alarms, the latest reading of each alarm, and whether training stopped."""
         curve = [EvalPoint(step=r.step, proxy_reward=r.mean("proxy"), gold_reward=r.mean("gold"),
                            holdout_length=r.mean("length"), n_asks=len(r.asks), n_completions=r.n_completions,
-                           markers=self._marker_means.get(r.step, {}))
+                           markers=self._marker_means.get(r.step, {}), **self._tool_point(r.step))
                  for r in self._evals]
         alarms = [AlarmEntry(name=a.name, step=a.step, message=a.message, numbers=a.numbers)
                   for a in self._book.fired]
@@ -278,7 +320,9 @@ class RewardMonitor(WhileCallback):
                       "delta": self.settings.delta, "length_pct": self.settings.length_pct,
                       "kl_budget": self.settings.kl_budget, "endorsed": self.endorsed, "stop_on": list(self.stop_on),
                       "buffer": self.buffer, "eval_seconds": round(self._eval_seconds, 3),
-                      "markers": [name for name, _ in self.markers]},
+                      "markers": [name for name, _ in self.markers],
+                      "holdout_sampler": "trainer" if self._trainer is not None else "generate"},
+            holdout_share=self._holdout_share(),
             run_id=getattr(run, "id", None) if run is not None else None,
         )
 
@@ -324,6 +368,12 @@ class RewardMonitor(WhileCallback):
         self._records = deque(maxlen=self.buffer * max(1, len(self._wrapped)))
         self.recorder.drain()  # nothing left over from an earlier train() call
         self._rows = self._choose_rows(kwargs.get("train_dataloader"))
+        trainer = self._trainer() if self._trainer is not None else None
+        self._trainer_sampler = TrainerSampler(trainer) if trainer is not None else None
+        if trainer is None and _needs_trainer_path(args):
+            self._warn("this run samples with vLLM or a sharded model (ZeRO-3 / FSDP), but the monitor is not "
+                       "attached to the trainer: the holdout samples with model.generate on the module the callback "
+                       "was handed. Fix: monitor.attach(trainer) before train(), or train inside wai.track(trainer)")
         if not self._proxy:
             self._warn("no reward function is wrapped or passed as proxy=: the holdout has no proxy score, "
                        "divergence stays unknown. Fix: reward_funcs=[monitor.wrap(f)].")
@@ -348,6 +398,10 @@ class RewardMonitor(WhileCallback):
     def on_log(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
                logs: dict[str, Any] | None = None, **kwargs: Any) -> None:
         super().on_log(args, state, control, logs=logs, **kwargs)
+        if logs and self._trainer is None and "tools/call_frequency" in logs:
+            self._warn("training calls tools but the monitor is not attached to the trainer, so the holdout samples "
+                       "without them (no tool schemas, no tool loop). Fix: monitor.attach(trainer) before train(), "
+                       "or train inside wai.track(trainer)")
         if not logs or "train_runtime" in logs or self.settings.kl_budget is None:
             return
         kl = logs.get("kl")
@@ -411,11 +465,15 @@ class RewardMonitor(WhileCallback):
         model, tokenizer = kwargs.get("model"), kwargs.get("processing_class")
         metrics: dict[str, float] = {}
         if self._rows and model is not None and tokenizer is not None:
-            share = self._rows[rank::world]
             try:
-                sample = sample_completions(model, tokenizer, args, share, self.k)
+                sampler: Sampler = self._trainer_sampler or GenerateSampler(model, tokenizer, settings_from_config(args))
+                samples = sample_share(sampler, self._rows, rank, world, self.k,
+                                       equal=self._trainer_sampler is not None)
+                for warning in samples.warnings:
+                    self._warn(f"holdout {warning}; those completions are left out of proxy and gold")
+                sample = samples.select([i for i, s in enumerate(samples.samples) if s.environment_error is None])
                 sink = ScoreSink()
-                scored = score_completions(sample, self._proxy, self.gold, state, sink) if sample.prompts else []
+                scored = score_completions(sample, self._proxy, self.gold, state, sink) if len(sample) else []
                 metrics = {f"holdout/{name}": sum(v) / len(v) for name, v in sink.metrics.items() if v}
                 self._score_markers(sample, scored, step)
             except Exception as exc:
@@ -430,10 +488,10 @@ class RewardMonitor(WhileCallback):
                 scored = []
         elif model is None or tokenizer is None:
             self._warn("the trainer passed no model/processing_class to callbacks: no holdout eval")
+        self._eval_seconds += time.perf_counter() - started
         parts = _gather((scored, metrics))
         reason = self._judge(step, parts) if rank == 0 else None
         reason = self._share(reason)
-        self._eval_seconds += time.perf_counter() - started
         if reason is not None:
             self.stop(reason, control)
 
@@ -455,8 +513,9 @@ class RewardMonitor(WhileCallback):
         every rank's summary() shows the same alarms and every rank stops on the same step."""
         if _world()[1] == 1:
             return reason
-        payload = (reason, self._book, self._evals, self._top_feature, self._warnings, self._marker_means)
-        reason, self._book, self._evals, self._top_feature, self._warnings, self._marker_means = _broadcast(payload)
+        payload = (reason, self._book, self._evals, self._top_feature, self._warnings, self._marker_means, self._tools)
+        (reason, self._book, self._evals, self._top_feature, self._warnings, self._marker_means,
+         self._tools) = _broadcast(payload)
         return reason
 
     def _judge(self, step: int, parts: list[Any]) -> str | None:
@@ -477,11 +536,40 @@ class RewardMonitor(WhileCallback):
             if means:
                 self._marker_means[step] = means
                 points.update({f"marker/{name}": value for name, value in means.items()})
+            points.update(self._tool_points(step, scored))
+            share = self._holdout_share()
+            if share is not None and step > self._first_step:
+                points["holdout/share"] = share
             if self.run is not None:
                 self.run.log_owned(step, {k: v for k, v in points.items() if v is not None})
             verdicts.extend(check_eval(self._evals, self.settings))
         verdicts.append(self._scan())
         return self._decide(step, verdicts)
+
+    def _tool_points(self, step: int, scored: list[dict[str, Any]]) -> dict[str, float]:
+        """Rank 0: the eval's tool calls (kept for the summary; a warning the first time calls failed) and the
+        points that sit beside TRL's tools/call_frequency and tools/failure_frequency (same definitions)."""
+        counts = tool_counts(scored)
+        completions, calling, calls, failed = counts
+        if not calls and not any(self._tools.values()):
+            return {}
+        self._tools[step] = counts
+        if failed and not any(f for _, _, _, f in list(self._tools.values())[:-1]):
+            self._warn(f"holdout tool calls failed: {failed} of {calls} at step {step} (raised, unknown tool or "
+                       "unsupported call); each eval's share is on the run as tools/holdout_failure_frequency")
+        return {"tools/holdout_call_frequency": calls / completions if completions else 0.0,
+                "tools/holdout_failure_frequency": failed / calls if calls else 0.0}
+
+    def _tool_point(self, step: int) -> dict[str, int]:
+        if step not in self._tools:
+            return {}
+        _, calling, calls, failed = self._tools[step]
+        return {"tool_completions": calling, "tool_calls": calls, "tool_failures": failed}
+
+    def _holdout_share(self) -> float | None:
+        """The share of the wall time since train begin spent in holdout evals (None before the first eval)."""
+        elapsed = time.perf_counter() - self._started
+        return self._eval_seconds / elapsed if self._evals and elapsed > 0 else None
 
     def _scan(self) -> Verdict:
         rows = scan_rows(list(self._records)[-self.buffer * max(1, len(self._weights)):], self._weights)

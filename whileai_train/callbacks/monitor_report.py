@@ -31,6 +31,9 @@ class EvalPoint(BaseModel):
     n_asks: int = 0
     n_completions: int = 0
     markers: dict[str, float] = Field(default_factory=dict)  # marker -> mean over asks (markers=)
+    tool_completions: int | None = None  # holdout completions that called a tool (None: no tool call in the run)
+    tool_calls: int | None = None        # tool calls on the holdout, with their results in the completions
+    tool_failures: int | None = None     # ... of which failed (raised, unknown tool, unsupported call)
 
 
 class AlarmEntry(BaseModel):
@@ -62,6 +65,7 @@ class MonitorSummary(Report):
     top_feature: str | None = None
     warnings: list[str] = Field(default_factory=list)
     settings: dict[str, Any] = Field(default_factory=dict)
+    holdout_share: float | None = None  # share of the wall time since train begin spent in holdout evals
     run_id: str | None = None
 
     def __str__(self) -> str:
@@ -102,6 +106,13 @@ def format_hack_monitor(summary: MonitorSummary | Mapping[str, Any]) -> str:
             lines.append(f"{p.step:>6}  {_num(p.proxy_reward, 8)}  {_num(p.gold_reward, 8)}  "
                          f"{_num(p.holdout_length, 8, 1)}  {p.n_asks:>5}{mark}")
         lines.append("  (holdout means per eval; length in tokens)")
+        tools = [p for p in s.curve if p.tool_calls is not None]
+        if tools:
+            lines.append("")
+            lines.append("tool calls on the holdout:")
+            for p in tools:
+                lines.append(f"  step {p.step}: {p.tool_completions} of {p.n_completions} completions called a tool; "
+                             f"{p.tool_calls} calls, {p.tool_failures} failed")
         names = list(dict.fromkeys(name for p in s.curve for name in p.markers))
         if names:
             lines.append("")
@@ -116,6 +127,9 @@ def format_hack_monitor(summary: MonitorSummary | Mapping[str, Any]) -> str:
         lines.append("alarms:")
         for alarm in s.alarms:
             lines.append(f"  [{alarm.name}] step {alarm.step}: {alarm.message}")
+    if s.holdout_share is not None:
+        lines.append("")
+        lines.append(f"holdout evals took {s.holdout_share:.1%} of the training wall time")
     if s.latest:
         lines.append("")
         lines.append("latest: " + "; ".join(f"{name} {r.status}" + (f" ({r.reason})" if r.status != "alarm" else "")

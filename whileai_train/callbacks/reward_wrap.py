@@ -14,8 +14,6 @@ the new records every step and gathers them to rank 0.
 from __future__ import annotations
 
 import functools
-import inspect
-import json
 import math
 import threading
 import warnings
@@ -26,37 +24,10 @@ from typing import Any
 
 from whileai_train.callbacks import monitor_defaults as D
 from whileai_train.rows import ask_of_prompt
+from whileai_train.sampling.rewards import callable_name, is_async
+from whileai_train.sampling.samples import trajectory_row
 
-__all__ = ["CompletionRecord", "RewardRecorder", "callable_name", "completion_text", "is_async", "prompt_text",
-           "scan_rows", "wrap_reward"]
-
-
-def callable_name(fn: Callable[..., Any]) -> str:
-    """The name TRL gives a reward function: partials unwrapped, a callable instance by its class name."""
-    while isinstance(fn, functools.partial):
-        fn = fn.func
-    return str(getattr(fn, "__name__", type(fn).__name__))
-
-
-def is_async(fn: Callable[..., Any]) -> bool:
-    """True when calling `fn` returns a coroutine (functions, partials, instances with an async __call__)."""
-    while isinstance(fn, functools.partial):
-        fn = fn.func
-    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(type(fn).__call__)
-
-
-def completion_text(completion: Any) -> str:
-    """A completion as text: a string as is; a conversational completion (list of messages) joined."""
-    if isinstance(completion, str):
-        return completion
-    if isinstance(completion, Sequence):
-        parts = []
-        for message in completion:
-            if isinstance(message, Mapping):
-                content = message.get("content")
-                parts.append(content if isinstance(content, str) else json.dumps(content, default=str))
-        return "\n".join(parts)
-    return str(completion)
+__all__ = ["CompletionRecord", "RewardRecorder", "prompt_text", "scan_rows", "wrap_reward"]
 
 
 def prompt_text(prompt: Any) -> str:
@@ -67,14 +38,15 @@ def prompt_text(prompt: Any) -> str:
 
 @dataclass(frozen=True)
 class CompletionRecord:
-    """One scored training completion, picklable (it crosses ranks): the row hack_scan reads."""
+    """One scored training completion, picklable (it crosses ranks): the row hack_scan reads. `prompt` and
+    `completion` are as TRL passed them (conversational: messages, with the tool calls and their results)."""
 
     fn: str
     batch: int
     index: int
     ask: str
-    prompt: str
-    completion: str
+    prompt: Any
+    completion: Any
     reward: float
     length: int
 
@@ -123,11 +95,11 @@ class RewardRecorder:
                 reward = float(reward)
                 if not math.isfinite(reward):
                     continue
-                prompt = prompt_text(prompts[i]) if prompts is not None and i < len(prompts) else ""
-                ask = str(asks[i]) if asks is not None and i < len(asks) and asks[i] not in (None, "") else prompt
+                prompt = prompts[i] if prompts is not None and i < len(prompts) else ""
+                ask = str(asks[i]) if asks is not None and i < len(asks) and asks[i] not in (None, "") \
+                    else prompt_text(prompt)
                 length = len(ids[i]) if ids is not None and i < len(ids) else 0
-                out.append(CompletionRecord(name, batch, i, ask, prompt, completion_text(completion), reward,
-                                            length))
+                out.append(CompletionRecord(name, batch, i, ask, prompt, completion, reward, length))
         return out
 
 
@@ -175,14 +147,14 @@ def wrap_reward(fn: Callable[..., Any], recorder: RewardRecorder) -> Callable[..
 
 
 def scan_rows(records: Sequence[CompletionRecord], weights: Mapping[str, float] | None = None) -> list[dict[str, Any]]:
-    """hack_scan rows from records: one row per completion, its reward the weighted sum over reward functions
-    (as TRL sums them; a missing function counts 0, as TRL's nansum does)."""
+    """hack_scan rows from records: one trajectory row per completion (sampling.trajectory_row: its tool calls
+    and their results included, so tool features and trace flags fire), its reward the weighted sum over reward
+    functions (as TRL sums them; a missing function counts 0, as TRL's nansum does)."""
     rows: dict[tuple[int, int], dict[str, Any]] = {}
     for r in records:
         key = (r.batch, r.index)
         row = rows.get(key)
         if row is None:
-            row = rows[key] = {"prompt": r.prompt, "final_text": r.completion, "reward": 0.0,
-                               "scenario_id": r.ask}
+            row = rows[key] = {**trajectory_row(r.prompt, r.completion), "reward": 0.0, "scenario_id": r.ask}
         row["reward"] += (1.0 if weights is None else float(weights.get(r.fn, 1.0))) * r.reward
     return list(rows.values())

@@ -41,6 +41,7 @@ from whileai_train.callbacks.gpu_metrics import GpuMetrics
 from whileai_train.runs.defaults import CHECKPOINT_FLUSH_WAIT_S
 from whileai_train.runs.run import Run
 from whileai_train.runs.run import run as open_run
+from whileai_train.sampling.trainer_path import trainer_path_missing
 
 __all__ = ["WhileCallback", "track"]
 
@@ -227,7 +228,8 @@ class track:
     """Finish the trainer's run "failed" with the error when `trainer.train()` raises.
 
     transformers calls no callback on an exception, so without this a crashed run would stay "running"
-    until the interpreter exits. Adds a WhileCallback(**open_kwargs) when the trainer has none.
+    until the interpreter exits. Adds a WhileCallback(**open_kwargs) when the trainer has none, and attaches the
+    trainer's reward monitors to a GRPOTrainer, so their holdout samples through its own generation path.
 
         with wai.track(trainer):
             trainer.train()
@@ -245,6 +247,11 @@ class track:
         self.preempted_by = tuple(preempted_by)
         if self.callback is None:
             trainer.add_callback(WhileCallback(**open_kwargs))
+        if not trainer_path_missing(trainer):  # a GRPOTrainer: reward monitors sample through its own path
+            for cb in trainer.callback_handler.callbacks:
+                attach = getattr(cb, "attach", None)
+                if isinstance(cb, WhileCallback) and callable(attach):
+                    attach(trainer)
 
     @property
     def callback(self) -> WhileCallback | None:

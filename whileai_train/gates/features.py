@@ -227,7 +227,9 @@ def _auto_tier(token_ids: np.ndarray, lengths: np.ndarray, vocabulary: list[str]
     rank[cand] = np.arange(n_cand, dtype=np.int32)
     left, right = rank[token_ids[:-1]], rank[token_ids[1:]]
     keep = (left >= 0) & (right >= 0)
-    keep[indptr[1:-1][indptr[1:-1] > 0] - 1] = False  # a pair never spans two rows
+    bounds = indptr[1:-1]
+    keep[bounds[(bounds > 0) & (bounds < len(token_ids))] - 1] = False  # a pair never spans two rows (rows
+    # with no words at the end share the last boundary, past which there is no pair to drop)
     if not keep.any() or top_pairs <= 0:
         return [words], names
     keys = (left[keep].astype(np.int64) * n_cand + right[keep]).astype(np.int32)

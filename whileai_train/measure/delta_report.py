@@ -59,7 +59,8 @@ from whileai_train.tables.marker_column import task_means
 __all__ = ["delta_report"]
 
 _SETTLE = ("evaluate each model three times on the same tasks, each row stamped lineage.eval_run 0, 1, 2 "
-           "(delta_report reads the re-run spread off the repeats), or pass "
+           "(wai.evaluate(model, tasks, reward_funcs, runs=3) does it; delta_report reads the re-run spread off "
+           "the repeats), or pass "
            "run_std=wai.eval_variance(run_1, run_2, run_3)")
 
 
@@ -156,8 +157,8 @@ def _no_shared_task(b: Side, a: Side) -> str:
         return f"first task {side.table.tasks[side.table.task_of_row[row]]!r} at row {row}"
 
     return (f"the before and after rows share no graded task (field scenario_id, else the task_key of the prompt): "
-            f"before: {first(b)}; after: {first(a)}. Fix: evaluate the after model on the baseline's tasks, or "
-            "restrict both sides to them with tasks=")
+            f"before: {first(b)}; after: {first(a)}. Fix: evaluate the after model on the baseline's tasks "
+            "(wai.evaluate(model, base_tasks, ...)), or restrict both sides to them with tasks=")
 
 
 def _balance(side: Side, numbers: np.ndarray, keep_counts: np.ndarray, rng: np.random.Generator) -> int:
@@ -354,7 +355,8 @@ def delta_report(before: Any, after: Any, *, target: str = TARGET, must_not_regr
         report.not_comparable["situations"] = (
             f"only {len(keys)} of {union} tasks paired (paired_share {report.paired_share:.2f}): the two arms drew "
             "different situation sets, so the delta over the few that pair is between two evals. Fix: evaluate the "
-            "after model on the baseline's tasks, or pin both sides to them with tasks=, or compare per tier")
+            "after model on the baseline's tasks (wai.evaluate), or pin both sides to them with tasks=, or compare "
+            "per tier")
     if len(keys) < MIN_PAIRED_TASKS:
         report.not_comparable["too_few_tasks"] = (f"{len(keys)} paired tasks, under the {MIN_PAIRED_TASKS} a paired "
                                                   "comparison needs; evaluate both arms on more of the same tasks")

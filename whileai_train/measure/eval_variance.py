@@ -64,7 +64,7 @@ def _split_by_eval_run(source: Any) -> list[list[dict[str, Any]]]:
 def eval_variance(*runs: Any, pass_threshold: float = PASS_THRESHOLD) -> EvalVarianceReport:
     """run_std from three or more evaluations of the same model on the same tasks (each a row list or path).
 
-    One row list whose rows carry lineage.eval_run (0, 1, 2: one stamp per evaluation) is split by that stamp.
+    One row list whose rows carry lineage.eval_run 0, 1, 2 (wai.evaluate(..., runs=3)) is split by that stamp.
     Fewer than three runs is a ConfigError: a standard deviation from two is too rough to floor a verdict on.
     """
     if len(runs) == 1:
@@ -72,7 +72,7 @@ def eval_variance(*runs: Any, pass_threshold: float = PASS_THRESHOLD) -> EvalVar
     if len(runs) < MIN_EVAL_RUNS:
         raise ConfigError(f"eval_variance: {len(runs)} evaluation(s) given; the re-run spread needs at least "
                           f"{MIN_EVAL_RUNS} of the same model on the same tasks. Fix: eval_variance(run_1, run_2, "
-                          "run_3), or rows stamped lineage.eval_run 0, 1, 2 (one stamp per evaluation)")
+                          "run_3), or rows stamped lineage.eval_run 0, 1, 2 (wai.evaluate(..., runs=3))")
     sides: list[Side] = [read_side(rows, what=f"eval_variance run {i + 1}", pass_threshold=pass_threshold)
                          for i, rows in enumerate(runs)]
     report = EvalVarianceReport(n_runs=len(sides))
@@ -80,7 +80,7 @@ def eval_variance(*runs: Any, pass_threshold: float = PASS_THRESHOLD) -> EvalVar
     shared = sorted(set.intersection(*graded_sets))
     if not shared:
         raise InputError(f"eval_variance: the {len(sides)} runs share no graded task (by task_key). Fix: evaluate "
-                         "the same model on the same tasks, three times")
+                         "the same model on the same tasks (wai.evaluate(model, tasks, reward_funcs, runs=3))")
     union = set.union(*graded_sets)
     if len(shared) < len(union):
         report.warnings.append(f"{len(union) - len(shared)} of {len(union)} tasks are not in every run and are left "

@@ -372,7 +372,12 @@ function renderFamilies(ids, d) {
       if (!wanted.has(holder.dataset.chart)) { dropChart(holder.dataset.chart); holder.remove(); }
     }
     for (const k of keys) {
-      const spec = {id: 'm:' + k, title: k, width: 340, series: seriesFor(ids, [k])};
+      // the holdout's twin of a training metric (tools/holdout_call_frequency beside tools/call_frequency)
+      // is drawn on the training metric's chart
+      if (k.includes('/holdout_') && d.series.has(k.replace('/holdout_', '/'))) continue;
+      const twin = k.replace('/', '/holdout_');
+      const drawn = twin !== k && d.series.has(twin) ? [k, twin] : [k];
+      const spec = {id: 'm:' + k, title: drawn.join(' vs '), width: 340, series: seriesFor(ids, drawn)};
       const holder = chartSlot(row, spec.id);
       holder._spec = spec;
       if (box.open) updateChart(spec, holder);
