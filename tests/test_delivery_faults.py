@@ -380,9 +380,12 @@ def test_run_finished_answer_is_final_and_says_what_was_not_stored(server: Fault
     with caplog.at_level(logging.WARNING):
         run = wai.run(name="finished-elsewhere", config=FAST)
         log_points(run, 3)
-        wait_until(lambda: len(server.points(run.id)) == 3, "the first 3 points on the server")
+        # acknowledged to the client, not only stored: no answer is still on its way, to be missed and re-sent
+        wait_until(lambda: run._sender.delivered == 3, "the first 3 points acknowledged")  # type: ignore[union-attr]
         server.set("finished")  # the platform now holds the run as finished (e.g. stopped from the page)
         log_points(run, 4, start=3)
+        # the client meets the refusal while the run goes on (met during finish: the next test)
+        wait_until(lambda: any("already finished" in r.getMessage() for r in caplog.records), "the refusal")
         run.finish()
     assert [p["seq"] for p in server.points(run.id)] == [0, 1, 2]
     assert sum(r[2] == "finished" for r in server.requests) == 1  # refused once, never retried
@@ -391,6 +394,25 @@ def test_run_finished_answer_is_final_and_says_what_was_not_stored(server: Fault
     out = capsys.readouterr().out
     assert "4 points and 0 notes sent after that were not stored" in out  # the exact count, at finish
     assert "whileai-train sync" not in out and not spool_files(isolated_home)
+
+
+def test_a_refusal_met_during_finish_is_said_once_by_the_finish_line(server: FaultyServer, isolated_home: Path,
+                                                                     capsys: pytest.CaptureFixture[str],
+                                                                     caplog: pytest.LogCaptureFixture) -> None:
+    waits = SenderConfig(**{**FAST.__dict__, "backoff_base_s": 30.0, "backoff_max_s": 30.0})  # 15 s or more
+    with caplog.at_level(logging.WARNING):
+        run = wai.run(name="finished-at-the-end", config=waits)
+        wait_until(lambda: [r["name"] for r in server.runs()] == ["finished-at-the-end"], "the run opened")
+        server.set("error500")
+        log_points(run, 4)
+        wait_until(lambda: any(r[1].endswith("/log") for r in server.requests), "a failed send, then a long wait")
+        server.set("finished")
+        run.finish()  # finish tries at once, whatever the backoff, and meets the refusal
+    assert sum(r[2] == "finished" for r in server.requests) == 1 and server.points(run.id) == []
+    assert not [r for r in caplog.records if "already finished" in r.getMessage()]  # the finish line says it
+    out = capsys.readouterr().out
+    assert "already held the run as finished" in out and "4 points and 0 notes sent after that were not stored" in out
+    assert not spool_files(isolated_home)
 
 
 def test_resumed_platform_run_is_reopened_then_finished(server: FaultyServer) -> None:
