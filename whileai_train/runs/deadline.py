@@ -188,5 +188,6 @@ def deadline_client(url: str, headers: dict[str, str], *, connect_timeout_s: flo
                     read_timeout_s: float) -> httpx.Client:
     """The client every call to the platform makes its requests with (the run's sends, `sync`, reading a run
     back): `url` as its base, over DeadlineTransport, redirects never followed (a 3xx names a URL to fix)."""
-    return httpx.Client(base_url=url, headers=headers, timeout=httpx.Timeout(read_timeout_s, connect=connect_timeout_s),
-                        follow_redirects=False, transport=DeadlineTransport(url))
+    timeout = httpx.Timeout(read_timeout_s, connect=connect_timeout_s)
+    return httpx.Client(base_url=url, headers=headers, timeout=timeout, follow_redirects=False,
+                        transport=DeadlineTransport(url))

@@ -6,10 +6,12 @@
     attach_delta(run_id, report)             summary["holdout"] and summary["delta"] (the whole delta report)
 
 The local store merges the keys into the run's summary (LocalStore.update_summary); the platform gets
-PATCH /runs/{id} with {"summary": {...}}. Each call to the platform, all its requests together, ends within
-the request deadline (SenderConfig.request_deadline_s, WHILEAI_REQUEST_DEADLINE_S; a live run's own config
-for run.refresh()), not per read: a platform that answers a byte a second cannot hold it. `before` / `after` are two pass rates (0 to 1: 58% is 0.58; or two
+PATCH /runs/{id} with {"summary": {...}}. `before` / `after` are two pass rates (0 to 1: 58% is 0.58; or two
 held-out losses with metric="loss", lower better) or two row lists, which are measured with delta_report.
+
+Each call to the platform, all its requests together, ends within the request deadline
+(SenderConfig.request_deadline_s, WHILEAI_REQUEST_DEADLINE_S; a live run's own config for run.refresh() and
+run.holdout), not per read: a platform that answers a byte a second cannot hold it (runs/deadline.py).
 """
 
 from __future__ import annotations
@@ -137,8 +139,9 @@ def _platform(credential: Credential, url: str | None, config: SenderConfig | No
     from whileai_train.runs.deadline import deadline_client, request_deadline
 
     config = config if config is not None else SenderConfig.from_env()
-    with deadline_client(api_url(url), {"X-Api-Key": credential.key}, connect_timeout_s=config.connect_timeout_s,
-                         read_timeout_s=config.read_timeout_s) as client, request_deadline(config.request_deadline_s):
+    client = deadline_client(api_url(url), {"X-Api-Key": credential.key},
+                             connect_timeout_s=config.connect_timeout_s, read_timeout_s=config.read_timeout_s)
+    with client, request_deadline(config.request_deadline_s):
         yield client
 
 

@@ -7,11 +7,12 @@ is numbered one way: its first points decide whether the client numbers them or 
 later point numbered the other way is refused (RunLimitError "seq_mixed"), never silently dropped as the
 duplicate of a number the store gave out. Notes are keyed apart: the store gives every note its place (its
 seq, in arrival order) and keeps the sender's own number beside it only to store a re-send once, so a note
-sent without a number (a PATCH) never takes a number a client will use. Numbers stay within MAX_SEQ. The limits the server sets per run
-(metric names, notes, summary size) are passed in by the caller and checked inside the same transaction as
-the write they limit. A run opened twice with the same client id is the same run. A finished run is final: a second finish, or points,
-notes or progress after it raise RunFinishedError and change nothing; only `update_summary` (late results
-such as the holdout block) and `append_note` amend it. The runs HTTP API (server/) serves this store.
+sent without a number (a PATCH) never takes a number a client will use. Numbers stay within MAX_SEQ. The
+limits the server sets per run (metric names, notes, summary size) are passed in by the caller and checked
+inside the same transaction as the write they limit. A run opened twice with the same client id is the
+same run. A finished run is final: a second finish, or points, notes or progress after it raise
+RunFinishedError and change nothing; only `update_summary` (late results such as the holdout block) and
+`append_note` amend it. The runs HTTP API (server/) serves this store.
 
 One writer path: every write is one ``BEGIN IMMEDIATE`` transaction taken under this object's lock, so
 threads of one process queue here and processes queue on SQLite's WAL write lock (busy timeout below);
@@ -614,7 +615,8 @@ def _migrate(conn: sqlite3.Connection) -> None:
     their points, and the notes' client_seq. An earlier version stored a note under the sender's number (or,
     when it sent none, the next free one), so that number becomes its client_seq: a re-send is still stored
     once."""
-    if {name for name, _ in _ADDED_RUN_COLUMNS} <= _columns(conn, "runs") and "client_seq" in _columns(conn, "notes"):
+    runs_done = {name for name, _ in _ADDED_RUN_COLUMNS} <= _columns(conn, "runs")
+    if runs_done and "client_seq" in _columns(conn, "notes"):
         return
     conn.execute("BEGIN IMMEDIATE")
     try:
