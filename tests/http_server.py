@@ -5,6 +5,7 @@ exactly as a real server must) and, per request, applies the current fault:
 
     ok        serve normally                   error500  answer 500 Internal Server Error
     r429      answer 429 with Retry-After      hang      hold the request `hang_s` seconds, then close it
+    hold      hold the request until `release` is set (at most `hang_s` seconds), then close it
     drop      close the connection without a response
     redirect  answer 302 to another URL (a proxy or a moved API; never to be followed)
     html      answer 200 with an HTML page (a captive portal, a login page, a misrouted URL)
@@ -48,6 +49,7 @@ class FaultyServer:
         self.mode = "ok"
         self.retry_after = "1"
         self.hang_s = 2.0
+        self.release = threading.Event()
         self.drip_s = 1.0
         self._remaining: int | None = None
         self._script: list[str] = []
@@ -151,6 +153,9 @@ def _faulty_handler(owner: FaultyServer) -> type:
                 self.wfile.write(body_out)
             elif mode == "hang":
                 time.sleep(owner.hang_s)
+                self.close_connection = True
+            elif mode == "hold":
+                owner.release.wait(owner.hang_s)
                 self.close_connection = True
             elif mode == "drop":
                 self.close_connection = True

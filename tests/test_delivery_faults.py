@@ -17,6 +17,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -380,9 +381,12 @@ def test_run_finished_answer_is_final_and_says_what_was_not_stored(server: Fault
     with caplog.at_level(logging.WARNING):
         run = wai.run(name="finished-elsewhere", config=FAST)
         log_points(run, 3)
-        wait_until(lambda: len(server.points(run.id)) == 3, "the first 3 points on the server")
+        # acknowledged to the client, not only stored: no answer is still on its way, to be missed and re-sent
+        wait_until(lambda: run._sender.delivered == 3, "the first 3 points acknowledged")  # type: ignore[union-attr]
         server.set("finished")  # the platform now holds the run as finished (e.g. stopped from the page)
         log_points(run, 4, start=3)
+        # the client meets the refusal while the run goes on (met during finish: the next test)
+        wait_until(lambda: any("already finished" in r.getMessage() for r in caplog.records), "the refusal")
         run.finish()
     assert [p["seq"] for p in server.points(run.id)] == [0, 1, 2]
     assert sum(r[2] == "finished" for r in server.requests) == 1  # refused once, never retried
@@ -391,6 +395,51 @@ def test_run_finished_answer_is_final_and_says_what_was_not_stored(server: Fault
     out = capsys.readouterr().out
     assert "4 points and 0 notes sent after that were not stored" in out  # the exact count, at finish
     assert "whileai-train sync" not in out and not spool_files(isolated_home)
+
+
+def test_a_refusal_met_during_finish_is_said_once_by_the_finish_line(server: FaultyServer, isolated_home: Path,
+                                                                     capsys: pytest.CaptureFixture[str],
+                                                                     caplog: pytest.LogCaptureFixture) -> None:
+    waits = SenderConfig(**{**FAST.__dict__, "backoff_base_s": 30.0, "backoff_max_s": 30.0})  # 15 s or more
+    with caplog.at_level(logging.WARNING):
+        run = wai.run(name="finished-at-the-end", config=waits)
+        wait_until(lambda: [r["name"] for r in server.runs()] == ["finished-at-the-end"], "the run opened")
+        server.set("error500")
+        log_points(run, 4)
+        wait_until(lambda: any(r[1].endswith("/log") for r in server.requests), "a failed send, then a long wait")
+        server.set("finished")
+        run.finish()  # finish tries at once, whatever the backoff, and meets the refusal
+    assert sum(r[2] == "finished" for r in server.requests) == 1 and server.points(run.id) == []
+    assert not [r for r in caplog.records if "already finished" in r.getMessage()]  # the finish line says it
+    out = capsys.readouterr().out
+    assert "already held the run as finished" in out and "4 points and 0 notes sent after that were not stored" in out
+    assert not spool_files(isolated_home)
+
+
+def test_finish_asked_while_a_failing_send_is_on_its_way_still_tries_at_once(
+        server: FaultyServer, isolated_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """finish asks the send thread for a prompt try, whatever the backoff. Asked while a send that will fail
+    is still on its way (whose backoff is then set), the try is still made: all lands, nothing is left to sync."""
+    waits = SenderConfig(**{**FAST.__dict__, "backoff_base_s": 30.0, "backoff_max_s": 30.0})  # 15 s or more
+    run = wai.run(name="finish during a send", config=waits)
+    wait_until(lambda: [r["name"] for r in server.runs()] == ["finish during a send"], "the run opened")
+    server.hang_s = 60.0
+    server.set("hold")  # the next requests wait for server.release, then their connection closes unanswered
+    log_points(run, 4)
+    wait_until(lambda: any(r[1].endswith("/log") for r in server.requests), "a send on its way")
+    server.set("ok")
+    (spool,) = spool_files(isolated_home)
+
+    def release_once_finish_asked() -> None:
+        wait_until(lambda: '"t": "finish"' in spool.read_text(encoding="utf-8"), "finish asked")
+        server.release.set()  # the send on its way fails only now, after finish asked for its try
+
+    releaser = threading.Thread(target=release_once_finish_asked)
+    releaser.start()
+    run.finish()
+    releaser.join(timeout=30)
+    assert [p["seq"] for p in server.points(run.id)] == [0, 1, 2, 3] and server.run(run.id)["status"] == "done"
+    assert not spool_files(isolated_home) and "sync" not in capsys.readouterr().out
 
 
 def test_resumed_platform_run_is_reopened_then_finished(server: FaultyServer) -> None:

@@ -1,10 +1,13 @@
 """The measurement on the run record: run.holdout / run.delta on a live run (they survive finish), attach_holdout
 / attach_delta on a finished one, get_run reading it back, from the local SQLite store and from a real HTTP
-server (`whileai-train serve`) whose PATCH /runs/{id} merges {"summary": {...}} into the run's summary."""
+server (`whileai-train serve`) whose PATCH /runs/{id} merges {"summary": {...}} into the run's summary, and
+each of those calls ending by its deadline against a platform that answers a byte a second."""
 
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +23,7 @@ from whileai_train.runs.store import LocalStore
 FAST = SenderConfig(flush_interval_s=0.05, finish_wait_s=10.0, connect_timeout_s=1.0, read_timeout_s=2.0,
                     open_timeout_s=2.0, backoff_base_s=0.05, backoff_max_s=0.2)
 KEY = "test-key-0123456789"
+SLACK_S = 3.0  # on top of a stated bound: a loaded machine may be late, not a minute late
 
 
 def _eval(shift: float, seed: int) -> list[dict[str, Any]]:
@@ -178,6 +182,45 @@ def test_a_platform_that_is_down_is_a_run_error_from_attach_and_a_warning_from_r
     with caplog.at_level("WARNING", logger="whileai_train.runs"):
         block = run.holdout(0.5, 0.6)
     assert run.holdout_summary == block and "could not store holdout" in caplog.text
+
+
+def test_reading_a_run_back_ends_within_its_deadline_while_the_platform_drips(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """get_run, attach_holdout, attach_delta and run.refresh() against a platform that answers a byte a second
+    (each byte well inside the read timeout): each call ends by its request deadline with a RunError saying so,
+    not when the last byte comes minutes later; run.holdout on a finished run warns within it."""
+    from http_server import FaultyServer
+
+    server = FaultyServer(tmp_path / "server.db")
+    monkeypatch.setenv("WHILEAI_REQUEST_DEADLINE_S", "2")  # get_run and attach_*: the environment's deadline
+    report = wai.delta_report(BEFORE, AFTER, seed=3)
+    try:
+        # run.refresh() and run.holdout: the run's own config
+        with wai.run(name="hosted", api_key=server.api_key, url=server.url,
+                     config=SenderConfig(**{**FAST.__dict__, "request_deadline_s": 2.0})) as run:
+            run.log(0, loss=0.9)
+        server.set("drip")
+        where = {"api_key": server.api_key, "url": server.url}
+        read_backs: dict[str, Callable[[], object]] = {
+            "get_run": lambda: wai.get_run(run.id, **where),
+            "attach_holdout": lambda: wai.attach_holdout(run.id, 0.5, 0.6, **where),
+            "attach_delta": lambda: wai.attach_delta(run.id, report, **where),
+            "run.refresh": run.refresh,
+        }
+        for name, read_back in read_backs.items():
+            began = time.monotonic()
+            with pytest.raises(RunError, match="no whole answer from .* within 2 s"):
+                read_back()
+            assert time.monotonic() - began <= 2.0 + SLACK_S, name
+        began = time.monotonic()
+        with caplog.at_level("WARNING", logger="whileai_train.runs"):
+            block = run.holdout(0.5, 0.7)  # a finished platform run: PATCHed at once
+        assert time.monotonic() - began <= 2.0 + SLACK_S
+        assert run.holdout_summary == block and "could not store holdout" in caplog.text and "within 2 s" in caplog.text
+        server.set("ok")
+        assert wai.get_run(run.id, **where)["status"] == "done"
+    finally:
+        server.close()
 
 
 def test_show_prints_the_holdout_line_and_the_delta_report(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,6 +1,6 @@
 """`whileai-train serve` keeps every point it says it took, and bounds each run whatever the number of
-requests (a real server process, real SQLite): writers with and without seq on one run lose nothing; metric
-names, notes and the stored summary are capped per run (409 naming the cap); the runs list carries a digest
+requests (a real server process, real SQLite): writers with and without seq on one run lose nothing, and so
+do notes (a PATCH note between a live client's notes takes none of their numbers); metric names, notes and the stored summary are capped per run (409 naming the cap); the runs list carries a digest
 of each summary; alarm/x = 0 is no alarm; server-numbered seqs stay within 2^53 - 1."""
 
 from __future__ import annotations
@@ -9,13 +9,16 @@ import http.client
 import json
 import re
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from serve_helpers import ServeProcess, call
 
+import whileai_train as wai
+from whileai_train.runs.config import SenderConfig
 from whileai_train.runs.defaults import MAX_SEQ
 from whileai_train.runs.store import LocalStore
 from whileai_train.server.defaults import MAX_METRICS_PER_RUN, MAX_NOTES_PER_RUN, MAX_SUMMARY_BYTES
@@ -76,6 +79,40 @@ def test_writers_with_and_without_seq_on_one_run_lose_nothing(server: ServeProce
     assert len({p["seq"] for p in stored}) == len(stored)
     assert refusals and {r["code"] for r in refusals} == {"seq_mixed"}  # the other kind was told, not dropped
     assert all("Fix:" in r["error"] for r in refusals)
+
+
+def wait_until(condition: Callable[[], bool], what: str, limit_s: float = 20.0) -> None:
+    """Poll `condition` (the client's send thread delivers on its own schedule); fail naming `what`."""
+    deadline = time.monotonic() + limit_s
+    while not condition():
+        assert time.monotonic() < deadline, f"never happened: {what}"
+        time.sleep(0.02)
+
+
+def test_a_note_without_a_seq_takes_no_number_a_client_will_use(server: ServeProcess, isolated_home: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """A live wai.run client numbers its notes 0, 1, ...; a note PATCHed in between (the page, a script) has
+    no number of its own. All three are kept, in the order they came, and a re-send is still stored once."""
+    config = SenderConfig(flush_interval_s=0.05, finish_wait_s=10.0, open_timeout_s=5.0, backoff_base_s=0.05,
+                          backoff_max_s=0.2)
+    run = wai.run(name="noted while running", api_key="any-key-0123456789", url=server.url, config=config)
+    assert "goes to" in capsys.readouterr().out
+
+    def notes() -> list[str]:
+        return [n["markdown"] for n in call(f"{server.url}/runs/{run.id}")[1]["notes"]]
+
+    run.note("first, from the client")
+    wait_until(lambda: notes() == ["first, from the client"], "the client's first note on the server")
+    status, _ = call(f"{server.url}/runs/{run.id}", "PATCH", {"note": "a late remark, PATCHed"})
+    assert status == 200
+    run.note("second, from the client")
+    wait_until(lambda: len(notes()) == 3, "the client's second note on the server")
+    # the client's second note (its seq 1) sent again, as after a lost answer: stored once
+    resent = {"seq": 1, "markdown": "second, from the client"}
+    assert call(f"{server.url}/runs/{run.id}/notes", "POST", resent) == (200, {"new": False})
+    run.finish()
+    assert run.status == "done" and capsys.readouterr().out == ""  # finish had nothing left over to report
+    assert notes() == ["first, from the client", "a late remark, PATCHed", "second, from the client"]
 
 
 def test_metric_names_are_capped_per_run(server: ServeProcess) -> None:

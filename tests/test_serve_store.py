@@ -95,3 +95,23 @@ def test_an_older_store_opens_with_its_digest_filled(tmp_path: Path) -> None:
             conn.execute("INSERT INTO points VALUES ('run-old', ?, ?, 0, ?)", (seq, data["step"], json.dumps(data)))
     (row,) = LocalStore(path).list_runs()
     assert (row["id"], row["alarm_count"], row["last_loss"]) == ("run-old", 1, 1.0)
+
+
+def test_an_older_stores_notes_keep_their_numbers_for_re_sends(tmp_path: Path) -> None:
+    """An earlier version stored each note under the sender's number: after the upgrade a re-send of one is
+    still stored once, and a note without a number (a PATCH) takes none that the sender will use next."""
+    path = tmp_path / "runs.db"
+    with sqlite3.connect(path) as conn:
+        conn.executescript(_OLD_SCHEMA)
+        conn.execute("INSERT INTO runs (id, name, status, created) VALUES ('run-old', 'old', 'running', 1.0)")
+        conn.executemany("INSERT INTO notes VALUES ('run-old', ?, 1.0, ?)", [(0, "zero"), (1, "one")])
+    store = LocalStore(path)
+    assert store.add_note("run-old", 1, "one") is False
+    store.append_note("run-old", "a late remark")
+    assert store.add_note("run-old", 2, "two") is True and store.add_note("run-old", 2, "two") is False
+    record = store.get_run("run-old")
+    assert record is not None
+    assert [(n["seq"], n["markdown"]) for n in record["notes"]] == [(0, "zero"), (1, "one"), (2, "a late remark"),
+                                                                    (3, "two")]
+    store.close()
+    assert LocalStore(path).add_note("run-old", 0, "zero") is False  # opened again: nothing migrates twice

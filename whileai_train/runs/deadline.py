@@ -3,6 +3,7 @@ all of it, not each read. httpx's own timeouts are per operation, so a server th
 second holds a request for as long as it likes; here each read and write waits at most what is left of
 the request's deadline, and none starts once it has passed.
 
+    client = deadline_client(url, headers, connect_timeout_s=2.0, read_timeout_s=5.0)
     with request_deadline(10.0):      # on the thread that sends
         client.post(...)              # raises httpx.TimeoutException at 10 s at the latest
 
@@ -25,7 +26,7 @@ from urllib.parse import unquote, urlsplit
 import httpcore
 import httpx
 
-__all__ = ["DeadlineTransport", "request_deadline"]
+__all__ = ["DeadlineTransport", "deadline_client", "request_deadline"]
 
 
 class _Deadline(threading.local):
@@ -181,3 +182,12 @@ class DeadlineTransport(httpx.BaseTransport):
 
     def close(self) -> None:
         self._pool.close()
+
+
+def deadline_client(url: str, headers: dict[str, str], *, connect_timeout_s: float,
+                    read_timeout_s: float) -> httpx.Client:
+    """The client every call to the platform makes its requests with (the run's sends, `sync`, reading a run
+    back): `url` as its base, over DeadlineTransport, redirects never followed (a 3xx names a URL to fix)."""
+    timeout = httpx.Timeout(read_timeout_s, connect=connect_timeout_s)
+    return httpx.Client(base_url=url, headers=headers, timeout=timeout, follow_redirects=False,
+                        transport=DeadlineTransport(url))

@@ -8,17 +8,22 @@
 The local store merges the keys into the run's summary (LocalStore.update_summary); the platform gets
 PATCH /runs/{id} with {"summary": {...}}. `before` / `after` are two pass rates (0 to 1: 58% is 0.58; or two
 held-out losses with metric="loss", lower better) or two row lists, which are measured with delta_report.
+
+Each call to the platform, all its requests together, ends within the request deadline
+(SenderConfig.request_deadline_s, WHILEAI_REQUEST_DEADLINE_S; a live run's own config for run.refresh() and
+run.holdout), not per read: a platform that answers a byte a second cannot hold it (runs/deadline.py).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, Literal
 
 from whileai_train.errors import ConfigError, RunError
-from whileai_train.runs.config import api_url
+from whileai_train.runs.config import SenderConfig, api_url
 from whileai_train.runs.credentials import Credential, redact, resolve_credential
 from whileai_train.runs.store import LocalStore, default_store_path
 
@@ -38,7 +43,6 @@ __all__ = [
 logger = logging.getLogger("whileai_train.runs")
 
 Metric = Literal["pass_rate", "loss"]
-_TIMEOUT_S = 10.0  # an explicit after-training call, not the training loop: a slow platform may take a while
 
 
 # --------------------------------------------------------------------------------------------- the blocks
@@ -129,19 +133,31 @@ def _local() -> LocalStore | None:
     return LocalStore() if default_store_path().exists() else None
 
 
-def _client(credential: Credential, url: str | None) -> Any:
+@contextlib.contextmanager
+def _platform(credential: Credential, url: str | None, config: SenderConfig | None) -> Iterator[Any]:
+    """A client for one call to the platform; every request made in the block ends by one deadline."""
+    from whileai_train.runs.deadline import deadline_client, request_deadline
+
+    config = config if config is not None else SenderConfig.from_env()
+    client = deadline_client(api_url(url), {"X-Api-Key": credential.key},
+                             connect_timeout_s=config.connect_timeout_s, read_timeout_s=config.read_timeout_s)
+    with client, request_deadline(config.request_deadline_s):
+        yield client
+
+
+def _platform_error(what: str, exc: Exception | str, credential: Credential | None, config: SenderConfig | None,
+                    url: str | None) -> RunError:
     import httpx
 
-    return httpx.Client(base_url=api_url(url), headers={"X-Api-Key": credential.key}, timeout=_TIMEOUT_S,
-                        follow_redirects=False)
-
-
-def _platform_error(what: str, exc: Exception | str, credential: Credential | None) -> RunError:
+    if isinstance(exc, httpx.TimeoutException):
+        limit = (config if config is not None else SenderConfig.from_env()).request_deadline_s
+        return RunError(redact(f"{what}: no whole answer from {api_url(url)} within {limit:g} s ({exc}). Fix: try "
+                               "again when the platform answers, or raise WHILEAI_REQUEST_DEADLINE_S", credential))
     return RunError(redact(f"{what}: {exc}", credential))
 
 
 def patch_platform_summary(run_id: str, patch: Mapping[str, Any], *, credential: Credential,
-                           url: str | None = None) -> None:
+                           url: str | None = None, config: SenderConfig | None = None) -> None:
     """PATCH /runs/{id} with {"summary": patch}: the platform merges the keys into the run's summary."""
     import json
 
@@ -149,10 +165,11 @@ def patch_platform_summary(run_id: str, patch: Mapping[str, Any], *, credential:
 
     body = json.dumps({"summary": dict(patch)}, default=str)
     try:
-        with _client(credential, url) as client:
+        with _platform(credential, url, config) as client:
             response = client.patch(f"/runs/{run_id}", content=body, headers={"Content-Type": "application/json"})
     except httpx.HTTPError as exc:
-        raise _platform_error(f"PATCH /runs/{run_id} did not reach the platform", exc, credential) from None
+        raise _platform_error(f"PATCH /runs/{run_id} did not reach the platform", exc, credential, config,
+                              url) from None
     if response.status_code >= 400:
         raise RunError(f"PATCH /runs/{run_id} answered HTTP {response.status_code}"
                        + (" (the key was refused)" if response.status_code in (401, 403) else "")
@@ -190,13 +207,14 @@ def get_run(run_id: str, *, api_key: str | None = None, url: str | None = None) 
     return _platform_record(run_id, credential, url, with_points=True)
 
 
-def _platform_record(run_id: str, credential: Credential, url: str | None, *, with_points: bool) -> dict[str, Any]:
+def _platform_record(run_id: str, credential: Credential, url: str | None, *, with_points: bool,
+                     config: SenderConfig | None = None) -> dict[str, Any]:
     """GET /runs/{id} (and its points): the record as the platform holds it, or a RunError saying what came back."""
     import httpx
 
     listed = None
     try:
-        with _client(credential, url) as client:
+        with _platform(credential, url, config) as client:
             response = client.get(f"/runs/{run_id}")
             if response.status_code == 404:
                 raise RunError(f"no run {run_id!r} at {api_url(url)}")
@@ -210,7 +228,7 @@ def _platform_record(run_id: str, credential: Credential, url: str | None, *, wi
                 points.raise_for_status()
                 listed = points.json().get("points") if isinstance(points.json(), dict) else None
     except httpx.HTTPError as exc:
-        raise _platform_error(f"GET /runs/{run_id} failed", exc, credential) from None
+        raise _platform_error(f"GET /runs/{run_id} failed", exc, credential, config, url) from None
     except ValueError as exc:
         raise RunError(f"GET /runs/{run_id} answered something that is not JSON ({exc})") from None
     if not isinstance(record, dict):
@@ -270,7 +288,8 @@ def keep_on_run(run: Any, patch: dict[str, Any]) -> None:
             if record is not None:
                 record["summary"] = {**(record.get("summary") or {}), **patch}
         elif run.status != "running":
-            patch_platform_summary(run_id, patch, credential=run._credential, url=sender.sink.where)
+            patch_platform_summary(run_id, patch, credential=run._credential, url=sender.sink.where,
+                                   config=sender.config)
     except Exception as exc:  # noqa: BLE001  (the measurement is on the Run object; the record can be re-sent)
         logger.warning("whileai: could not store %s on run %s (%s); it is on run.holdout_summary, and "
                        "wai.attach_holdout / attach_delta can send it again", ", ".join(patch), run_id,
@@ -306,7 +325,8 @@ def refresh_run(run: Any) -> dict[str, Any]:
     elif kind == "memory":
         record = sender.sink.runs.get(run.id)
     else:
-        record = _platform_record(run.id, run._credential, sender.sink.where, with_points=False)
+        record = _platform_record(run.id, run._credential, sender.sink.where, with_points=False,
+                                  config=sender.config)
     if not isinstance(record, dict):
         raise RunError(f"no record of run {run.id!r} where it was sent ({sender.sink.where})")
     summary = record.get("summary")

@@ -186,6 +186,7 @@ class Sender:
         self._failures = 0
         self._not_before = 0.0  # monotonic time before which the send thread does not try (backoff)
         self._retry_after_until = 0.0  # the same, set by a 429's Retry-After: honoured even at finish
+        self._try_now = False  # finish asks the send thread for a prompt try; only the send thread clears it
         self._failing_since: float | None = None
         self._gave_up: str | None = None
         self._warned: set[str] = set()
@@ -436,6 +437,10 @@ class Sender:
                 self._wake.clear()
                 if self._halt.is_set():
                     break
+                if self._try_now:  # read here, after a send in flight has set its backoff, so none overrides it
+                    self._try_now = False
+                    self._failures = 0  # the end of the run deserves a prompt try (but a 429 is still honoured)
+                    self._not_before = self._retry_after_until
                 if time.monotonic() < self._not_before:
                     continue  # new points do not cut a backoff or a Retry-After short
                 delay = self._deliver()
@@ -503,8 +508,7 @@ class Sender:
                 finally:
                     self._flush_lock.release()
         else:
-            self._failures = 0  # the end of the run deserves a prompt try (but a 429 is still honoured)
-            self._not_before = self._retry_after_until
+            self._try_now = True
             self._wake.set()
             self._done.wait(wait)
         self._halt.set()

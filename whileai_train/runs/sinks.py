@@ -217,20 +217,15 @@ class HttpSink:
                  read_timeout_s: float = 5.0, deadline_s: float = REQUEST_DEADLINE_S) -> None:
         import httpx
 
-        from whileai_train.runs.deadline import DeadlineTransport
+        from whileai_train.runs.deadline import deadline_client
 
         self.where = url
         self.deadline_s = deadline_s
         self.until: float | None = None
         self._credential = credential
         self._httpx = httpx
-        self._client = httpx.Client(
-            base_url=url,
-            headers={"X-Api-Key": credential.key, "Content-Type": "application/json"},
-            timeout=httpx.Timeout(read_timeout_s, connect=connect_timeout_s),
-            follow_redirects=False,
-            transport=DeadlineTransport(url),
-        )
+        self._client = deadline_client(url, {"X-Api-Key": credential.key, "Content-Type": "application/json"},
+                                       connect_timeout_s=connect_timeout_s, read_timeout_s=read_timeout_s)
 
     def __repr__(self) -> str:
         return f"HttpSink({self.where!r}, key from {self._credential.source})"

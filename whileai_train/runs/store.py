@@ -5,11 +5,14 @@ It lives at ``$WHILEAI_HOME/runs.db`` (``~/.whileai/runs.db`` by default). Point
 sent without a sequence number is numbered by the store, after the run's highest, in arrival order. A run
 is numbered one way: its first points decide whether the client numbers them or the store does, and a
 later point numbered the other way is refused (RunLimitError "seq_mixed"), never silently dropped as the
-duplicate of a number the store gave out. Numbers stay within MAX_SEQ. The limits the server sets per run
-(metric names, notes, summary size) are passed in by the caller and checked inside the same transaction as
-the write they limit. A run opened twice with the same client id is the same run. A finished run is final: a second finish, or points,
-notes or progress after it raise RunFinishedError and change nothing; only `update_summary` (late results
-such as the holdout block) and `append_note` amend it. The runs HTTP API (server/) serves this store.
+duplicate of a number the store gave out. Notes are keyed apart: the store gives every note its place (its
+seq, in arrival order) and keeps the sender's own number beside it only to store a re-send once, so a note
+sent without a number (a PATCH) never takes a number a client will use. Numbers stay within MAX_SEQ. The
+limits the server sets per run (metric names, notes, summary size) are passed in by the caller and checked
+inside the same transaction as the write they limit. A run opened twice with the same client id is the
+same run. A finished run is final: a second finish, or points, notes or progress after it raise
+RunFinishedError and change nothing; only `update_summary` (late results such as the holdout block) and
+`append_note` amend it. The runs HTTP API (server/) serves this store.
 
 One writer path: every write is one ``BEGIN IMMEDIATE`` transaction taken under this object's lock, so
 threads of one process queue here and processes queue on SQLite's WAL write lock (busy timeout below);
@@ -71,6 +74,7 @@ CREATE TABLE IF NOT EXISTS notes (
     seq INTEGER NOT NULL,
     ts REAL,
     markdown TEXT NOT NULL,
+    client_seq INTEGER,
     PRIMARY KEY (run_id, seq)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS metric_keys (
@@ -85,6 +89,9 @@ RUN_STATUSES = ("running", "done", "failed", "stopped")
 # Columns added after the first release; an older store gains them (and their values) when opened.
 _ADDED_RUN_COLUMNS = (("alarm_count", "INTEGER NOT NULL DEFAULT 0"), ("last_loss", "REAL"),
                       ("last_loss_seq", "INTEGER"), ("seq_mode", "TEXT"))
+# A note's seq is its place in the run, given by the store; client_seq is the sender's own number (NULL when
+# it sent none), unique per run, so a re-sent note is stored once. Made after the migration has added the column.
+_NOTES_BY_CLIENT_SEQ = "CREATE UNIQUE INDEX IF NOT EXISTS notes_client_seq ON notes (run_id, client_seq)"
 # how a run's points are numbered, set by its first points: by the client that sends them, or by the store
 _SEQ_MODES = {True: "client", False: "store"}
 
@@ -190,6 +197,7 @@ class LocalStore:
                 conn.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable against a killed process
                 conn.executescript(_SCHEMA)
                 _migrate(conn)
+                conn.execute(_NOTES_BY_CLIENT_SEQ)
             except BaseException:
                 conn.close()
                 raise
@@ -361,8 +369,9 @@ class LocalStore:
 
     def add_note(self, run_id: str, seq: int | None, markdown: str, ts: float | None = None, *,
                  max_notes: int | None = None) -> bool:
-        """Add a note (seq None: numbered after the run's last); False when (run, seq) was already stored.
-        Past `max_notes` notes in the run, RunLimitError (a re-sent note is still False, not refused)."""
+        """Add a note after the run's last. `seq` is the sender's own number for it (None: it has none); False
+        when the run already holds a note with that number (a re-send). Past `max_notes` notes in the run,
+        RunLimitError (a re-sent note is still False, not refused)."""
         with self._writing() as conn:
             self._refuse_finished(conn, run_id, "adding a note")
             return _insert_note(conn, run_id, seq, markdown, ts, max_notes)
@@ -515,25 +524,24 @@ def _set_progress(conn: sqlite3.Connection, run_id: str, step: int, total: int |
     )
 
 
-def _insert_note(conn: sqlite3.Connection, run_id: str, seq: int | None, markdown: str, ts: float | None,
+def _insert_note(conn: sqlite3.Connection, run_id: str, client_seq: int | None, markdown: str, ts: float | None,
                  max_notes: int | None = None) -> bool:
-    if seq is not None and conn.execute("SELECT 1 FROM notes WHERE run_id = ? AND seq = ?",
-                                        (run_id, int(seq))).fetchone() is not None:
+    """Store a note at the run's next place; False when the sender's number `client_seq` is already stored."""
+    if client_seq is not None and conn.execute("SELECT 1 FROM notes WHERE run_id = ? AND client_seq = ?",
+                                               (run_id, int(client_seq))).fetchone() is not None:
         return False  # a re-send: already stored, so never refused by the cap
     if max_notes is not None:
         count = conn.execute("SELECT COUNT(*) FROM notes WHERE run_id = ?", (run_id,)).fetchone()[0]
         if count >= max_notes:
             raise RunLimitError("too_many_notes", f"run {run_id} already has {count} notes; the cap is {max_notes} "
                                 "per run. Fix: put more in one note, or in the summary")
-    if seq is None:
-        top = conn.execute("SELECT MAX(seq) FROM notes WHERE run_id = ?", (run_id,)).fetchone()[0]
-        seq = (top + 1) if top is not None else 0
-        _check_room(run_id, "note", seq, 1)
-    cur = conn.execute(
-        "INSERT OR IGNORE INTO notes (run_id, seq, ts, markdown) VALUES (?, ?, ?, ?)",
-        (run_id, int(seq), ts if ts is not None else time.time(), str(markdown)),
-    )
-    return cur.rowcount > 0
+    top = conn.execute("SELECT MAX(seq) FROM notes WHERE run_id = ?", (run_id,)).fetchone()[0]
+    place = (top + 1) if top is not None else 0
+    _check_room(run_id, "note", place, 1)
+    conn.execute("INSERT INTO notes (run_id, seq, ts, markdown, client_seq) VALUES (?, ?, ?, ?, ?)",
+                 (run_id, place, ts if ts is not None else time.time(), str(markdown),
+                  None if client_seq is None else int(client_seq)))
+    return True
 
 
 def _keep_one_numbering(conn: sqlite3.Connection, run_id: str, *, numbered: bool, unnumbered: bool) -> None:
@@ -598,23 +606,32 @@ def _finite(value: Any) -> Any:
     return value
 
 
+def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
+    return {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+
+
 def _migrate(conn: sqlite3.Connection) -> None:
-    """Give a store written by an earlier version the columns this one reads, filled from its points."""
-    have = {row[1] for row in conn.execute("PRAGMA table_info(runs)")}
-    missing = [(name, decl) for name, decl in _ADDED_RUN_COLUMNS if name not in have]
-    if not missing:
+    """Give a store written by an earlier version the columns this one reads: the runs' digest, filled from
+    their points, and the notes' client_seq. An earlier version stored a note under the sender's number (or,
+    when it sent none, the next free one), so that number becomes its client_seq: a re-send is still stored
+    once."""
+    runs_done = {name for name, _ in _ADDED_RUN_COLUMNS} <= _columns(conn, "runs")
+    if runs_done and "client_seq" in _columns(conn, "notes"):
         return
     conn.execute("BEGIN IMMEDIATE")
     try:
-        have = {row[1] for row in conn.execute("PRAGMA table_info(runs)")}  # another process may have won
-        for name, decl in _ADDED_RUN_COLUMNS:
-            if name not in have:
-                conn.execute(f"ALTER TABLE runs ADD COLUMN {name} {decl}")
-        run_ids = [r[0] for r in conn.execute("SELECT id FROM runs")]
+        have = _columns(conn, "runs")  # another process may have won
+        missing = [(name, decl) for name, decl in _ADDED_RUN_COLUMNS if name not in have]
+        for name, decl in missing:
+            conn.execute(f"ALTER TABLE runs ADD COLUMN {name} {decl}")
+        run_ids = [r[0] for r in conn.execute("SELECT id FROM runs")] if missing else []
         for run_id in run_ids:
             rows = [(run_id, s, st, t, d) for s, st, t, d in
                     conn.execute("SELECT seq, step, ts, data FROM points WHERE run_id = ?", (run_id,))]
             LocalStore._update_digest(conn, run_id, rows)
+        if "client_seq" not in _columns(conn, "notes"):
+            conn.execute("ALTER TABLE notes ADD COLUMN client_seq INTEGER")
+            conn.execute("UPDATE notes SET client_seq = seq")
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")

@@ -12,7 +12,9 @@ harness's standard-library server both call these, so both validate and refuse a
 
 Points are de-duplicated on (run id, seq) when the client sends seq, and numbered in arrival order when
 it does not; a run is numbered one way (its first points decide), and points numbered the other way answer
-409 {"code": "seq_mixed"} rather than collide with numbers already given. Runs are de-duplicated on
+409 {"code": "seq_mixed"} rather than collide with numbers already given. Notes are kept in arrival order
+under the store's own seq; a note's seq, when sent, is the sender's number, kept only so that a re-send is
+stored once ({"new": false}), so a note without one (PATCH) never takes a client's. Runs are de-duplicated on
 client_run_id. A finished run is final: a second finish, or points / notes / progress after it, answer 409
 {"code": "run_finished"} and the first outcome stays; PATCH amends it. Each run is capped, whatever the
 number of requests: MAX_METRICS_PER_RUN metric names, MAX_NOTES_PER_RUN notes, MAX_SUMMARY_BYTES of stored

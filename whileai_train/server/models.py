@@ -114,7 +114,8 @@ class Logged(BaseModel):
 class NoteBody(_Body):
     """POST /runs/{id}/notes: markdown of at most 8192 characters (product text)."""
 
-    seq: Seq | None = None
+    seq: Seq | None = Field(None, description="the sender's own number for this note: a re-send with the same "
+                                              "number is stored once. The run lists notes in arrival order.")
     markdown: Annotated[str, Field(max_length=MAX_NOTE_CHARS)]
     ts: Number | None = None
 
