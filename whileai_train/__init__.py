@@ -56,6 +56,7 @@ __all__ = [
     "NearDuplicateReport",
     "OptimizeResult",
     "PassAtReport",
+    "Policy",
     "PreferencePairs",
     "PreferencePairsReport",
     "PrivilegedLeakError",
@@ -163,6 +164,7 @@ _EXPORTS: dict[str, str] = {
     # the row contract
     "Calibration": "whileai_train.rows",
     "Message": "whileai_train.rows",
+    "Policy": "whileai_train.rows",
     "Row": "whileai_train.rows",
     "Step": "whileai_train.rows",
     "ToolCall": "whileai_train.rows",
@@ -373,7 +375,7 @@ if TYPE_CHECKING:
     from whileai_train.measure.marker_summary import MarkerSummaryReport, marker_summary, metric_summary
     from whileai_train.measure.pass_at import PassAtReport, pass_at
     from whileai_train.row_files import read_rows
-    from whileai_train.rows import Calibration, Message, Row, Step, ToolCall, calibration_of, task_key
+    from whileai_train.rows import Calibration, Message, Policy, Row, Step, ToolCall, calibration_of, task_key
     from whileai_train.runs.config import SenderConfig
     from whileai_train.runs.cost import GPU_USD_PER_HOUR
     from whileai_train.runs.records import attach_delta, attach_holdout, get_run

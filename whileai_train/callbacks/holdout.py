@@ -29,6 +29,7 @@ from whileai_train.callbacks.alarms import EvalRecord
 from whileai_train.callbacks.reward_wrap import is_async, prompt_text
 from whileai_train.errors import ConfigError
 from whileai_train.markers.registry import marker_values
+from whileai_train.rows_content import content_text
 
 __all__ = ["HoldoutSample", "ScoreSink", "ask_of", "choose_holdout", "eval_record", "holdout_from_dataset",
            "holdout_rows", "marker_means", "run_reward", "sample_completions", "score_completions", "score_markers"]
@@ -265,7 +266,7 @@ def _completion_text(completion: Any) -> str:
     if isinstance(completion, str):
         return completion
     texts = [m.get("content") for m in completion or () if isinstance(m, Mapping) and m.get("role") == "assistant"]
-    return str(texts[-1] or "") if texts else ""
+    return content_text(texts[-1]) if texts else ""
 
 
 def score_markers(sample: HoldoutSample, markers: Sequence[tuple[str, Any]]) -> list[dict[str, float | None]]:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import json
 import math
 import threading
 import warnings
@@ -26,6 +25,7 @@ from typing import Any
 
 from whileai_train.callbacks import monitor_defaults as D
 from whileai_train.rows import ask_of_prompt
+from whileai_train.rows_content import content_text
 
 __all__ = ["CompletionRecord", "RewardRecorder", "callable_name", "completion_text", "is_async", "prompt_text",
            "scan_rows", "wrap_reward"]
@@ -54,7 +54,7 @@ def completion_text(completion: Any) -> str:
         for message in completion:
             if isinstance(message, Mapping):
                 content = message.get("content")
-                parts.append(content if isinstance(content, str) else json.dumps(content, default=str))
+                parts.append(content if isinstance(content, str) else content_text(content))
         return "\n".join(parts)
     return str(completion)
 

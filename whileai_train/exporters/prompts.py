@@ -21,7 +21,6 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import ValidationError
 
 from whileai_train.errors import ConfigError, ExportRefusedError, RowError
 from whileai_train.exporters.defaults import MIN_MIXED_TASKS, RESERVED_REWARD_COLUMNS
@@ -41,14 +40,6 @@ DEFAULT_PROMPT_COLUMNS = ("task_id", "scenario_id", "privileged", "reference", "
 
 # Written on every prompt row, whatever `columns` says: the task and what its graded rollouts measured.
 GROUP_COLUMNS = ("task", "calibration", "k", "passes", "fails")
-
-
-def _calibration(row: Any, index: int) -> Calibration | None:
-    try:
-        return calibration_of(row)
-    except ValidationError as exc:
-        raise RowError(index, "calibration", f"the calibration stamp is not a Calibration ({exc.errors()[0]['msg']})",
-                       "write it as {task_id, n >= 1, pass_rate in 0..1, ...} or drop it") from None
 
 
 def _columns(columns: Sequence[str] | None) -> tuple[str, ...]:
@@ -88,7 +79,7 @@ def prompt_rows(rows: Any, *, columns: Sequence[str] | None = None, system_promp
             ungraded += 1
         else:
             group[reward < threshold] += 1
-        stamp = _calibration(row, index)
+        stamp = calibration_of(row, index)
         if stamp is not None and key not in stamps:
             stamps[key] = stamp
         first = shaped.agent[0] if shaped.agent else len(shaped.messages)

@@ -41,6 +41,7 @@ from whileai_train.gates.scan_stats import (
 )
 from whileai_train.report import Report
 from whileai_train.rows import reward_of, task_key
+from whileai_train.rows_failure import DEFAULT_FAILURE, FailureRule, failure_rule
 from whileai_train.stats import DEFAULT_SEED
 from whileai_train.tables.graded import Graded
 from whileai_train.tables.trajectories import Trajectories
@@ -226,7 +227,8 @@ def _empty(verdict: str, cause: str, n_rows: int, n_asks: int, endorsed: list[st
 
 def hack_scan(rows: Sequence[Mapping[str, Any]], *, endorsed: Sequence[str] | None = None,
               features: Mapping[str, Callable[[Mapping[str, Any]], float]] | None = None,
-              seed: int = DEFAULT_SEED) -> HackScanReport:
+              seed: int = DEFAULT_SEED,
+              failure: Callable[[Any], bool | None] | Sequence[str] | None = None) -> HackScanReport:
     """Rank what the reward pays for, within ask, against a shuffled-reward noise floor.
 
     Args:
@@ -237,16 +239,20 @@ def hack_scan(rows: Sequence[Mapping[str, Any]], *, endorsed: Sequence[str] | No
             "marker:correct"]). With it the report says `reward_hack`, `integrity` and `rivals`.
         features: your own features, {"name": fn(row) -> number}; None or NaN means missing.
         seed: seeds the shuffles of the noise floor.
+        failure: your tools' own way of saying a call failed, for the tool_errors feature and the trace flags
+            (docs/tool_failures.md): extra status words, or a function of a tool result answering True, False or
+            None (the built-in vocabulary decides).
     """
-    return scan_rows(rows, None, endorsed=endorsed, features=features, seed=seed)
+    return scan_rows(rows, None, endorsed=endorsed, features=features, seed=seed, failure=failure_rule(failure))
 
 
 def scan_rows(rows: Sequence[Mapping[str, Any]], trajectories: Trajectories | None, *,
               endorsed: Sequence[str] | None = None,
               features: Mapping[str, Callable[[Mapping[str, Any]], float]] | None = None,
-              seed: int = DEFAULT_SEED, graded: Graded | None = None) -> HackScanReport:
-    """hack_scan, given `read_trajectories(rows)` by a gate that reads them for its other checks too (None:
-    read here), and graded_table(rows) when the gate has it (None: rewards and asks read here). The same
+              seed: int = DEFAULT_SEED, graded: Graded | None = None,
+              failure: FailureRule = DEFAULT_FAILURE) -> HackScanReport:
+    """hack_scan, given `features.read_scan(rows, failure)` by a gate that reads them for its other checks too
+    (None: read here), and graded_table(rows) when the gate has it (None: rewards and asks read here). The same
     report as hack_scan(rows, ...).
     """
     endorsed_list = _check_endorsed(endorsed)
@@ -273,7 +279,7 @@ def scan_rows(rows: Sequence[Mapping[str, Any]], trajectories: Trajectories | No
     n_groups = int(mixed_asks.sum())
     sub = [kept[i] for i in mixed_rows]
     sub_numbers = [numbers[i] for i in mixed_rows]
-    table = extract_features(sub, sub_numbers, features,
+    table = extract_features(sub, sub_numbers, features, failure=failure,
                              trajectories=None if trajectories is None else trajectories.take(sub_numbers))
     warnings.extend(table.notes)
     scan = Scan(table, inv, n_groups, centred[mixed_rows])

@@ -1,0 +1,396 @@
+"""The one reader of a row's trajectory: what the agent was told, said and called, in order, and what came back.
+
+:func:`read_trajectory` reads a row once into a :class:`Trajectory`; every check in a call takes what it needs
+from that one reading: the events (markers: trace flags, grounding), and the agent's parts (the gates' features,
+the tables, duplicates): its texts, its calls, its turns, its failed calls. Both row shapes read the same way:
+
+* a flat row: ``prompt`` (a string, or TRL's conversational prompt), ``system_prompt`` / ``system``, ``steps``
+  (tool calls ``{tool, arguments, result}``, user turns ``{user}``, agent turns ``{text}``) and ``final_text``
+  (else a ``completion``: a string, or TRL's conversational completion);
+* ``messages`` as OpenAI writes them (``tool_calls`` with JSON-text or object arguments, ``tool`` turns naming
+  their ``tool_call_id``) or as Anthropic does (content blocks: ``tool_use`` calls with ``input``, ``tool_result``
+  blocks riding in a user turn with their ``is_error``; a top-level ``system``), content read by the
+  message-text rule (rows_content).
+
+Each event is a tuple whose first item says what it is:
+
+    (HEARD, text)   the prompt, a system or user turn: what the agent was told
+    (SAID, text)    the agent's own words (an agent turn, the text beside a tool call, the final reply)
+    (CALLED, call)  a tool call (a :class:`Call`), before its result
+    (RESULT, call)  the same call's result, once it came back
+
+A row the events cannot be read from (no ``steps`` nor ``messages``, a step or message that is not an object, a
+call without a name, arguments that are not a JSON object, ...) is still read for its parts, leniently, as the
+gates always read them; the first such fault is kept as ``problem`` (a RowError naming the row and the field),
+which :meth:`Trajectory.checked_events` raises for the checks that must read a trajectory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+from whileai_train.errors import RowError, ToolArgumentsError
+from whileai_train.rows_content import content_text, read_content
+from whileai_train.rows_failure import DEFAULT_FAILURE, FailureFunctionError, FailureRule
+from whileai_train.rows_json import as_text, loads, tool_arguments
+from whileai_train.rows_steps import final_is_own_turn
+
+__all__ = ["CALLED", "HEARD", "RESULT", "SAID", "AgentParts", "Call", "Trajectory", "read_trajectory", "text_of"]
+
+HEARD, SAID, CALLED, RESULT = 0, 1, 2, 3
+
+
+def text_of(value: Any) -> str:
+    """A value as text by the message-text rule; a value JSON cannot write (a circular object) as its str()."""
+    try:
+        return content_text(value)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+class Call:
+    """One tool call: its name, decoded arguments, its result as given (None while none came back), whether that
+    result reports failure (by the call's failure rule), and where it sits in the row."""
+
+    __slots__ = ("_text", "arguments", "failed", "name", "raw_result", "where")
+
+    def __init__(self, name: str, arguments: dict[str, Any], where: int | tuple[str, int, int]) -> None:
+        self.name = name
+        self.arguments = arguments
+        self.raw_result: Any = None
+        self.failed = False
+        self.where = where  # a flat row's step number, or (a field template, its two numbers) in messages
+        self._text: str | None = None
+
+    @property
+    def result(self) -> str | None:
+        """The result as text (JSON for a structured result); None when no result came back."""
+        if self._text is None and self.raw_result is not None:
+            self._text = text_of(self.raw_result)
+        return self._text
+
+    @property
+    def field(self) -> str:
+        """Where the call sits in the row, as an error or a report names it."""
+        where = self.where
+        if where.__class__ is int:
+            return f"steps[{where}]"
+        template, first, second = where  # type: ignore[misc]
+        return template.format(first, second)  # type: ignore[no-any-return]
+
+
+class AgentParts(NamedTuple):
+    """What the agent did in a row: its texts in order (its turns, then the final reply), its tool calls (name, and
+    the arguments as given: a flat row's object as the tuple of its items, messages' as their JSON text), the
+    turns of the trajectory and the calls whose result reports failure."""
+
+    texts: list[str]
+    calls: list[tuple[str, Any]]
+    turns: int
+    errors: int
+
+
+class Trajectory:
+    """A row read once: its events, the agent's parts, and the first fault that keeps the events from being read."""
+
+    __slots__ = ("calls", "errors", "events", "problem", "texts", "turns")
+
+    def __init__(self) -> None:
+        self.events: list[tuple[int, Any]] = []
+        self.texts: list[str] = []
+        self.calls: list[tuple[str, Any]] = []
+        self.turns = 0
+        self.errors = 0
+        self.problem: RowError | None = None
+
+    @property
+    def parts(self) -> AgentParts:
+        """What the agent did (the gates' and tables' reading)."""
+        return AgentParts(self.texts, self.calls, self.turns, self.errors)
+
+    def checked_events(self) -> list[tuple[int, Any]]:
+        """The events; raises the row's fault when it has one (a check that must read a trajectory)."""
+        if self.problem is not None:
+            raise self.problem
+        return self.events
+
+    def _fault(self, error: RowError) -> None:
+        if self.problem is None:
+            self.problem = error
+
+
+def read_trajectory(row: Any, index: int | None = None, failure: FailureRule = DEFAULT_FAILURE) -> Trajectory:
+    """The row's trajectory, read once (see the module docstring); `failure` decides which results failed."""
+    if row.__class__ is not dict and not isinstance(row, Mapping):
+        raise RowError(index, None, f"row is {type(row).__name__}, not an object", "pass rows as dicts")
+    out = Trajectory()
+    messages = row.get("messages")
+    if messages is not None:
+        _read_messages(out, row, messages, index, failure)
+    else:
+        _read_flat(out, row, index, failure)
+    return out
+
+
+def _no_trajectory(index: int | None) -> RowError:
+    return RowError(index, "steps", "row has neither `steps` nor `messages`, so there is no trajectory to read",
+                    "keep the trajectory on the row: `steps` (an empty list when the agent made no tool call) "
+                    "or OpenAI `messages`")
+
+
+def _arguments(out: Trajectory, raw: Any, index: int | None, field: str) -> dict[str, Any]:
+    """A call's arguments decoded (rows_json.tool_arguments); a fault kept, and {} read, when they are not an
+    object."""
+    try:
+        return tool_arguments(raw, index, field)
+    except ToolArgumentsError as exc:
+        out._fault(exc)
+        return {}
+
+
+def _function_error(index: int | None, field: str, error: FailureFunctionError) -> RowError:
+    return RowError(index, field, str(error), "make the failure= function return True, False or None for every "
+                                               "tool result")
+
+
+def _read_flat(out: Trajectory, row: Mapping[str, Any], index: int | None, rule: FailureRule) -> None:
+    events, texts, calls = out.events, out.texts, out.calls
+    append = events.append
+    prompt = row.get("prompt")
+    if prompt.__class__ is str:
+        append((HEARD, prompt))
+    elif isinstance(prompt, list):  # a conversational prompt (TRL): its system and user turns
+        for message in prompt:
+            if isinstance(message, Mapping) and message.get("role") in ("system", "user"):
+                append((HEARD, text_of(message.get("content"))))
+    elif prompt is not None:
+        append((HEARD, text_of(prompt)))
+    system = row.get("system_prompt") or row.get("system")
+    if system.__class__ is str:
+        append((HEARD, system))
+    steps = row.get("steps")
+    if steps.__class__ is list:
+        walked: list[Any] = steps
+    else:
+        walked = []
+        out._fault(_no_trajectory(index) if steps is None else RowError(
+            index, "steps", f"steps is {type(steps).__name__}, not a list",
+            "write steps as a list of {tool, arguments, result} / {user} / {text} objects"))
+    turns = errors = 0
+    number = -1
+    try:
+        for step in walked:  # hot path: exact types first, field names only on a fault
+            number += 1
+            if step.__class__ is not dict and not isinstance(step, Mapping):
+                out._fault(RowError(index, f"steps[{number}]", f"step is {type(step).__name__}, not an object",
+                                    "write each step as {tool, arguments, result}, {user} or {text}"))
+                continue
+            turns += 1
+            get = step.get
+            tool = get("tool")
+            text = get("text")
+            if text:
+                said = text if text.__class__ is str else text_of(text)
+                texts.append(said)
+            if tool is not None:
+                if text:
+                    append((SAID, said))
+                raw = get("arguments")
+                name = tool if tool.__class__ is str else str(tool)
+                if raw.__class__ is dict:
+                    calls.append((name, tuple(raw.items())))
+                    call = Call(name, raw, number)
+                else:
+                    calls.append((name, raw))
+                    call = Call(name, _arguments(out, raw, index, f"steps[{number}].arguments"), number)
+                append((CALLED, call))
+                if "result" in step:
+                    result = get("result")
+                    if result is None:
+                        call.raw_result = ""
+                    else:
+                        call.raw_result = result
+                        if rule(result):
+                            call.failed = True
+                            errors += 1
+                    append((RESULT, call))
+            elif (user := get("user")) is not None:
+                append((HEARD, text_of(user)))
+            elif text is not None:
+                append((SAID, said if text else text_of(text)))
+    except FailureFunctionError as error:
+        raise _function_error(index, f"steps[{number}].result", error) from error.__cause__
+    final = row.get("final_text")
+    if final is None:
+        final = row.get("completion")
+    if final.__class__ is str:
+        if final_is_own_turn(steps, final):
+            append((SAID, final))
+            texts.append(final)
+            turns += 1
+    elif isinstance(final, list):  # a conversational completion (TRL): every message in it is the agent's side
+        more = Trajectory()
+        _walk_messages(more, final, index, rule, skip_first_user=False, field="completion")
+        events.extend(event for event in more.events if event[0] == SAID)
+        texts.extend(more.texts)
+        calls.extend(more.calls)
+        turns += more.turns
+        errors += more.errors
+    elif final is not None:
+        out._fault(RowError(index, "final_text", f"final_text is {type(final).__name__}, not text",
+                            "write the agent's last reply as a string (or null when it ended on a tool call)"))
+    out.turns = turns
+    out.errors = errors
+
+
+def _read_messages(out: Trajectory, row: Mapping[str, Any], messages: Any, index: int | None,
+                   rule: FailureRule) -> None:
+    if messages.__class__ is not list:
+        out._fault(RowError(index, "messages", f"messages is {type(messages).__name__}, not a list",
+                            "write messages as a list of {role, content} objects"))
+        return
+    system = row.get("system")  # Anthropic's system prompt sits beside its messages
+    if system is not None:
+        out.events.append((HEARD, text_of(system)))
+    _walk_messages(out, messages, index, rule, skip_first_user=True, field="messages")
+
+
+def _walk_messages(out: Trajectory, messages: list[Any], index: int | None, rule: FailureRule, *,
+                   skip_first_user: bool, field: str) -> None:
+    """OpenAI or Anthropic messages into `out`: every message but the system turns and (with `skip_first_user`)
+    the first user turn is a turn of the trajectory; a tool result is matched to its call by id, else to the oldest
+    call still waiting."""
+    events, texts, calls = out.events, out.texts, out.calls
+    append = events.append
+    pending: dict[str, Call] = {}
+    waiting: list[Call] = []
+    seen_user = not skip_first_user
+    turns = errors = 0
+    number = -1
+    call_field = field + "[{0}].tool_calls[{1}]"
+    try:
+        for message in messages:  # hot path: exact types first, field names only on a fault
+            number += 1
+            if message.__class__ is not dict and not isinstance(message, Mapping):
+                out._fault(RowError(index, f"{field}[{number}]", "message is not an object",
+                                    "write each message as {role, content}"))
+                continue
+            get = message.get
+            role = get("role")
+            content = get("content")
+            if content.__class__ is str:
+                text, blocks = content, None
+            elif content is None:
+                text, blocks = "", None
+            else:
+                blocks = read_content(content)
+                text = blocks.text
+            if role == "assistant":
+                turns += 1
+                if text:
+                    append((SAID, text))
+                    texts.append(text)
+                tool_calls = get("tool_calls")
+                if tool_calls:
+                    call_number = -1
+                    for raw in tool_calls:
+                        call_number += 1
+                        function = raw.get("function", raw) if raw.__class__ is dict or isinstance(raw, Mapping) \
+                            else None
+                        if function.__class__ is not dict and not isinstance(function, Mapping) \
+                                or not function.get("name"):
+                            out._fault(RowError(index, call_field.format(number, call_number),
+                                                "tool call has no function name", "write tool calls as {id, type: "
+                                                "function, function: {name, arguments}}"))
+                            continue
+                        name = function["name"]
+                        if name.__class__ is not str:
+                            name = str(name)
+                        arguments = function.get("arguments")
+                        if arguments.__class__ is str:
+                            calls.append((name, arguments))
+                            try:
+                                decoded = loads(arguments) if arguments else {}
+                            except ValueError:
+                                decoded = None
+                            if decoded.__class__ is not dict:  # not an object: the rule's reading and its error
+                                decoded = _arguments(out, arguments, index,
+                                                     call_field.format(number, call_number) + ".function.arguments")
+                        else:
+                            calls.append((name, as_text(arguments)))
+                            decoded = _arguments(out, arguments, index,
+                                                 call_field.format(number, call_number) + ".function.arguments")
+                        call = Call(name, decoded, (call_field, number, call_number))
+                        call_id = raw.get("id") or f"call_{number}_{call_number}"
+                        pending[call_id if call_id.__class__ is str else str(call_id)] = call
+                        waiting.append(call)
+                        append((CALLED, call))
+                if blocks is not None and blocks.calls:
+                    _tool_use(out, blocks.calls, number, field, index, pending, waiting)
+            elif role == "tool":
+                turns += 1
+                failed = rule(content)
+                if failed:
+                    errors += 1
+                _result(out, text, get("tool_call_id"), failed, pending, waiting)
+            elif role == "user":
+                results = blocks.results if blocks is not None else ()
+                for _, block in results:  # Anthropic: each tool_result is a tool turn of its own
+                    turns += 1
+                    result = block.get("content")
+                    failed = rule(result, bool(block.get("is_error")))
+                    if failed:
+                        errors += 1
+                    _result(out, text_of(result), block.get("tool_use_id"), failed, pending, waiting)
+                if text or not results:
+                    if seen_user:
+                        turns += 1
+                    append((HEARD, text))
+                seen_user = True
+            elif role == "system":
+                append((HEARD, text))
+            else:
+                out._fault(RowError(index, f"{field}[{number}].role", f"role is {role!r}",
+                                    "use one of system, user, assistant, tool"))
+                turns += 1
+    except FailureFunctionError as error:
+        raise _function_error(index, f"{field}[{number}].content", error) from error.__cause__
+    out.turns += turns
+    out.errors += errors
+
+
+def _tool_use(out: Trajectory, blocks: list[tuple[int, Mapping[str, Any]]], number: int, field: str,
+              index: int | None, pending: dict[str, Call], waiting: list[Call]) -> None:
+    """Anthropic tool_use blocks as calls: `input` is the arguments object, `id` what its tool_result names."""
+    for position, block in blocks:
+        name = block.get("name")
+        if not name:
+            out._fault(RowError(index, f"{field}[{number}].content[{position}]", "tool_use block has no name",
+                                "write tool_use blocks as {type: tool_use, id, name, input}"))
+            continue
+        name = str(name)
+        arguments = block.get("input")
+        out.calls.append((name, as_text(arguments)))
+        where = f"{field}[{{0}}].content[{{1}}]"
+        call = Call(name, _arguments(out, arguments, index, where.format(number, position) + ".input"),
+                    (where, number, position))
+        pending[str(block.get("id"))] = call
+        waiting.append(call)
+        out.events.append((CALLED, call))
+
+
+def _result(out: Trajectory, text: str, call_id: Any, failed: bool, pending: dict[str, Call],
+            waiting: list[Call]) -> None:
+    """A tool result: the result of the call it names, else of the oldest call still waiting, else something the
+    agent was told (HEARD)."""
+    found = None if call_id is None else pending.pop(call_id if call_id.__class__ is str else str(call_id), None)
+    if found is None:
+        found = next((call for call in waiting if call.raw_result is None), None)
+        if found is None:
+            out.events.append((HEARD, text))
+            return
+    found.raw_result = text
+    found._text = text
+    found.failed = failed
+    out.events.append((RESULT, found))
