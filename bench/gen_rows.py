@@ -139,12 +139,21 @@ def as_messages(row: dict[str, Any]) -> dict[str, Any]:
     messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT},
                                       {"role": "user", "content": row["prompt"]}]
     for number, step in enumerate(row["steps"]):
-        call_id = f"call_{row['rollout_id']}_{number}"
-        messages.append({"role": "assistant", "content": None, "tool_calls": [
+        if "tool" not in step:  # an agent turn {text} or a user turn {user}
+            user = step.get("user")
+            messages.append({"role": "user", "content": user} if user is not None
+                            else {"role": "assistant", "content": step["text"]})
+            continue
+        call_id = f"call_{row.get('rollout_id', 'r')}_{number}"
+        messages.append({"role": "assistant", "content": step.get("text"), "tool_calls": [
             {"id": call_id, "type": "function",
              "function": {"name": step["tool"], "arguments": json.dumps(step["arguments"])}}]})
-        messages.append({"role": "tool", "tool_call_id": call_id, "content": json.dumps(step["result"])})
-    messages.append({"role": "assistant", "content": row["final_text"]})
+        if "result" in step:
+            result = step["result"]
+            messages.append({"role": "tool", "tool_call_id": call_id,
+                             "content": result if isinstance(result, str) else json.dumps(result)})
+    if row.get("final_text"):
+        messages.append({"role": "assistant", "content": row["final_text"]})
     out = {key: value for key, value in row.items() if key not in ("prompt", "steps", "final_text")}
     out["messages"] = messages
     return out
