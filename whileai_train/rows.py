@@ -459,7 +459,7 @@ def agent_parts(row: Mapping[str, Any]) -> AgentParts:
     """What the agent did, in any row shape (the trajectory reader's parts, rows_trajectory): flat `steps` and
     `final_text` (else `completion`), `messages` (every turn after the first user message, system turns aside),
     or a TRL conversational `completion`."""
-    return read_trajectory(row).parts
+    return read_trajectory(row, events=False).parts
 
 
 def agent_turns(row: Mapping[str, Any]) -> list[str]:

@@ -36,7 +36,8 @@ from whileai_train.rows_failure import DEFAULT_FAILURE, FailureFunctionError, Fa
 from whileai_train.rows_json import as_text, loads, tool_arguments
 from whileai_train.rows_steps import final_is_own_turn
 
-__all__ = ["CALLED", "HEARD", "RESULT", "SAID", "AgentParts", "Call", "Trajectory", "read_trajectory", "text_of"]
+__all__ = ["CALLED", "HEARD", "RESULT", "SAID", "AgentParts", "Call", "ReadMemo", "Trajectory", "read_trajectory",
+           "text_of"]
 
 HEARD, SAID, CALLED, RESULT = 0, 1, 2, 3
 
@@ -51,13 +52,17 @@ def text_of(value: Any) -> str:
 
 class Call:
     """One tool call: its name, decoded arguments, its result as given (None while none came back), whether that
-    result reports failure (by the call's failure rule), and where it sits in the row."""
+    result reports failure (by the reading's failure rule), where it sits in the row, and `key`: the call as the
+    agent's parts hold it, (name, arguments as written), equal for calls written the same. Calls read under one
+    :class:`ReadMemo` and written the same share one arguments dict: read it, never change it."""
 
-    __slots__ = ("_text", "arguments", "failed", "name", "raw_result", "where")
+    __slots__ = ("_text", "arguments", "failed", "key", "name", "raw_result", "where")
 
-    def __init__(self, name: str, arguments: dict[str, Any], where: int | tuple[str, int, int]) -> None:
+    def __init__(self, name: str, arguments: dict[str, Any], where: int | tuple[str, int, int],
+                 key: tuple[str, Any]) -> None:
         self.name = name
         self.arguments = arguments
+        self.key = key
         self.raw_result: Any = None
         self.failed = False
         self.where = where  # a flat row's step number, or (a field template, its two numbers) in messages
@@ -120,16 +125,50 @@ class Trajectory:
             self.problem = error
 
 
-def read_trajectory(row: Any, index: int | None = None, failure: FailureRule = DEFAULT_FAILURE) -> Trajectory:
-    """The row's trajectory, read once (see the module docstring); `failure` decides which results failed."""
+class ReadMemo:
+    """What one call's reading of many rows has decoded already: argument texts -> their object, and result texts
+    -> failed (under a rule without a user function). Rollouts of one task repeat their calls and tool results, so
+    a gate decodes each distinct text once; a memo lives as long as the call that made it."""
+
+    __slots__ = ("arguments", "verdicts")
+
+    def __init__(self) -> None:
+        self.arguments: dict[str, dict[str, Any]] = {}
+        self.verdicts: dict[str, bool] = {}
+
+
+class _Reading(NamedTuple):
+    """How one row is read: the failure rule, whether events are kept, the memo's tables (None: no memo)."""
+
+    rule: FailureRule
+    with_events: bool
+    arguments: dict[str, dict[str, Any]] | None
+    verdicts: dict[str, bool] | None
+
+
+def read_trajectory(row: Any, index: int | None = None, failure: FailureRule = DEFAULT_FAILURE, *,
+                    events: bool = True, memo: ReadMemo | None = None) -> Trajectory:
+    """The row's trajectory, read once (see the module docstring); `failure` decides which results failed.
+
+    events=False reads the agent's parts only (no events, no call decoded, no fault kept): the same parts, for a
+    check that needs nothing else (a test pins the two readings' parts equal). `memo`: one ReadMemo for the rows
+    a call reads (each distinct argument and result text decoded once; the same trajectories)."""
     if row.__class__ is not dict and not isinstance(row, Mapping):
         raise RowError(index, None, f"row is {type(row).__name__}, not an object", "pass rows as dicts")
+    how = _Reading(failure, events, None, None) if memo is None else _Reading(
+        failure, events, memo.arguments, memo.verdicts if failure.function is None else None)
     out = Trajectory()
     messages = row.get("messages")
-    if messages is not None:
-        _read_messages(out, row, messages, index, failure)
+    if messages is None:
+        _read_flat(out, row, index, how)
+    elif messages.__class__ is not list:
+        out._fault(RowError(index, "messages", f"messages is {type(messages).__name__}, not a list",
+                            "write messages as a list of {role, content} objects"))
     else:
-        _read_flat(out, row, index, failure)
+        system = row.get("system")  # Anthropic's system prompt sits beside its messages
+        if system is not None and events:
+            out.events.append((HEARD, text_of(system)))
+        _walk_messages(out, messages, index, how, skip_first_user=True, field="messages")
     return out
 
 
@@ -149,14 +188,45 @@ def _arguments(out: Trajectory, raw: Any, index: int | None, field: str) -> dict
         return {}
 
 
+def _text_arguments(out: Trajectory, text: str, how: _Reading, index: int | None, where: tuple[str, int, int],
+                    suffix: str) -> dict[str, Any]:
+    """Arguments written as JSON text, decoded (from the memo when it has them)."""
+    memo = how.arguments
+    if memo is not None:
+        decoded = memo.get(text)
+        if decoded is not None:
+            return decoded
+    try:
+        decoded = loads(text) if text else {}
+    except ValueError:
+        decoded = None
+    if decoded.__class__ is not dict:  # not an object: the rule's reading and its fault
+        return _arguments(out, text, index, where[0].format(where[1], where[2]) + suffix)
+    if memo is not None:
+        memo[text] = decoded
+    return decoded  # type: ignore[return-value]
+
+
+def _failed(how: _Reading, result: Any, is_error: bool = False) -> bool:
+    """The rule's verdict on a result (a text's from the memo when it has it)."""
+    verdicts = how.verdicts
+    if verdicts is None or is_error or result.__class__ is not str:
+        return how.rule(result, is_error)
+    failed = verdicts.get(result)
+    if failed is None:
+        failed = verdicts[result] = how.rule(result)
+    return failed
+
+
 def _function_error(index: int | None, field: str, error: FailureFunctionError) -> RowError:
     return RowError(index, field, str(error), "make the failure= function return True, False or None for every "
                                                "tool result")
 
 
-def _read_flat(out: Trajectory, row: Mapping[str, Any], index: int | None, rule: FailureRule) -> None:
+def _read_flat(out: Trajectory, row: Mapping[str, Any], index: int | None, how: _Reading) -> None:
     events, texts, calls = out.events, out.texts, out.calls
     append = events.append
+    with_events = how.with_events
     prompt = row.get("prompt")
     if prompt.__class__ is str:
         append((HEARD, prompt))
@@ -194,16 +264,19 @@ def _read_flat(out: Trajectory, row: Mapping[str, Any], index: int | None, rule:
                 said = text if text.__class__ is str else text_of(text)
                 texts.append(said)
             if tool is not None:
-                if text:
-                    append((SAID, said))
                 raw = get("arguments")
                 name = tool if tool.__class__ is str else str(tool)
-                if raw.__class__ is dict:
-                    calls.append((name, tuple(raw.items())))
-                    call = Call(name, raw, number)
-                else:
-                    calls.append((name, raw))
-                    call = Call(name, _arguments(out, raw, index, f"steps[{number}].arguments"), number)
+                key = (name, tuple(raw.items()) if raw.__class__ is dict else raw)
+                calls.append(key)
+                if not with_events:
+                    result = get("result")
+                    if result is not None and _failed(how, result):
+                        errors += 1
+                    continue
+                if text:
+                    append((SAID, said))
+                call = Call(name, raw if raw.__class__ is dict else _arguments(
+                    out, raw, index, f"steps[{number}].arguments"), number, key)
                 append((CALLED, call))
                 if "result" in step:
                     result = get("result")
@@ -211,7 +284,7 @@ def _read_flat(out: Trajectory, row: Mapping[str, Any], index: int | None, rule:
                         call.raw_result = ""
                     else:
                         call.raw_result = result
-                        if rule(result):
+                        if _failed(how, result):
                             call.failed = True
                             errors += 1
                     append((RESULT, call))
@@ -231,7 +304,7 @@ def _read_flat(out: Trajectory, row: Mapping[str, Any], index: int | None, rule:
             turns += 1
     elif isinstance(final, list):  # a conversational completion (TRL): every message in it is the agent's side
         more = Trajectory()
-        _walk_messages(more, final, index, rule, skip_first_user=False, field="completion")
+        _walk_messages(more, final, index, how, skip_first_user=False, field="completion")
         events.extend(event for event in more.events if event[0] == SAID)
         texts.extend(more.texts)
         calls.extend(more.calls)
@@ -244,25 +317,14 @@ def _read_flat(out: Trajectory, row: Mapping[str, Any], index: int | None, rule:
     out.errors = errors
 
 
-def _read_messages(out: Trajectory, row: Mapping[str, Any], messages: Any, index: int | None,
-                   rule: FailureRule) -> None:
-    if messages.__class__ is not list:
-        out._fault(RowError(index, "messages", f"messages is {type(messages).__name__}, not a list",
-                            "write messages as a list of {role, content} objects"))
-        return
-    system = row.get("system")  # Anthropic's system prompt sits beside its messages
-    if system is not None:
-        out.events.append((HEARD, text_of(system)))
-    _walk_messages(out, messages, index, rule, skip_first_user=True, field="messages")
-
-
-def _walk_messages(out: Trajectory, messages: list[Any], index: int | None, rule: FailureRule, *,
+def _walk_messages(out: Trajectory, messages: list[Any], index: int | None, how: _Reading, *,
                    skip_first_user: bool, field: str) -> None:
     """OpenAI or Anthropic messages into `out`: every message but the system turns and (with `skip_first_user`)
     the first user turn is a turn of the trajectory; a tool result is matched to its call by id, else to the oldest
     call still waiting."""
     events, texts, calls = out.events, out.texts, out.calls
     append = events.append
+    with_events, memo, verdicts = how.with_events, how.arguments, how.verdicts
     pending: dict[str, Call] = {}
     waiting: list[Call] = []
     seen_user = not skip_first_user
@@ -289,8 +351,9 @@ def _walk_messages(out: Trajectory, messages: list[Any], index: int | None, rule
             if role == "assistant":
                 turns += 1
                 if text:
-                    append((SAID, text))
                     texts.append(text)
+                    if with_events:
+                        append((SAID, text))
                 tool_calls = get("tool_calls")
                 if tool_calls:
                     call_number = -1
@@ -308,48 +371,50 @@ def _walk_messages(out: Trajectory, messages: list[Any], index: int | None, rule
                         if name.__class__ is not str:
                             name = str(name)
                         arguments = function.get("arguments")
-                        if arguments.__class__ is str:
-                            calls.append((name, arguments))
-                            try:
-                                decoded = loads(arguments) if arguments else {}
-                            except ValueError:
-                                decoded = None
-                            if decoded.__class__ is not dict:  # not an object: the rule's reading and its error
-                                decoded = _arguments(out, arguments, index,
-                                                     call_field.format(number, call_number) + ".function.arguments")
-                        else:
-                            calls.append((name, as_text(arguments)))
+                        key = (name, arguments if arguments.__class__ is str else as_text(arguments))
+                        calls.append(key)
+                        if not with_events:
+                            continue
+                        where = (call_field, number, call_number)
+                        if arguments.__class__ is not str:
                             decoded = _arguments(out, arguments, index,
                                                  call_field.format(number, call_number) + ".function.arguments")
-                        call = Call(name, decoded, (call_field, number, call_number))
+                        elif memo is None or (decoded := memo.get(arguments)) is None:
+                            decoded = _text_arguments(out, arguments, how, index, where, ".function.arguments")
+                        call = Call(name, decoded, where, key)
                         call_id = raw.get("id") or f"call_{number}_{call_number}"
                         pending[call_id if call_id.__class__ is str else str(call_id)] = call
                         waiting.append(call)
                         append((CALLED, call))
                 if blocks is not None and blocks.calls:
-                    _tool_use(out, blocks.calls, number, field, index, pending, waiting)
+                    _tool_use(out, blocks.calls, number, field, index, pending, waiting, with_events)
             elif role == "tool":
                 turns += 1
-                failed = rule(content)
+                if verdicts is None or blocks is not None or (failed := verdicts.get(content)) is None:
+                    failed = _failed(how, content)
                 if failed:
                     errors += 1
-                _result(out, text, get("tool_call_id"), failed, pending, waiting)
+                if with_events:
+                    _result(out, text, get("tool_call_id"), failed, pending, waiting)
             elif role == "user":
                 results = blocks.results if blocks is not None else ()
                 for _, block in results:  # Anthropic: each tool_result is a tool turn of its own
                     turns += 1
                     result = block.get("content")
-                    failed = rule(result, bool(block.get("is_error")))
+                    failed = _failed(how, result, bool(block.get("is_error")))
                     if failed:
                         errors += 1
-                    _result(out, text_of(result), block.get("tool_use_id"), failed, pending, waiting)
+                    if with_events:
+                        _result(out, text_of(result), block.get("tool_use_id"), failed, pending, waiting)
                 if text or not results:
                     if seen_user:
                         turns += 1
-                    append((HEARD, text))
+                    if with_events:
+                        append((HEARD, text))
                 seen_user = True
             elif role == "system":
-                append((HEARD, text))
+                if with_events:
+                    append((HEARD, text))
             else:
                 out._fault(RowError(index, f"{field}[{number}].role", f"role is {role!r}",
                                     "use one of system, user, assistant, tool"))
@@ -361,20 +426,24 @@ def _walk_messages(out: Trajectory, messages: list[Any], index: int | None, rule
 
 
 def _tool_use(out: Trajectory, blocks: list[tuple[int, Mapping[str, Any]]], number: int, field: str,
-              index: int | None, pending: dict[str, Call], waiting: list[Call]) -> None:
+              index: int | None, pending: dict[str, Call], waiting: list[Call], with_events: bool) -> None:
     """Anthropic tool_use blocks as calls: `input` is the arguments object, `id` what its tool_result names."""
+    template = field + "[{0}].content[{1}]"
     for position, block in blocks:
         name = block.get("name")
         if not name:
-            out._fault(RowError(index, f"{field}[{number}].content[{position}]", "tool_use block has no name",
+            out._fault(RowError(index, template.format(number, position), "tool_use block has no name",
                                 "write tool_use blocks as {type: tool_use, id, name, input}"))
             continue
         name = str(name)
         arguments = block.get("input")
-        out.calls.append((name, as_text(arguments)))
-        where = f"{field}[{{0}}].content[{{1}}]"
-        call = Call(name, _arguments(out, arguments, index, where.format(number, position) + ".input"),
-                    (where, number, position))
+        key = (name, as_text(arguments))
+        out.calls.append(key)
+        if not with_events:
+            continue
+        where = (template, number, position)
+        call = Call(name, _arguments(out, arguments, index, template.format(number, position) + ".input"), where,
+                    key)
         pending[str(block.get("id"))] = call
         waiting.append(call)
         out.events.append((CALLED, call))

@@ -26,11 +26,11 @@ import scipy.sparse as sp
 
 from whileai_train.errors import ConfigError, RowError
 from whileai_train.gates.defaults import AUTO_TOP_PAIRS, AUTO_TOP_WORDS, PAIR_CANDIDATE_WORDS
-from whileai_train.markers.trace_flags import flags_in, stamped_flags
+from whileai_train.markers.trace_flags import CallMemo, flags_in, stamped_flags
 from whileai_train.rows import AgentParts
 from whileai_train.rows_failure import DEFAULT_FAILURE, FailureRule
 from whileai_train.rows_text import word_tokens
-from whileai_train.rows_trajectory import read_trajectory
+from whileai_train.rows_trajectory import ReadMemo, read_trajectory
 from whileai_train.tables.trajectories import RowReader, Trajectories, read_trajectories, row_parts
 
 __all__ = ["FeatureTable", "check_user_features", "extract_features", "read_scan", "scan_reader", "vector_dot"]
@@ -155,18 +155,19 @@ def scan_reader(failure: FailureRule = DEFAULT_FAILURE) -> RowReader:
     (with a failure= rule of the caller's own, every row is read by that rule); a row whose events cannot be read
     raises no flag."""
     own_rule = failure is not DEFAULT_FAILURE
+    memo, calls = ReadMemo(), CallMemo()  # the rows' repeated texts and calls, read once for all of them
 
     def read(number: int, row: Mapping[str, Any]) -> tuple[AgentParts, tuple[str, ...]]:
-        if not own_rule:
+        if not own_rule and row.get("trace_flags") is not None:
             stamped = stamped_flags(row)
             if stamped is not None:
                 return row_parts(row), tuple(stamped)
         if row.get("steps") is None and row.get("messages") is None:
             return row_parts(row), ()
-        trajectory = read_trajectory(row, number, failure)
+        trajectory = read_trajectory(row, number, failure, memo=memo)
         if trajectory.problem is not None:
             return trajectory.parts, ()
-        return trajectory.parts, tuple(flags_in(trajectory.events))
+        return trajectory.parts, tuple(flags_in(trajectory.events, memo=calls))
 
     return read
 

@@ -27,6 +27,7 @@ import numpy as np
 from pydantic import Field
 
 from whileai_train.errors import ConfigError
+from whileai_train.rows import final_reply
 from whileai_train.rows_failure import FailureRule, failure_rule
 from whileai_train.select.defaults import (
     LOW_K,
@@ -167,10 +168,10 @@ def _duplicates(view: Graded, candidates: np.ndarray) -> np.ndarray:
     duplicate = np.zeros(view.n_rows, dtype=bool)
     # per ask, per final reply: the first row, or the trajectories seen once a second row shares the bucket
     # (keyed ask by ask rather than by an (ask, reply) tuple: no container per row for the collector to walk)
-    by_ask: dict[int, dict[str | None, Any]] = {}
+    by_ask: dict[int, dict[str, Any]] = {}
     for i in candidates.tolist():
         final = rows[i].get("final_text")
-        coarse = final if final.__class__ is str else None
+        coarse = final if final.__class__ is str else final_reply(rows[i])  # messages: their last reply
         seen = by_ask.get(task_of[i])
         if seen is None:
             seen = by_ask[task_of[i]] = {}

@@ -35,7 +35,7 @@ def trajectory_key(row: Mapping[str, Any]) -> Any:
     Tool results are the environment's, not the policy's: two rollouts that said and called the same things are
     one trajectory even if a tool answered differently (dedupe_groups and optimize's duplicates compare this).
     """
-    texts, calls, _, _ = agent_parts(row)
+    texts, calls, _, _ = row_parts(row)
     key = (tuple(texts), tuple(calls))
     try:
         hash(key)
