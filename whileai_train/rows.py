@@ -333,6 +333,11 @@ def _from_steps(row: Mapping[str, Any], index: int | None) -> list[dict[str, Any
     return messages
 
 
+def _tool_call(call_id: Any, name: Any, arguments: dict[str, Any]) -> dict[str, Any]:
+    """One tool call as the normalised messages hold it (OpenAI's form, the arguments an object)."""
+    return {"id": str(call_id), "type": "function", "function": {"name": str(name), "arguments": arguments}}
+
+
 def _from_messages(raw: Any, index: int | None, system: Any = None) -> list[dict[str, Any]]:
     if not isinstance(raw, list):
         raise RowError(index, "messages", f"messages is {type(raw).__name__}, not a list",
@@ -383,22 +388,15 @@ def _from_messages(raw: Any, index: int | None, system: Any = None) -> list[dict
             if not isinstance(function, Mapping) or not function.get("name"):
                 raise RowError(index, call_field, "tool call has no function name",
                                "write tool calls as {id, type: function, function: {name, arguments}}")
-            normalised.append({
-                "id": str(call.get("id") or f"call_{number}_{call_number}"), "type": "function",
-                "function": {"name": str(function["name"]),
-                             "arguments": tool_arguments(function.get("arguments"), index,
-                                                          f"{call_field}.function.arguments")},
-            })
+            normalised.append(_tool_call(call.get("id") or f"call_{number}_{call_number}", function["name"],
+                                         tool_arguments(function.get("arguments"), index,
+                                                        f"{call_field}.function.arguments")))
         for position, block in blocks.calls if blocks is not None else ():  # Anthropic: `input`, the arguments
             if not block.get("name"):
                 raise RowError(index, f"{field}.content[{position}]", "tool_use block has no name",
                                "write tool_use blocks as {type: tool_use, id, name, input}")
-            normalised.append({
-                "id": str(block.get("id") or f"call_{number}_{len(normalised)}"), "type": "function",
-                "function": {"name": str(block["name"]),
-                             "arguments": tool_arguments(block.get("input"), index,
-                                                          f"{field}.content[{position}].input")},
-            })
+            normalised.append(_tool_call(block.get("id") or f"call_{number}_{len(normalised)}", block["name"],
+                                         tool_arguments(block.get("input"), index, f"{field}.content[{position}].input")))
         if normalised:
             out["tool_calls"] = normalised
             names.update((call["id"], call["function"]["name"]) for call in normalised)

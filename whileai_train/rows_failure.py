@@ -132,38 +132,28 @@ class FailureRule:
 
     def __call__(self, result: Any, is_error: bool = False) -> bool:
         """Whether `result` reports failure (`is_error`: the block it came in says so)."""
-        if is_error:
-            return True
-        if self.function is not None:
-            verdict = self._ask(result)
-            if verdict is not None:
-                return verdict
-        if result.__class__ is str:
-            head = result[:_HEAD_CHARS].lstrip()
-            if head[:1] != "{":
-                return self._text_failed(head)
-            if not _may_fail(result):  # nothing in it can make the object a failure: not parsed
-                return False
-            return self._object_text_failed(result, head)
-        if result.__class__ is dict:
-            if _VERDICT_KEYS.isdisjoint(result):
-                return False
-            return self._object_failed(result)
-        return self._other_failed(result)
+        return self._decide(result, is_error, True)
 
     def full(self, result: Any, is_error: bool = False) -> bool:
-        """The rule without its cheap test: every object text parsed. What __call__ must equal (a test pins it)."""
+        """The rule without its cheap test: every object parsed and read. What __call__ must equal (a test pins it)."""
+        return self._decide(result, is_error, False)
+
+    def _decide(self, result: Any, is_error: bool, cheap: bool) -> bool:
         if is_error:
             return True
         if self.function is not None:
             verdict = self._ask(result)
             if verdict is not None:
                 return verdict
-        if isinstance(result, str):
+        if result.__class__ is str or isinstance(result, str):
             head = result[:_HEAD_CHARS].lstrip()
             if head[:1] != "{":
                 return self._text_failed(head)
+            if cheap and not _may_fail(result):  # nothing in it can make the object a failure: not parsed
+                return False
             return self._object_text_failed(result, head)
+        if cheap and result.__class__ is dict and _VERDICT_KEYS.isdisjoint(result):
+            return False  # none of the keys the object rule reads
         return self._other_failed(result)
 
     def _ask(self, result: Any) -> bool | None:
