@@ -42,3 +42,15 @@ def test_the_scan_reads_parts_and_flags_once_as_the_rules_read_them(name: str) -
     stamped = trace_markers(rows)
     carried = read_scan(stamped)  # flags a row carries are read as stamped, not read again
     assert carried.flags == [tuple(stamped_flags(row) or ()) for row in stamped] == scanned.flags
+
+
+def test_publish_gate_scans_what_hack_scan_scans() -> None:  # it reads trace flags only for the rows it scans
+    import whileai_train as wai
+
+    for name in ("flat/markers", "messages/markers"):
+        rows = sample(name)
+        alone = wai.hack_scan(rows, endorsed=["marker:resolved"], seed=5)
+        gate = wai.publish_gate(rows, mode="rl", endorsed=["marker:resolved"], seed=5).hack_scan
+        assert gate is not None
+        assert [(f.name, f.rho) for f in gate.features] == [(f.name, f.rho) for f in alone.features]
+        assert any(f.name.startswith("trace:") for f in alone.features)

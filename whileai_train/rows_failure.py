@@ -67,6 +67,11 @@ _CODE_KEYS = ("status", "status_code", "statusCode", "http_status", "httpStatus"
               "code")
 _STATUS_KEYS = ("status", "state", "outcome", "result", "code", "error_code", "errorCode")
 _VERDICT_KEYS = frozenset(_SET_KEYS + _FALSE_KEYS + _TRUE_KEYS + _EXIT_KEYS + _CODE_KEYS + _STATUS_KEYS)
+_SET, _FALSE, _TRUE, _EXIT, _CODE, _STATUS = 1, 2, 4, 8, 16, 32
+# key -> how the object rule reads it (a key can be read two ways: `status` as a code and as a word)
+_READS = {key: sum(bit for bit, keys in ((_SET, _SET_KEYS), (_FALSE, _FALSE_KEYS), (_TRUE, _TRUE_KEYS),
+                                        (_EXIT, _EXIT_KEYS), (_CODE, _CODE_KEYS), (_STATUS, _STATUS_KEYS))
+                   if key in keys) for key in _VERDICT_KEYS}
 _HEAD_CHARS = 200  # a text result's opening, where a status would be
 
 
@@ -132,6 +137,8 @@ class FailureRule:
 
     def __call__(self, result: Any, is_error: bool = False) -> bool:
         """Whether `result` reports failure (`is_error`: the block it came in says so)."""
+        if result.__class__ is dict and self.function is None and not is_error:  # a flat row's result: no layers
+            return False if _VERDICT_KEYS.isdisjoint(result) else self._object_failed(result)
         return self._decide(result, is_error, True)
 
     def full(self, result: Any, is_error: bool = False) -> bool:
@@ -184,25 +191,24 @@ class FailureRule:
 
     def _object_failed(self, result: Mapping[str, Any]) -> bool:
         statuses = self._status
-        for key in _VERDICT_KEYS.intersection(result):  # only the keys the rule reads that the object has
+        for key in result:  # only the keys the rule reads (a tool result has a few keys)
+            reads = _READS.get(key)
+            if reads is None:
+                continue
             value = result[key]
             kind = value.__class__
-            if key in _SET_KEYS:
-                if value:
-                    return True
-            elif key in _FALSE_KEYS:
-                if value is False:
-                    return True
-            elif key in _TRUE_KEYS:
-                if value is True:
-                    return True
-            elif key in _EXIT_KEYS:
-                if kind is int and value != 0:
-                    return True
-            if key in _CODE_KEYS and (kind is int or (kind is str and len(value) == 3 and value.isdigit())):
-                if 400 <= int(value) <= 599:
-                    return True
-            if key in _STATUS_KEYS and kind is str and value.strip().lower() in statuses:
+            if reads & _SET and value:
+                return True
+            if reads & _FALSE and value is False:
+                return True
+            if reads & _TRUE and value is True:
+                return True
+            if reads & _EXIT and kind is int and value != 0:
+                return True
+            if reads & _CODE and (kind is int or (kind is str and len(value) == 3 and value.isdigit())) \
+                    and 400 <= int(value) <= 599:
+                return True
+            if reads & _STATUS and kind is str and value.strip().lower() in statuses:
                 return True
         return False
 

@@ -130,11 +130,12 @@ class ReadMemo:
     -> failed (under a rule without a user function). Rollouts of one task repeat their calls and tool results, so
     a gate decodes each distinct text once; a memo lives as long as the call that made it."""
 
-    __slots__ = ("arguments", "verdicts")
+    __slots__ = ("arguments", "reading", "verdicts")
 
     def __init__(self) -> None:
         self.arguments: dict[str, dict[str, Any]] = {}
         self.verdicts: dict[str, bool] = {}
+        self.reading: _Reading | None = None  # how its rows are read, made once
 
 
 class _Reading(NamedTuple):
@@ -155,8 +156,14 @@ def read_trajectory(row: Any, index: int | None = None, failure: FailureRule = D
     a call reads (each distinct argument and result text decoded once; the same trajectories)."""
     if row.__class__ is not dict and not isinstance(row, Mapping):
         raise RowError(index, None, f"row is {type(row).__name__}, not an object", "pass rows as dicts")
-    how = _Reading(failure, events, None, None) if memo is None else _Reading(
-        failure, events, memo.arguments, memo.verdicts if failure.function is None else None)
+    kept = None if memo is None else memo.reading
+    if kept is not None and kept.rule is failure and kept.with_events is events:
+        how = kept
+    elif memo is None:
+        how = _Reading(failure, events, None, None)
+    else:
+        how = memo.reading = _Reading(failure, events, memo.arguments,
+                                      memo.verdicts if failure.function is None else None)
     out = Trajectory()
     messages = row.get("messages")
     if messages is None:
@@ -226,7 +233,7 @@ def _function_error(index: int | None, field: str, error: FailureFunctionError) 
 def _read_flat(out: Trajectory, row: Mapping[str, Any], index: int | None, how: _Reading) -> None:
     events, texts, calls = out.events, out.texts, out.calls
     append = events.append
-    with_events = how.with_events
+    rule, with_events = how.rule, how.with_events
     prompt = row.get("prompt")
     if prompt.__class__ is str:
         append((HEARD, prompt))
@@ -270,7 +277,7 @@ def _read_flat(out: Trajectory, row: Mapping[str, Any], index: int | None, how: 
                 calls.append(key)
                 if not with_events:
                     result = get("result")
-                    if result is not None and _failed(how, result):
+                    if result is not None and (rule(result) if result.__class__ is dict else _failed(how, result)):
                         errors += 1
                     continue
                 if text:
@@ -284,7 +291,7 @@ def _read_flat(out: Trajectory, row: Mapping[str, Any], index: int | None, how: 
                         call.raw_result = ""
                     else:
                         call.raw_result = result
-                        if _failed(how, result):
+                        if rule(result) if result.__class__ is dict else _failed(how, result):
                             call.failed = True
                             errors += 1
                     append((RESULT, call))
@@ -376,11 +383,14 @@ def _walk_messages(out: Trajectory, messages: list[Any], index: int | None, how:
                         if not with_events:
                             continue
                         where = (call_field, number, call_number)
-                        if arguments.__class__ is not str:
+                        known = memo.get(arguments) if memo is not None and arguments.__class__ is str else None
+                        if known is not None:
+                            decoded = known
+                        elif arguments.__class__ is str:
+                            decoded = _text_arguments(out, arguments, how, index, where, ".function.arguments")
+                        else:
                             decoded = _arguments(out, arguments, index,
                                                  call_field.format(number, call_number) + ".function.arguments")
-                        elif memo is None or (decoded := memo.get(arguments)) is None:
-                            decoded = _text_arguments(out, arguments, how, index, where, ".function.arguments")
                         call = Call(name, decoded, where, key)
                         call_id = raw.get("id") or f"call_{number}_{call_number}"
                         pending[call_id if call_id.__class__ is str else str(call_id)] = call
@@ -390,8 +400,9 @@ def _walk_messages(out: Trajectory, messages: list[Any], index: int | None, how:
                     _tool_use(out, blocks.calls, number, field, index, pending, waiting, with_events)
             elif role == "tool":
                 turns += 1
-                if verdicts is None or blocks is not None or (failed := verdicts.get(content)) is None:
-                    failed = _failed(how, content)
+                known_verdict = verdicts.get(content) if verdicts is not None and blocks is None and content is not None \
+                    else None
+                failed = _failed(how, content) if known_verdict is None else known_verdict
                 if failed:
                     errors += 1
                 if with_events:

@@ -149,15 +149,17 @@ def _mean_logprob(row: Mapping[str, Any]) -> float:
     return math.nan
 
 
-def scan_reader(failure: FailureRule = DEFAULT_FAILURE) -> RowReader:
+def scan_reader(failure: FailureRule = DEFAULT_FAILURE, wanted: Sequence[bool] | None = None) -> RowReader:
     """The scan's reader of one row: its parts and its fired trace flags from one reading of its trajectory; flags
     a row carries (row["trace_flags"], by trace_markers or the caller) as stamped, its parts then by the fast path
     (with a failure= rule of the caller's own, every row is read by that rule); a row whose events cannot be read
-    raises no flag."""
+    raises no flag. `wanted`: a mask of the rows the scan will read (the others: their parts only, no flags)."""
     own_rule = failure is not DEFAULT_FAILURE
     memo, calls = ReadMemo(), CallMemo()  # the rows' repeated texts and calls, read once for all of them
 
     def read(number: int, row: Mapping[str, Any]) -> tuple[AgentParts, tuple[str, ...]]:
+        if wanted is not None and not wanted[number]:
+            return row_parts(row), ()
         if not own_rule and row.get("trace_flags") is not None:
             stamped = stamped_flags(row)
             if stamped is not None:
@@ -172,9 +174,10 @@ def scan_reader(failure: FailureRule = DEFAULT_FAILURE) -> RowReader:
     return read
 
 
-def read_scan(rows: Sequence[Mapping[str, Any]], failure: FailureRule = DEFAULT_FAILURE) -> Trajectories:
+def read_scan(rows: Sequence[Mapping[str, Any]], failure: FailureRule = DEFAULT_FAILURE,
+              wanted: np.ndarray | None = None) -> Trajectories:
     """read_trajectories of `rows` with their trace flags (:func:`scan_reader`): what extract_features reads."""
-    return read_trajectories(rows, scan_reader(failure))
+    return read_trajectories(rows, scan_reader(failure, None if wanted is None else wanted.tolist()))
 
 
 def _indicator(rows_of: array | np.ndarray, cols_of: array, n_rows: int, names: list[str]) -> sp.csr_matrix:

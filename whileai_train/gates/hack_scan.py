@@ -46,7 +46,7 @@ from whileai_train.stats import DEFAULT_SEED
 from whileai_train.tables.graded import Graded
 from whileai_train.tables.trajectories import Trajectories
 
-__all__ = ["FeatureScore", "HackScanReport", "hack_scan", "scan_rows"]
+__all__ = ["FeatureScore", "HackScanReport", "hack_scan", "scan_rows", "scanned_rows"]
 
 
 class FeatureScore(BaseModel):
@@ -219,6 +219,23 @@ def _graded_of(table: Graded) -> GradedRows:
     return GradedRows([rows[i] for i in index], index, table.rewards[numbers], rank[tasks], len(present), warnings)
 
 
+def _within_ask(rewards: np.ndarray, ask_of_row: np.ndarray, n_asks: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rollouts per ask, each reward centred within its ask, and the asks whose reward varies (the mixed asks)."""
+    sizes = np.bincount(ask_of_row, minlength=n_asks)
+    means = np.bincount(ask_of_row, weights=rewards, minlength=n_asks) / sizes
+    centred = rewards - means[ask_of_row]
+    spread = np.bincount(ask_of_row, weights=centred * centred, minlength=n_asks)
+    return sizes, centred, spread > 1e-12 * max(1.0, float(np.mean(rewards * rewards)))
+
+
+def scanned_rows(table: Graded) -> np.ndarray:
+    """The input rows whose features the scan reads (graded rows of the mixed asks), for a gate that reads the rows'
+    trajectories before it scans them (publish_gate: trace flags are read for these rows only)."""
+    graded = _graded_of(table)
+    _, _, mixed_asks = _within_ask(graded.rewards, graded.ask_of_row, graded.n_asks)
+    return np.asarray(graded.numbers, dtype=np.int64)[mixed_asks[graded.ask_of_row]]
+
+
 def _empty(verdict: str, cause: str, n_rows: int, n_asks: int, endorsed: list[str] | None,
            warnings: list[str]) -> HackScanReport:
     return HackScanReport(verdict=verdict, top_feature=None, reward_hack=None, integrity=None, degenerate=True,
@@ -258,11 +275,7 @@ def scan_rows(rows: Sequence[Mapping[str, Any]], trajectories: Trajectories | No
     endorsed_list = _check_endorsed(endorsed)
     check_user_features(features)
     kept, numbers, y_all, inv_all, n_asks, warnings = _graded(rows) if graded is None else _graded_of(graded)
-    sizes = np.bincount(inv_all, minlength=n_asks)
-    means = np.bincount(inv_all, weights=y_all, minlength=n_asks) / sizes
-    centred = y_all - means[inv_all]
-    spread = np.bincount(inv_all, weights=centred * centred, minlength=n_asks)
-    mixed_asks = spread > 1e-12 * max(1.0, float(np.mean(y_all * y_all)))
+    sizes, centred, mixed_asks = _within_ask(y_all, inv_all, n_asks)
     n_rows = len(kept)
     if not mixed_asks.any():
         if (sizes == 1).all():

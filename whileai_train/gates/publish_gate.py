@@ -286,9 +286,11 @@ def publish_gate(rows: Any, *, mode: Literal["rl", "sft"] | None = None, policy:
         hack = None
         if rl_shaped and scan and report.n_mixed:  # one read of every row's trajectory for the scan and the lengths
             from whileai_train.gates.features import read_scan
-            from whileai_train.gates.hack_scan import scan_rows
+            from whileai_train.gates.hack_scan import scan_rows, scanned_rows
 
-            trajectories = read_scan(rows, rule)
+            wanted = np.zeros(table.n_rows, dtype=bool)
+            wanted[scanned_rows(table)] = True
+            trajectories = read_scan(rows, rule, wanted)
             hack = scan_rows(table.rows, trajectories, endorsed=endorsed, seed=seed, graded=table, failure=rule)
         else:
             trajectories = read_trajectories(rows)

@@ -187,11 +187,11 @@ def _remembered(call: Call, kinds: Mapping[str, str] | None, memo: CallMemo, fla
         what = classify(call.name, call.arguments, kinds)
         raised: dict[str, str] = {}
         _call_flags(call, what, raised)
-        known = (what, raised)
+        known = (what, tuple(raised.items()))
         if hashable:
             memo[call.key] = known
-    what, raised = known
-    for flag, fragment in raised.items():
+    what, pairs = known
+    for flag, fragment in pairs:
         flags.setdefault(flag, fragment)
     return what
 
@@ -203,9 +203,10 @@ def flags_of(row: Any, index: int | None = None, kinds: Mapping[str, str] | None
     return flags_in(read_events(row, index, failure), kinds, seen)
 
 
-CallMemo = dict[Any, tuple[CallKind, dict[str, str]]]
-"""A call's key (rows_trajectory.Call.key) -> what it does and the flags it raises by itself (_call_flags), for one
-reading of many rows under one kinds=: calls written the same are classified once."""
+CallMemo = dict[Any, tuple[CallKind, tuple[tuple[str, str], ...]]]
+"""A call's key (rows_trajectory.Call.key) -> what it does and the flags it raises by itself (_call_flags, as
+(flag, fragment) pairs: tuples of text, which the garbage collector stops tracking), for one reading of many rows
+under one kinds=: calls written the same are classified once."""
 
 
 def flags_in(events: Iterable[tuple[int, Any]], kinds: Mapping[str, str] | None = None,
