@@ -36,8 +36,8 @@ from whileai_train.rows_failure import DEFAULT_FAILURE, FailureFunctionError, Fa
 from whileai_train.rows_json import as_text, loads, tool_arguments
 from whileai_train.rows_steps import final_is_own_turn
 
-__all__ = ["CALLED", "HEARD", "RESULT", "SAID", "AgentParts", "Call", "ReadMemo", "Trajectory", "read_trajectory",
-           "text_of"]
+__all__ = ["CALLED", "HEARD", "MEMO_ENTRIES", "RESULT", "SAID", "AgentParts", "Call", "ReadMemo", "Trajectory",
+           "read_trajectory", "text_of"]
 
 HEARD, SAID, CALLED, RESULT = 0, 1, 2, 3
 
@@ -52,17 +52,14 @@ def text_of(value: Any) -> str:
 
 class Call:
     """One tool call: its name, decoded arguments, its result as given (None while none came back), whether that
-    result reports failure (by the reading's failure rule), where it sits in the row, and `key`: the call as the
-    agent's parts hold it, (name, arguments as written), equal for calls written the same. Calls read under one
-    :class:`ReadMemo` and written the same share one arguments dict: read it, never change it."""
+    result reports failure (by the reading's failure rule), and where it sits in the row. Calls read under one
+    :class:`ReadMemo` whose arguments were written the same share one arguments dict: read it, never change it."""
 
-    __slots__ = ("_text", "arguments", "failed", "key", "name", "raw_result", "where")
+    __slots__ = ("_text", "arguments", "failed", "name", "raw_result", "where")
 
-    def __init__(self, name: str, arguments: dict[str, Any], where: int | tuple[str, int, int],
-                 key: tuple[str, Any]) -> None:
+    def __init__(self, name: str, arguments: dict[str, Any], where: int | tuple[str, int, int]) -> None:
         self.name = name
         self.arguments = arguments
-        self.key = key
         self.raw_result: Any = None
         self.failed = False
         self.where = where  # a flat row's step number, or (a field template, its two numbers) in messages
@@ -123,6 +120,12 @@ class Trajectory:
     def _fault(self, error: RowError) -> None:
         if self.problem is None:
             self.problem = error
+
+
+# A task's rollouts sit together in a row set and repeat its calls and results: a memo keeps the recent distinct
+# texts and is emptied when it holds this many, so what it holds never grows with the rows (held long, a memo the
+# size of the rows made the garbage collector walk every row at 100k; bench/gates.py)
+MEMO_ENTRIES = 4096
 
 
 class ReadMemo:
@@ -210,6 +213,8 @@ def _text_arguments(out: Trajectory, text: str, how: _Reading, index: int | None
     if decoded.__class__ is not dict:  # not an object: the rule's reading and its fault
         return _arguments(out, text, index, where[0].format(where[1], where[2]) + suffix)
     if memo is not None:
+        if len(memo) >= MEMO_ENTRIES:
+            memo.clear()
         memo[text] = decoded
     return decoded  # type: ignore[return-value]
 
@@ -221,6 +226,8 @@ def _failed(how: _Reading, result: Any, is_error: bool = False) -> bool:
         return how.rule(result, is_error)
     failed = verdicts.get(result)
     if failed is None:
+        if len(verdicts) >= MEMO_ENTRIES:
+            verdicts.clear()
         failed = verdicts[result] = how.rule(result)
     return failed
 
@@ -283,7 +290,7 @@ def _read_flat(out: Trajectory, row: Mapping[str, Any], index: int | None, how: 
                 if text:
                     append((SAID, said))
                 call = Call(name, raw if raw.__class__ is dict else _arguments(
-                    out, raw, index, f"steps[{number}].arguments"), number, key)
+                    out, raw, index, f"steps[{number}].arguments"), number)
                 append((CALLED, call))
                 if "result" in step:
                     result = get("result")
@@ -391,7 +398,7 @@ def _walk_messages(out: Trajectory, messages: list[Any], index: int | None, how:
                         else:
                             decoded = _arguments(out, arguments, index,
                                                  call_field.format(number, call_number) + ".function.arguments")
-                        call = Call(name, decoded, where, key)
+                        call = Call(name, decoded, where)
                         call_id = raw.get("id") or f"call_{number}_{call_number}"
                         pending[call_id if call_id.__class__ is str else str(call_id)] = call
                         waiting.append(call)
@@ -453,8 +460,7 @@ def _tool_use(out: Trajectory, blocks: list[tuple[int, Mapping[str, Any]]], numb
         if not with_events:
             continue
         where = (template, number, position)
-        call = Call(name, _arguments(out, arguments, index, template.format(number, position) + ".input"), where,
-                    key)
+        call = Call(name, _arguments(out, arguments, index, template.format(number, position) + ".input"), where)
         pending[str(block.get("id"))] = call
         waiting.append(call)
         out.events.append((CALLED, call))

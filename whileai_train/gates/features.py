@@ -26,12 +26,11 @@ import scipy.sparse as sp
 
 from whileai_train.errors import ConfigError, RowError
 from whileai_train.gates.defaults import AUTO_TOP_PAIRS, AUTO_TOP_WORDS, PAIR_CANDIDATE_WORDS
-from whileai_train.markers.trace_flags import CallMemo, flags_in, stamped_flags
-from whileai_train.rows import AgentParts
+from whileai_train.markers.trace_flags import flags_in, stamped_flags
 from whileai_train.rows_failure import DEFAULT_FAILURE, FailureRule
 from whileai_train.rows_text import word_tokens
 from whileai_train.rows_trajectory import ReadMemo, read_trajectory
-from whileai_train.tables.trajectories import RowReader, Trajectories, read_trajectories, row_parts
+from whileai_train.tables.trajectories import Parts, RowReader, Trajectories, read_trajectories, row_parts
 
 __all__ = ["FeatureTable", "check_user_features", "extract_features", "read_scan", "scan_reader", "vector_dot"]
 
@@ -155,9 +154,9 @@ def scan_reader(failure: FailureRule = DEFAULT_FAILURE, wanted: Sequence[bool] |
     (with a failure= rule of the caller's own, every row is read by that rule); a row whose events cannot be read
     raises no flag. `wanted`: a mask of the rows the scan will read (the others: their parts only, no flags)."""
     own_rule = failure is not DEFAULT_FAILURE
-    memo, calls = ReadMemo(), CallMemo()  # the rows' repeated texts and calls, read once for all of them
+    memo = ReadMemo()  # the rows' repeated argument and result texts, decoded once for all of them
 
-    def read(number: int, row: Mapping[str, Any]) -> tuple[AgentParts, tuple[str, ...]]:
+    def read(number: int, row: Mapping[str, Any]) -> tuple[Parts, tuple[str, ...]]:
         if wanted is not None and not wanted[number]:
             return row_parts(row), ()
         if not own_rule and row.get("trace_flags") is not None:
@@ -169,7 +168,7 @@ def scan_reader(failure: FailureRule = DEFAULT_FAILURE, wanted: Sequence[bool] |
         trajectory = read_trajectory(row, number, failure, memo=memo)
         if trajectory.problem is not None:
             return trajectory.parts, ()
-        return trajectory.parts, tuple(flags_in(trajectory.events, memo=calls))
+        return trajectory.parts, tuple(flags_in(trajectory.events))
 
     return read
 

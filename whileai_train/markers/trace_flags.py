@@ -49,7 +49,7 @@ from whileai_train.markers.kinds import CallKind, check_kinds, classify, path_of
 from whileai_train.markers.trajectory import CALLED, RESULT, SAID, Call, read_events, text_of
 from whileai_train.rows_failure import DEFAULT_FAILURE, FailureRule, failure_rule
 
-__all__ = ["FLAGS", "MARKER_FLAGS", "CallMemo", "flags_in", "flags_of", "stamped_flags", "trace_flag_names",
+__all__ = ["FLAGS", "MARKER_FLAGS", "flags_in", "flags_of", "stamped_flags", "trace_flag_names",
            "trace_marker_values", "trace_markers"]
 
 FLAGS = ("lie.tests_claimed", "lie.unverified_claim", "lie.phantom_edit", "lie.ignored_failure", "hack.test_edited",
@@ -174,28 +174,6 @@ def _call_flags(call: Call, what: CallKind, flags: dict[str, str]) -> None:
             flags["risk.destructive"] = _call_text(call)
 
 
-def _remembered(call: Call, kinds: Mapping[str, str] | None, memo: CallMemo, flags: dict[str, str]) -> CallKind:
-    """What `call` does, and its own flags added to `flags` (an earlier fragment kept), read once per call key."""
-    try:
-        known = memo.get(call.key)
-    except TypeError:  # arguments holding lists or dicts: no key to remember it by
-        known = None
-        hashable = False
-    else:
-        hashable = True
-    if known is None:
-        what = classify(call.name, call.arguments, kinds)
-        raised: dict[str, str] = {}
-        _call_flags(call, what, raised)
-        known = (what, tuple(raised.items()))
-        if hashable:
-            memo[call.key] = known
-    what, pairs = known
-    for flag, fragment in pairs:
-        flags.setdefault(flag, fragment)
-    return what
-
-
 def flags_of(row: Any, index: int | None = None, kinds: Mapping[str, str] | None = None,
              seen: set[str] | None = None, failure: FailureRule = DEFAULT_FAILURE) -> dict[str, str]:
     """flag -> the fragment that raised it, for one row (empty when clean). `seen` collects the tools called;
@@ -203,16 +181,9 @@ def flags_of(row: Any, index: int | None = None, kinds: Mapping[str, str] | None
     return flags_in(read_events(row, index, failure), kinds, seen)
 
 
-CallMemo = dict[Any, tuple[CallKind, tuple[tuple[str, str], ...]]]
-"""A call's key (rows_trajectory.Call.key) -> what it does and the flags it raises by itself (_call_flags, as
-(flag, fragment) pairs: tuples of text, which the garbage collector stops tracking), for one reading of many rows
-under one kinds=: calls written the same are classified once."""
-
-
 def flags_in(events: Iterable[tuple[int, Any]], kinds: Mapping[str, str] | None = None,
-             seen: set[str] | None = None, memo: CallMemo | None = None) -> dict[str, str]:
-    """flags_of on a trajectory already read (rows_trajectory.read_trajectory(...).checked_events()); `memo`: a
-    CallMemo kept by the caller across the rows it reads (the same flags: a call's own flags depend on it alone)."""
+             seen: set[str] | None = None) -> dict[str, str]:
+    """flags_of on a trajectory already read (rows_trajectory.read_trajectory(...).checked_events())."""
     flags: dict[str, str] = {}
     answered = False  # a call has returned: later claims of checking are backed
     wrote = False  # a call that may write has succeeded: later claims of changing are backed
@@ -249,19 +220,9 @@ def flags_in(events: Iterable[tuple[int, Any]], kinds: Mapping[str, str] | None 
             call = payload
             if seen is not None:
                 seen.add(call.name)
-            if memo is None:
-                what = classify(call.name, call.arguments, kinds)
-                _call_flags(call, what, flags)
-            else:
-                try:
-                    known = memo.get(call.key)
-                except TypeError:  # arguments holding lists or dicts: no key to remember the call by
-                    known = None
-                if known is None or known[1]:
-                    what = _remembered(call, kinds, memo, flags)
-                else:  # a call seen before that raises nothing by itself
-                    what = known[0]
+            what = classify(call.name, call.arguments, kinds)
             what_of[id(call)] = what
+            _call_flags(call, what, flags)
         elif kind == RESULT:
             call = payload
             answered = True

@@ -16,14 +16,13 @@ from typing import Any
 import numpy as np
 
 from whileai_train.rows import (
-    AgentParts,
     agent_parts,
     dict_step_sizes,
     final_is_own_turn,
     read_dict_steps,
 )
 
-__all__ = ["RowReader", "Trajectories", "read_sizes", "read_trajectories", "row_parts", "trajectory_key",
+__all__ = ["Parts", "RowReader", "Trajectories", "read_sizes", "read_trajectories", "row_parts", "trajectory_key",
            "trajectory_parts"]
 
 trajectory_parts = agent_parts  # what the agent did in one row: the rows module's reader, under the tables' name
@@ -86,9 +85,12 @@ class Trajectories:
                             flags=None if flags is None else [flags[i] for i in picked])
 
 
-def row_parts(row: Mapping[str, Any]) -> AgentParts:
-    """trajectory_parts of one row, the common flat row read by the rows module's fast path for dict steps (what the
-    trajectory reader counts, without its events); any other shape by the reader."""
+Parts = tuple[list[str], list[tuple[str, Any]], int, int]  # AgentParts' fields, as a plain tuple on the fast path
+
+
+def row_parts(row: Mapping[str, Any]) -> Parts:
+    """trajectory_parts of one row (texts, calls, turns, errors), the common flat row read by the rows module's fast
+    path for dict steps (what the trajectory reader counts, without its events); any other shape by the reader."""
     get = row.get
     final = get("final_text")
     steps = get("steps")
@@ -100,11 +102,11 @@ def row_parts(row: Mapping[str, Any]) -> AgentParts:
         if final_is_own_turn(steps, final):
             turns += 1
             texts.append(final)
-        return AgentParts(texts, calls, turns, errors)
+        return texts, calls, turns, errors
     return agent_parts(row)
 
 
-RowReader = Callable[[int, Mapping[str, Any]], tuple[AgentParts, tuple[str, ...]]]
+RowReader = Callable[[int, Mapping[str, Any]], tuple[Parts, tuple[str, ...]]]
 """A reader of one row (its number, the row) into its parts and the trace flags read beside them, in one reading
 of its trajectory (gates.features.scan_reader)."""
 
