@@ -214,11 +214,13 @@ def _ab_child(gate: str, shape: str, size: int) -> None:
     import whileai_train as wai
 
     rows, eval_rows = _rows_of(size, shape)
+    # each function looked up (its modules imported) before the clock starts
+    hack_scan, publish_gate, optimize, decontaminate = wai.hack_scan, wai.publish_gate, wai.optimize, wai.decontaminate
     runs: dict[str, Callable[[], Any]] = {
-        "hack_scan": lambda: wai.hack_scan(rows, endorsed=ENDORSED),
-        "publish_gate": lambda: wai.publish_gate(rows, mode="rl", endorsed=ENDORSED),
-        "optimize_rl_endorsed": lambda: wai.optimize(rows, mode="rl", endorsed=ENDORSED),
-        "decontaminate": lambda: wai.decontaminate(rows, eval_rows),
+        "hack_scan": lambda: hack_scan(rows, endorsed=ENDORSED),
+        "publish_gate": lambda: publish_gate(rows, mode="rl", endorsed=ENDORSED),
+        "optimize_rl_endorsed": lambda: optimize(rows, mode="rl", endorsed=ENDORSED),
+        "decontaminate": lambda: decontaminate(rows, eval_rows),
     }
     run = runs[gate]
     gc.collect()
