@@ -70,7 +70,7 @@ def read_content(content: Any) -> Blocks:
         return Blocks(content, [], [], [])
     if content is None:
         return Blocks("", [], [], [])
-    if not is_parts(content):
+    if content.__class__ is not list or not is_parts(content):  # an object, a number: its JSON text
         return Blocks(as_text(content), [], [], [])
     texts: list[str] = []
     calls: list[tuple[int, Mapping[str, Any]]] = []
@@ -95,6 +95,8 @@ def content_text(content: Any) -> str:
         return content  # type: ignore[no-any-return]
     if content is None:
         return ""
+    if content.__class__ is not list:  # an object, a number: its JSON text (only a list holds parts)
+        return as_text(content)
     return read_content(content).text
 
 
@@ -112,6 +114,8 @@ def plain_text(content: Any, index: int | None, field: str) -> str:
     none belongs) is a RowError naming the row, the field and the part."""
     if content.__class__ is str:
         return content  # type: ignore[no-any-return]
+    if content.__class__ is not list:  # an object, a number: its JSON text (only a list holds parts)
+        return "" if content is None else as_text(content)
     read = read_content(content)
     if read.other:
         number, kind = read.other[0]

@@ -55,15 +55,25 @@ class Call:
     result reports failure (by the reading's failure rule), and where it sits in the row. Calls read under one
     :class:`ReadMemo` whose arguments were written the same share one arguments dict: read it, never change it."""
 
-    __slots__ = ("_text", "arguments", "failed", "name", "raw_result", "where")
+    __slots__ = ("_failed", "_rule", "_text", "arguments", "name", "raw_result", "where")
 
     def __init__(self, name: str, arguments: dict[str, Any], where: int | tuple[str, int, int]) -> None:
         self.name = name
         self.arguments = arguments
         self.raw_result: Any = None
-        self.failed = False
         self.where = where  # a flat row's step number, or (a field template, its two numbers) in messages
+        self._failed = False
+        self._rule: FailureRule | None = None  # set when the verdict is left to the first reader that asks
         self._text: str | None = None
+
+    @property
+    def failed(self) -> bool:
+        """Whether the result reports failure (False while no result came back)."""
+        rule = self._rule
+        if rule is not None:
+            self._rule = None
+            self._failed = rule(self.raw_result)
+        return self._failed
 
     @property
     def result(self) -> str | None:
@@ -146,26 +156,34 @@ class _Reading(NamedTuple):
 
     rule: FailureRule
     with_events: bool
+    with_parts: bool
     arguments: dict[str, dict[str, Any]] | None
     verdicts: dict[str, bool] | None
 
 
+# the readings without a memo under the default rule, made once: (events, parts) -> how
+_PLAIN = {(events, parts): _Reading(DEFAULT_FAILURE, events, parts, None, None)
+          for events in (True, False) for parts in (True, False)}
+
+
 def read_trajectory(row: Any, index: int | None = None, failure: FailureRule = DEFAULT_FAILURE, *,
-                    events: bool = True, memo: ReadMemo | None = None) -> Trajectory:
+                    events: bool = True, parts: bool = True, memo: ReadMemo | None = None) -> Trajectory:
     """The row's trajectory, read once (see the module docstring); `failure` decides which results failed.
 
-    events=False reads the agent's parts only (no events, no call decoded, no fault kept): the same parts, for a
-    check that needs nothing else (a test pins the two readings' parts equal). `memo`: one ReadMemo for the rows
-    a call reads (each distinct argument and result text decoded once; the same trajectories)."""
+    events=False reads the agent's parts only (no events, no call decoded, no fault kept), parts=False its events
+    only (a call's failure decided when a check first asks): the same parts and events, for a check that needs
+    nothing else (tests pin each reading to the full one). `memo`: one ReadMemo for the rows a call reads (each
+    distinct argument and result text decoded once; the same trajectories)."""
     if row.__class__ is not dict and not isinstance(row, Mapping):
         raise RowError(index, None, f"row is {type(row).__name__}, not an object", "pass rows as dicts")
-    kept = None if memo is None else memo.reading
-    if kept is not None and kept.rule is failure and kept.with_events is events:
+    kept = _PLAIN.get((events, parts)) if memo is None and failure is DEFAULT_FAILURE else \
+        None if memo is None else memo.reading
+    if kept is not None and kept.rule is failure and kept.with_events is events and kept.with_parts is parts:
         how = kept
     elif memo is None:
-        how = _Reading(failure, events, None, None)
+        how = _Reading(failure, events, parts, None, None)
     else:
-        how = memo.reading = _Reading(failure, events, memo.arguments,
+        how = memo.reading = _Reading(failure, events, parts, memo.arguments,
                                       memo.verdicts if failure.function is None else None)
     out = Trajectory()
     messages = row.get("messages")
@@ -240,7 +258,8 @@ def _function_error(index: int | None, field: str, error: FailureFunctionError) 
 def _read_flat(out: Trajectory, row: Mapping[str, Any], index: int | None, how: _Reading) -> None:
     events, texts, calls = out.events, out.texts, out.calls
     append = events.append
-    rule, with_events = how.rule, how.with_events
+    rule, with_events, with_parts = how.rule, how.with_events, how.with_parts
+    lazy = not with_parts and rule.function is None  # events only: a failure is decided when a check asks
     prompt = row.get("prompt")
     if prompt.__class__ is str:
         append((HEARD, prompt))
@@ -276,12 +295,13 @@ def _read_flat(out: Trajectory, row: Mapping[str, Any], index: int | None, how: 
             text = get("text")
             if text:
                 said = text if text.__class__ is str else text_of(text)
-                texts.append(said)
+                if with_parts:
+                    texts.append(said)
             if tool is not None:
                 raw = get("arguments")
                 name = tool if tool.__class__ is str else str(tool)
-                key = (name, tuple(raw.items()) if raw.__class__ is dict else raw)
-                calls.append(key)
+                if with_parts:
+                    calls.append((name, tuple(raw.items()) if raw.__class__ is dict else raw))
                 if not with_events:
                     result = get("result")
                     if result is not None and (rule(result) if result.__class__ is dict else _failed(how, result)):
@@ -298,8 +318,10 @@ def _read_flat(out: Trajectory, row: Mapping[str, Any], index: int | None, how: 
                         call.raw_result = ""
                     else:
                         call.raw_result = result
-                        if rule(result) if result.__class__ is dict else _failed(how, result):
-                            call.failed = True
+                        if lazy:
+                            call._rule = rule
+                        elif rule(result) if result.__class__ is dict else _failed(how, result):
+                            call._failed = True
                             errors += 1
                     append((RESULT, call))
             elif (user := get("user")) is not None:
@@ -314,7 +336,8 @@ def _read_flat(out: Trajectory, row: Mapping[str, Any], index: int | None, how: 
     if final.__class__ is str:
         if final_is_own_turn(steps, final):
             append((SAID, final))
-            texts.append(final)
+            if with_parts:
+                texts.append(final)
             turns += 1
     elif isinstance(final, list):  # a conversational completion (TRL): every message in it is the agent's side
         more = Trajectory()
@@ -338,7 +361,8 @@ def _walk_messages(out: Trajectory, messages: list[Any], index: int | None, how:
     call still waiting."""
     events, texts, calls = out.events, out.texts, out.calls
     append = events.append
-    with_events, memo, verdicts = how.with_events, how.arguments, how.verdicts
+    rule, with_events, with_parts, memo, verdicts = how
+    lazy = not with_parts and rule.function is None  # events only: a failure is decided when a check asks
     pending: dict[str, Call] = {}
     waiting: list[Call] = []
     seen_user = not skip_first_user
@@ -365,7 +389,8 @@ def _walk_messages(out: Trajectory, messages: list[Any], index: int | None, how:
             if role == "assistant":
                 turns += 1
                 if text:
-                    texts.append(text)
+                    if with_parts:
+                        texts.append(text)
                     if with_events:
                         append((SAID, text))
                 tool_calls = get("tool_calls")
@@ -385,8 +410,8 @@ def _walk_messages(out: Trajectory, messages: list[Any], index: int | None, how:
                         if name.__class__ is not str:
                             name = str(name)
                         arguments = function.get("arguments")
-                        key = (name, arguments if arguments.__class__ is str else as_text(arguments))
-                        calls.append(key)
+                        if with_parts:
+                            calls.append((name, arguments if arguments.__class__ is str else as_text(arguments)))
                         if not with_events:
                             continue
                         where = (call_field, number, call_number)
@@ -404,9 +429,12 @@ def _walk_messages(out: Trajectory, messages: list[Any], index: int | None, how:
                         waiting.append(call)
                         append((CALLED, call))
                 if blocks is not None and blocks.calls:
-                    _tool_use(out, blocks.calls, number, field, index, pending, waiting, with_events)
+                    _tool_use(out, blocks.calls, number, field, index, pending, waiting, how)
             elif role == "tool":
                 turns += 1
+                if lazy:
+                    _result(out, text, get("tool_call_id"), None, pending, waiting, rule)
+                    continue
                 known_verdict = verdicts.get(content) if verdicts is not None and blocks is None and content is not None \
                     else None
                 failed = _failed(how, content) if known_verdict is None else known_verdict
@@ -444,7 +472,7 @@ def _walk_messages(out: Trajectory, messages: list[Any], index: int | None, how:
 
 
 def _tool_use(out: Trajectory, blocks: list[tuple[int, Mapping[str, Any]]], number: int, field: str,
-              index: int | None, pending: dict[str, Call], waiting: list[Call], with_events: bool) -> None:
+              index: int | None, pending: dict[str, Call], waiting: list[Call], how: _Reading) -> None:
     """Anthropic tool_use blocks as calls: `input` is the arguments object, `id` what its tool_result names."""
     template = field + "[{0}].content[{1}]"
     for position, block in blocks:
@@ -455,9 +483,9 @@ def _tool_use(out: Trajectory, blocks: list[tuple[int, Mapping[str, Any]]], numb
             continue
         name = str(name)
         arguments = block.get("input")
-        key = (name, as_text(arguments))
-        out.calls.append(key)
-        if not with_events:
+        if how.with_parts:
+            out.calls.append((name, as_text(arguments)))
+        if not how.with_events:
             continue
         where = (template, number, position)
         call = Call(name, _arguments(out, arguments, index, template.format(number, position) + ".input"), where)
@@ -466,10 +494,10 @@ def _tool_use(out: Trajectory, blocks: list[tuple[int, Mapping[str, Any]]], numb
         out.events.append((CALLED, call))
 
 
-def _result(out: Trajectory, text: str, call_id: Any, failed: bool, pending: dict[str, Call],
-            waiting: list[Call]) -> None:
+def _result(out: Trajectory, text: str, call_id: Any, failed: bool | None, pending: dict[str, Call],
+            waiting: list[Call], rule: FailureRule | None = None) -> None:
     """A tool result: the result of the call it names, else of the oldest call still waiting, else something the
-    agent was told (HEARD)."""
+    agent was told (HEARD). `failed` None: left to `rule` when a check asks (the result's text is the rule's)."""
     found = None if call_id is None else pending.pop(call_id if call_id.__class__ is str else str(call_id), None)
     if found is None:
         found = next((call for call in waiting if call.raw_result is None), None)
@@ -478,5 +506,8 @@ def _result(out: Trajectory, text: str, call_id: Any, failed: bool, pending: dic
             return
     found.raw_result = text
     found._text = text
-    found.failed = failed
+    if failed is None:
+        found._rule = rule
+    else:
+        found._failed = failed
     out.events.append((RESULT, found))

@@ -20,7 +20,7 @@ __all__ = ["CALLED", "HEARD", "RESULT", "SAID", "Call", "argument_strings", "rea
 
 def read_events(row: Any, index: int | None = None, failure: FailureRule = DEFAULT_FAILURE) -> list[tuple[int, Any]]:
     """The row's trajectory as (kind, payload) events in order; a RowError when it has none to read."""
-    return read_trajectory(row, index, failure).checked_events()
+    return read_trajectory(row, index, failure, parts=False).checked_events()
 
 
 def argument_strings(arguments: Any, ignore_keys: frozenset[str], key: str = "") -> list[tuple[str, str]]:
