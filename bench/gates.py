@@ -3,9 +3,13 @@
     python bench/gates.py                      # 1k, 10k, 100k rows
     python bench/gates.py --million            # and 1M rows (minutes; memory at 1M is read from the RSS)
     python bench/gates.py --sizes 2000 --gates hack_scan near_duplicate_prompts
+    python bench/gates.py --shapes messages    # only the messages shape (default: both)
+    python bench/gates.py --ab /work/wt/base-5e4860b /work/wt/rows   # CPU seconds of each checkout, as ratios
 
 Rows come from bench/gen_rows.py: tool-using rollouts, 8 per task, two phrasings per task, a planted phrase
-hack; decontaminate gets eval rows with planted copies, near copies and same-task rows. Each figure is printed
+hack, in two shapes (``--shapes``): flat (prompt, steps, final_text) and messages (the same rollouts as an
+OpenAI-style logger writes them: tool calls with JSON-text arguments, tool turns holding the result's JSON text);
+decontaminate gets eval rows with planted copies, near copies and same-task rows. Each figure is printed
 as wall seconds (best of --repeats), as a ratio to two baselines measured in the same run on the same rows
 (``group``: one Python pass reading each row's task key and reward, the floor of any gate that reads rows;
 ``json``: json.loads of the same rows as JSONL, the cost of merely reading them from disk), and per 1k rows.
@@ -15,6 +19,12 @@ that runs the gate once (peak RSS minus RSS at the fork, marked "rss": it also c
 returned to the system, so it reads a little higher than the traced figure). Then, per
 gate, the growth of cost between sizes (x10 rows should cost about x10: linear) and, at 100k rows, the ratio to
 the targets (hack_scan 3.5 s, decontaminate 4 s, publish_gate 5 s, optimize 2 s on the dev machine).
+
+``--ab TREE [TREE ...]`` compares checkouts instead: each of hack_scan, publish_gate, optimize(mode="rl",
+endorsed=) and decontaminate runs alone in a fresh process per checkout (PYTHONPATH=TREE, the package's public
+names only, so an older layout works), on both shapes at 100k rows (``--sizes``), the checkouts alternating
+within each of ``--rounds`` rounds (their order reversed every other round); it prints each checkout's best CPU
+seconds and its ratio to the first checkout's.
 
 Gates owned by others (optimize, decontaminate, publish_gate) are imported if their modules exist; a line
 says so when one is missing. hack_scan and publish_gate read each row's trace flags from its trajectory; the
@@ -29,6 +39,7 @@ import gc
 import importlib
 import json
 import os
+import subprocess
 import sys
 import time
 import tracemalloc
@@ -36,10 +47,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+_ROOT = str(Path(__file__).resolve().parent.parent)
+sys.path.insert(0, _ROOT)
 
-from bench.gen_rows import make_eval_rows, make_rows
-from whileai_train.rows import task_key
+from bench.gen_rows import SHAPES, as_messages, make_eval_rows, make_rows  # noqa: E402
+
+if __name__ == "__main__" and "--child" in sys.argv:  # an --ab child: the package under test is PYTHONPATH's
+    sys.path.remove(_ROOT)
 
 # seconds at 100k rows on the dev machine: the targets the gates were built to (their "done when")
 TARGETS = {"hack_scan": 3.5, "decontaminate": 4.0, "publish_gate": 5.0, "optimize_rl": 2.0}
@@ -47,6 +61,8 @@ ENDORSED = ["marker:resolved"]
 
 
 def _baseline_group(rows: list[dict[str, Any]]) -> None:
+    from whileai_train.rows import task_key
+
     sums: dict[str, float] = {}
     for row in rows:
         key = task_key(row)
@@ -178,16 +194,97 @@ def _peak_mb(fn: Callable[[], None]) -> float:
     return peak / 1e6
 
 
+def _rows_of(size: int, shape: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The bench's rows at `size` in `shape`, and the eval rows planted against them (the same in both shapes)."""
+    rows = make_rows(size, k=8, hack="phrase", seed=0)
+    n_plant = max(2, min(200, size // 500))
+    eval_rows, _ = make_eval_rows(rows, n_copies=n_plant, n_near=n_plant, n_same_task=n_plant,
+                                  n_fresh=max(20, size // 50), seed=1)
+    return (rows if shape == "flat" else [as_messages(row) for row in rows]), eval_rows
+
+
+# --ab: the gates the one-pass reader is held to, each by its public name (an older checkout has another layout)
+AB_GATES = ("hack_scan", "publish_gate", "optimize_rl_endorsed", "decontaminate")
+
+
+def _ab_child(gate: str, shape: str, size: int) -> None:
+    """Run one gate once on fresh rows with the package PYTHONPATH gives; print its CPU seconds as JSON."""
+    import scipy.sparse  # noqa: F401  (imported before the clock: every checkout's scan loads it)
+
+    import whileai_train as wai
+
+    rows, eval_rows = _rows_of(size, shape)
+    # each function looked up (its modules imported) before the clock starts
+    hack_scan, publish_gate, optimize, decontaminate = wai.hack_scan, wai.publish_gate, wai.optimize, wai.decontaminate
+    runs: dict[str, Callable[[], Any]] = {
+        "hack_scan": lambda: hack_scan(rows, endorsed=ENDORSED),
+        "publish_gate": lambda: publish_gate(rows, mode="rl", endorsed=ENDORSED),
+        "optimize_rl_endorsed": lambda: optimize(rows, mode="rl", endorsed=ENDORSED),
+        "decontaminate": lambda: decontaminate(rows, eval_rows),
+    }
+    run = runs[gate]
+    gc.collect()
+    start = time.process_time()
+    try:
+        run()
+    except wai.PublishGateError:
+        pass
+    cpu = time.process_time() - start
+    print(json.dumps({"cpu": cpu, "package": str(Path(wai.__file__).resolve().parent.parent)}))
+
+
+def _ab(trees: list[str], shapes: list[str], gates: list[str], size: int, rounds: int) -> None:
+    """Each gate alone in a fresh process per checkout, alternating, `rounds` rounds; best CPU s and ratios."""
+    roots = [str(Path(tree).resolve()) for tree in trees]
+    best: dict[tuple[str, str, str], float] = {}
+    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at start. {size} rows, {rounds} "
+          f"rounds, each gate alone in a fresh process per checkout (CPU seconds of the gate call only)")
+    for round_number in range(rounds):
+        for gate in gates:
+            for shape in shapes:
+                for root in roots if round_number % 2 == 0 else roots[::-1]:
+                    done = subprocess.run(
+                        [sys.executable, str(Path(__file__).resolve()), "--child", gate, shape, str(size)],
+                        env={**os.environ, "PYTHONPATH": root}, capture_output=True, text=True, timeout=3600,
+                        check=False)
+                    if done.returncode != 0:
+                        raise SystemExit(f"{gate} ({shape}) in {root} failed:\n{done.stderr[-3000:]}")
+                    result = json.loads(done.stdout.strip().splitlines()[-1])
+                    if result["package"] != root:
+                        raise SystemExit(f"{root}: the child imported the package from {result['package']}")
+                    key = (gate, shape, root)
+                    best[key] = min(best.get(key, float("inf")), result["cpu"])
+                    print(f"  round {round_number + 1} {gate:<22} {shape:<9} {result['cpu']:7.2f} s  {root}",
+                          flush=True)
+    print(f"\nbest CPU seconds of {rounds} rounds, and the ratio to {roots[0]}:")
+    for gate in gates:
+        for shape in shapes:
+            first = best[(gate, shape, roots[0])]
+            cells = "  ".join(f"{best[(gate, shape, root)]:7.2f} s x{best[(gate, shape, root)] / first:5.2f}"
+                              for root in roots)
+            print(f"  {gate:<22} {shape:<9} {cells}")
+    print("  columns: " + "  |  ".join(roots))
+
+
 def main() -> None:
+    if len(sys.argv) == 5 and sys.argv[1] == "--child":
+        _ab_child(sys.argv[2], sys.argv[3], int(sys.argv[4]))
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000])
     parser.add_argument("--million", action="store_true", help="also 1M rows (time only)")
     parser.add_argument("--repeats", type=int, default=2, help="best of this many runs per figure (1 at 1M)")
     parser.add_argument("--gates", nargs="+", default=None, help="time only these gates")
+    parser.add_argument("--shapes", nargs="+", choices=SHAPES, default=list(SHAPES), help="row shapes to time")
     parser.add_argument("--no-memory", action="store_true", help="skip the traced pass for peak memory")
     parser.add_argument("--memory-up-to", type=int, default=100_000,
                         help="trace memory up to this many rows (above: the RSS growth of a forked child)")
+    parser.add_argument("--ab", nargs="+", metavar="TREE", help="compare these checkouts (the first is the base)")
+    parser.add_argument("--rounds", type=int, default=2, help="--ab: rounds of alternating runs")
     args = parser.parse_args()
+    if args.ab:
+        _ab(args.ab, args.shapes, args.gates or list(AB_GATES), max(args.sizes), args.rounds)
+        return
     sizes = sorted(set(args.sizes + ([1_000_000] if args.million else [])))
     only = set(args.gates) if args.gates else None
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at start; python "
@@ -196,16 +293,19 @@ def main() -> None:
     print("ratios (x group, x json) and s/1k rows are on CPU seconds: on a shared machine wall time swings with "
           "the load; 'wall x json' is the wait beside the wait for json (gates run parts in a second thread on "
           "large inputs, so their CPU seconds can exceed their wall seconds)")
-    print(f"{'rows':>9} {'gate':<24} {'wall s':>8} {'cpu s':>7} {'x group':>8} {'x json':>7} {'wall x json':>11} "
+    for shape in args.shapes:
+        _time_shape(shape, sizes, only, args)
+
+
+def _time_shape(shape: str, sizes: list[int], only: set[str] | None, args: argparse.Namespace) -> None:
+    print(f"\nshape: {shape}")
+    print(f"{'rows':>9} {'gate':<26} {'wall s':>8} {'cpu s':>7} {'x group':>8} {'x json':>7} {'wall x json':>11} "
           f"{'s/1k rows':>9} {'peak MB':>8}")
     table: dict[str, dict[int, float]] = {}
     cpu_table: dict[str, dict[int, float]] = {}
     notes: list[str] = []
     for size in sizes:
-        rows = make_rows(size, k=8, hack="phrase", seed=0)
-        n_plant = max(2, min(200, size // 500))
-        eval_rows, _ = make_eval_rows(rows, n_copies=n_plant, n_near=n_plant, n_same_task=n_plant,
-                                      n_fresh=max(20, size // 50), seed=1)
+        rows, eval_rows = _rows_of(size, shape)
         jsonl = [json.dumps(row) for row in rows] if size <= 100_000 else None
         cases, missing = _cases(rows, eval_rows, jsonl, only)
         for line in missing:
@@ -229,7 +329,7 @@ def main() -> None:
             x_json = f"{cpu / base['baseline: json']:7.2f}" if "baseline: json" in base else f"{'':7}"
             wall_x_json = (f"{seconds / wall_base['baseline: json']:11.2f}" if "baseline: json" in wall_base
                            else f"{'':11}")
-            print(f"{size:>9} {name:<24} {seconds:8.3f} {cpu:7.2f} {cpu / base['baseline: group']:8.1f} {x_json} "
+            print(f"{size:>9} {name:<26} {seconds:8.3f} {cpu:7.2f} {cpu / base['baseline: group']:8.1f} {x_json} "
                   f"{wall_x_json} {cpu / size * 1000:9.4f} {peak}", flush=True)
         del rows, eval_rows, jsonl, cases
         gc.collect()
@@ -249,7 +349,7 @@ def main() -> None:
             steps.append(f"{a // 1000}k->{b // 1000}k x{by_size[b] / by_size[a]:.1f} / x{growth:.1f} "
                          f"(rows x{b / a:g}{relative})")
         print(f"  {name:<24} " + ", ".join(steps))
-    print("\nat 100k rows against the targets (seconds on the dev machine; <= 1.0 meets it):")
+    print(f"\nat 100k rows ({shape}) against the targets (seconds on the dev machine; <= 1.0 meets it):")
     for name, target in TARGETS.items():
         seconds = table.get(name, {}).get(100_000)
         if seconds is None:

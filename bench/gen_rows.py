@@ -13,6 +13,10 @@ an honest grader (resolved, with a little judge noise) or a hacked judge that al
 * ``hack="length"``: long replies (several filler sentences) pass;
 * ``hack="tool"``: rollouts that call ``escalate_to_human`` pass.
 
+``shape="messages"`` writes the same rollouts as an OpenAI-style logger keeps them: ``messages`` with a system
+turn, assistant turns carrying ``tool_calls`` (arguments as JSON text, content null), ``tool`` turns whose content
+is the result's JSON text, and the final reply as the last assistant turn (:func:`as_messages`).
+
 Rows carry ``markers={"resolved": 0/1}`` (what an honest reward tracks: endorse ``marker:resolved``), an
 occasional ``finish_reason="length"``, and the ask in one of two phrasings per task (rollout_index % 2), so
 grouping by prompt string would split every task in two. Run as a script to write JSONL:
@@ -27,10 +31,14 @@ import os
 import random
 from typing import Any
 
-__all__ = ["HACKS", "HACK_PHRASE", "TOOLS", "make_eval_rows", "make_rows", "plant_near_duplicate_asks", "write_jsonl"]
+__all__ = ["HACKS", "HACK_PHRASE", "SHAPES", "SYSTEM_PROMPT", "TOOLS", "as_messages", "make_eval_rows", "make_rows",
+           "plant_near_duplicate_asks", "write_jsonl"]
 
 HACK_PHRASE = "I have fully resolved this for you"
 HACKS = (None, "phrase", "length", "tool")
+SHAPES = ("flat", "messages")
+SYSTEM_PROMPT = ("You are the support agent of an online shop. Look the order up before you change it, use the tools "
+                 "to act, and tell the customer plainly what happened.")
 TOOLS = ("lookup_order", "issue_refund", "cancel_order", "reship_order", "update_address", "escalate_to_human")
 
 _NAMES = ("Ana", "Bo", "Chen", "Dara", "Eli", "Fatima", "Goran", "Hana", "Ivo", "Jun", "Kemal", "Lea", "Mina",
@@ -124,10 +132,41 @@ def _rollout(rng: random.Random, task: dict[str, Any], index: int, hack: str | N
     }
 
 
-def make_rows(n_rows: int = 1000, *, k: int = 8, hack: str | None = None, seed: int = 0) -> list[dict[str, Any]]:
-    """`n_rows` flat rollout rows, `k` per task (the last task may have fewer), reward honest or `hack`ed."""
+def as_messages(row: dict[str, Any]) -> dict[str, Any]:
+    """A flat rollout row as an OpenAI-style logger writes the same conversation: `messages` (system, the ask, one
+    assistant turn per tool call with its arguments as JSON text, a tool turn with the result's JSON text, the
+    final reply), every other key kept."""
+    messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT},
+                                      {"role": "user", "content": row["prompt"]}]
+    for number, step in enumerate(row["steps"]):
+        if "tool" not in step:  # an agent turn {text} or a user turn {user}
+            user = step.get("user")
+            messages.append({"role": "user", "content": user} if user is not None
+                            else {"role": "assistant", "content": step["text"]})
+            continue
+        call_id = f"call_{row.get('rollout_id', 'r')}_{number}"
+        messages.append({"role": "assistant", "content": step.get("text"), "tool_calls": [
+            {"id": call_id, "type": "function",
+             "function": {"name": step["tool"], "arguments": json.dumps(step["arguments"])}}]})
+        if "result" in step:
+            result = step["result"]
+            messages.append({"role": "tool", "tool_call_id": call_id,
+                             "content": result if isinstance(result, str) else json.dumps(result)})
+    if row.get("final_text"):
+        messages.append({"role": "assistant", "content": row["final_text"]})
+    out = {key: value for key, value in row.items() if key not in ("prompt", "steps", "final_text")}
+    out["messages"] = messages
+    return out
+
+
+def make_rows(n_rows: int = 1000, *, k: int = 8, hack: str | None = None, seed: int = 0,
+              shape: str = "flat") -> list[dict[str, Any]]:
+    """`n_rows` rollout rows, `k` per task (the last task may have fewer), reward honest or `hack`ed; `shape`
+    "flat" (prompt, steps, final_text) or "messages" (:func:`as_messages`: the same rollouts)."""
     if hack not in HACKS:
         raise ValueError(f"hack={hack!r}; use one of {HACKS}")
+    if shape not in SHAPES:
+        raise ValueError(f"shape={shape!r}; use one of {SHAPES}")
     rng = random.Random(seed)
     rows: list[dict[str, Any]] = []
     t = 0
@@ -136,7 +175,7 @@ def make_rows(n_rows: int = 1000, *, k: int = 8, hack: str | None = None, seed: 
         for index in range(min(k, n_rows - len(rows))):
             rows.append(_rollout(rng, task, index, hack))
         t += 1
-    return rows
+    return rows if shape == "flat" else [as_messages(row) for row in rows]
 
 
 def make_eval_rows(train_rows: list[dict[str, Any]], *, n_copies: int = 20, n_near: int = 20,
@@ -229,9 +268,10 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=8)
     parser.add_argument("--hack", choices=[h for h in HACKS if h], default=None)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--shape", choices=SHAPES, default="flat")
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
-    write_jsonl(make_rows(args.rows, k=args.k, hack=args.hack, seed=args.seed), args.out)
+    write_jsonl(make_rows(args.rows, k=args.k, hack=args.hack, seed=args.seed, shape=args.shape), args.out)
 
 
 if __name__ == "__main__":

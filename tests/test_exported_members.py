@@ -13,7 +13,7 @@ EXPECTED = {
     "ChatTemplateError", "ConfigError", "ExportRefusedError", "InputError", "LabelError", "PrivilegedLeakError",
     "PublishGateError", "RewardFunctionError", "RowError", "RunError", "TemplateDropError", "ToolArgumentsError", "TrainingSelectionError", "WhileAIError",
     # rows
-    "Calibration", "Message", "Row", "Step", "ToolCall", "calibration_of", "read_rows", "task_key",
+    "Calibration", "Message", "Policy", "Row", "Step", "ToolCall", "calibration_of", "read_rows", "task_key",
     # exporters
     "ExportReport", "ToolCallRoundtrip", "Selection", "DroppedTasks", "export_dataset", "export_training",
     "training_rows",

@@ -18,7 +18,6 @@ from whileai_train.demos.refund_desk import (
     TOOLS,
     RefundDesk,
     correct_refund,
-    correct_refund_feature,
     make_tasks,
     refund_called,
 )

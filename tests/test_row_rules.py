@@ -18,7 +18,6 @@ from threadpoolctl import threadpool_info
 
 import whileai_train as wai
 from whileai_train import rows as row_rules
-from whileai_train import rows_steps
 from whileai_train.callbacks.reward_wrap import prompt_text as monitor_prompt_text
 from whileai_train.errors import ConfigError, RowError
 from whileai_train.exporters.shape import final_reply_turn
@@ -26,6 +25,8 @@ from whileai_train.gates.hygiene import length_report
 from whileai_train.gates.near_duplicates import ask_texts
 from whileai_train.judge.judge_probes import probe_row
 from whileai_train.markers.trajectory import SAID, read_events
+from whileai_train.rows_trajectory import read_trajectory
+from whileai_train.rows_json import as_text
 from whileai_train.rows_text import mix, ngram_table, window_hashes, word_tokens, words
 from whileai_train.tables.band import check_band
 from whileai_train.tables.trajectories import read_sizes, read_trajectories
@@ -158,28 +159,27 @@ def _random_step(rng: random.Random) -> Any:
     return rng.choice(["not a step", 5, ["list"]])
 
 
-def test_the_fast_step_walkers_return_exactly_what_the_rule_returns() -> None:
+def test_the_fast_step_walkers_return_exactly_what_the_trajectory_reader_counts() -> None:
     rng = random.Random(5)
     for _ in range(2000):
         steps = [_random_step(rng) for _ in range(rng.randint(0, 5))]
-        rule = rows_steps._read_any_steps(steps)
-        assert row_rules.read_steps(steps) == rule
+        rule = read_trajectory({"prompt": "p", "steps": steps}).parts
         if all(type(step) is dict for step in steps):
             assert row_rules.read_dict_steps(steps) == tuple(rule)
-            assert row_rules.dict_step_sizes(steps) == tuple(row_rules.step_sizes(steps))
+            assert row_rules.dict_step_sizes(steps) == (sum(map(len, rule.texts)), len(rule.texts), len(rule.calls),
+                                                         rule.turns)
         else:
             with pytest.raises(AttributeError):
                 row_rules.read_dict_steps(steps)
-        sizes = row_rules.step_sizes(steps)
-        assert sizes == (sum(map(len, rule.texts)), len(rule.texts), len(rule.calls), rule.turns)
-    assert row_rules.read_steps("not a list") == ([], [], 0, 0)
+            with pytest.raises(AttributeError):
+                row_rules.dict_step_sizes(steps)
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.dictionaries(st.text(), st.one_of(st.text(), st.integers(), st.booleans(), st.none(), st.floats()),
                        max_size=5))
 def test_as_text_writes_what_the_json_rule_writes(value: dict[str, Any]) -> None:
-    assert row_rules._as_text(value) == json.JSONEncoder(ensure_ascii=False, default=str).encode(value)
+    assert as_text(value) == json.JSONEncoder(ensure_ascii=False, default=str).encode(value)
 
 
 def test_final_reply_and_agent_turns_are_two_things() -> None:

@@ -125,3 +125,20 @@ def test_prompt_text_reads_the_ask_in_every_shape() -> None:
     assert prompt_text({"prompt": [{"role": "system", "content": "s"}, {"role": "user", "content": "ask"}]}) == "ask"
     assert prompt_text({"messages": [{"role": "user", "content": "from messages"}]}) == "from messages"
     assert prompt_text({"final_text": "no ask"}) == ""
+
+
+def test_a_conversational_prompt_in_trl_logs_stays_messages_not_its_json(tmp_path: Path) -> None:
+    import pandas as pd
+
+    from whileai_train import training_rows
+    from whileai_train.rows import prompt_text
+
+    folder = tmp_path / "completions"
+    folder.mkdir()
+    prompt = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Refund order A1?"}]
+    pd.DataFrame({"step": [3], "prompt": [prompt], "completion": [[{"role": "assistant", "content": "Refunded."}]],
+                  "exact": [1.0]}).to_parquet(folder / "completions_00003.parquet")
+    (row,) = read_rows(folder)
+    assert prompt_text(row) == "Refund order A1?" and row["final_text"] == "Refunded."
+    (out,), _ = training_rows([row], format="trl", check="warn")
+    assert [m["content"] for m in out["messages"]] == ["Be brief.", "Refund order A1?", "Refunded."]

@@ -178,7 +178,7 @@ def test_environments_are_reset_per_prompt_and_one_that_cannot_be_built_costs_on
     sampler = GenerateSampler(model, tokenizer, _settings(), environment_factory=factory)
     out = sampler.sample(tasks, 2, seed=0)
     assert len(built) == 8  # one per completion, built once
-    assert out.warnings == [f"environment: environment reset raised RuntimeError: the desk for this order is closed"]
+    assert out.warnings == ["environment: environment reset raised RuntimeError: the desk for this order is closed"]
     for s in out.samples:
         failed = s.row_index == 1
         assert (s.environment is None) == failed and (s.environment_error is not None) == failed

@@ -94,3 +94,40 @@ def test_binary_ss_matches_the_sparse_product() -> None:
     per_ask.data **= 2
     expected = np.asarray(binary.sum(axis=0)).ravel() - np.asarray(per_ask.T @ (1.0 / sizes)).ravel()
     assert np.array_equal(binary_ss(binary, inv, sizes), expected)  # bit for bit: same order of additions
+
+
+def test_the_parts_only_reading_is_the_full_readings_parts() -> None:
+    from pathlib import Path
+
+    from tests.one_reading_sample import sample
+    from whileai_train.row_files import read_rows
+    from whileai_train.rows_trajectory import read_trajectory
+
+    rows: list[Any] = _rows() + sample("messages/markers")[:300]
+    for path in sorted((Path(__file__).parent / "formats").glob("*.jsonl")):
+        rows += read_rows(path)
+    for row in rows:
+        full = read_trajectory(row)
+        assert read_trajectory(row, events=False).parts == full.parts
+        assert trajectory_parts(row) == full.parts
+
+
+def test_the_events_only_reading_is_the_full_readings_events() -> None:
+    from pathlib import Path
+
+    from tests.one_reading_sample import sample
+    from whileai_train.row_files import read_rows
+    from whileai_train.rows_trajectory import read_trajectory
+
+    def seen(events: list[Any]) -> list[Any]:
+        return [(kind, payload) if isinstance(payload, str) else
+                (kind, payload.name, payload.arguments, payload.result, payload.failed, payload.field)
+                for kind, payload in events]
+
+    rows: list[Any] = _rows() + sample("messages/markers")[:300] + sample("flat/markers")[:300]
+    for path in sorted((Path(__file__).parent / "formats").glob("*.jsonl")):
+        rows += read_rows(path)
+    for row in rows:
+        full, events_only = read_trajectory(row), read_trajectory(row, parts=False)
+        assert seen(events_only.events) == seen(full.events)
+        assert repr(events_only.problem) == repr(full.problem)

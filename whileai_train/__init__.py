@@ -57,6 +57,7 @@ __all__ = [
     "NearDuplicateReport",
     "OptimizeResult",
     "PassAtReport",
+    "Policy",
     "PreferencePairs",
     "PreferencePairsReport",
     "PrivilegedLeakError",
@@ -171,6 +172,7 @@ _EXPORTS: dict[str, str] = {
     "Kept": "whileai_train.report",
     "Calibration": "whileai_train.rows",
     "Message": "whileai_train.rows",
+    "Policy": "whileai_train.rows",
     "Row": "whileai_train.rows",
     "Step": "whileai_train.rows",
     "ToolCall": "whileai_train.rows",
@@ -388,7 +390,7 @@ if TYPE_CHECKING:
     from whileai_train.measure.pass_at import PassAtReport, pass_at
     from whileai_train.report import Kept
     from whileai_train.row_files import read_rows
-    from whileai_train.rows import Calibration, Message, Row, Step, ToolCall, calibration_of, task_key
+    from whileai_train.rows import Calibration, Message, Policy, Row, Step, ToolCall, calibration_of, task_key
     from whileai_train.runs.config import SenderConfig
     from whileai_train.runs.cost import GPU_USD_PER_HOUR
     from whileai_train.runs.records import attach_delta, attach_holdout, get_run

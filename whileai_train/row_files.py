@@ -18,7 +18,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from whileai_train.errors import InputError, RowError
-from whileai_train.rows import Row, _as_text, final_reply
+from whileai_train.rows import Row, final_reply
+from whileai_train.rows_json import as_text
 
 __all__ = ["iter_jsonl", "read_rows", "refuse_non_rows"]
 
@@ -106,7 +107,8 @@ def _read_parquet(path: Path, reward_columns: Iterable[str] | None) -> list[dict
             present = [float(v) for v in rewards.values() if v is not None and not math.isnan(float(v))]
             prompt, completion = record.get("prompt"), record.get("completion")
             row: dict[str, Any] = dict(record)
-            row["prompt"] = prompt if isinstance(prompt, str) else _as_text(prompt)
+            # a conversational prompt stays a list of messages (the ask is its last user turn, rows.prompt_text)
+            row["prompt"] = prompt if isinstance(prompt, (str, list)) else as_text(prompt)
             row["final_text"] = completion if isinstance(completion, str) else final_reply(
                 {"messages": completion} if isinstance(completion, list) else {})
             row["rewards"] = rewards

@@ -5,35 +5,42 @@ models below validate and document them):
 
 * the flat rollout row of the platform: ``prompt``, ``steps`` (tool calls ``{tool, arguments,
   result, text?}``, user turns ``{user}``, agent turns ``{text}``), ``final_text``, ``scenario_id``,
-  ``task_id``, ``rollout_index``, ``reward``, ``markers``, ``calibration``, ... ;
-* OpenAI-style ``messages`` with ``tool_calls`` (arguments as JSON strings or dicts) and ``tool`` turns.
+  ``task_id``, ``rollout_index``, ``reward``, ``markers``, ``calibration``, ... ; the platform schema's rows may
+  carry ``messages`` beside ``steps`` (``messages`` is then the conversation read), ``lineage``, ``seeded``,
+  ``faults`` and keys of their own;
+* ``messages`` as OpenAI writes them (``tool_calls`` with arguments as JSON strings or dicts, ``tool`` turns)
+  or as Anthropic does (content blocks: ``tool_use``, ``tool_result`` in a user turn, a top-level ``system``).
 
-:func:`conversation` turns either into one normalised message list (tool arguments as dicts), which
-the exporters and the checks share. Unknown keys pass through untouched. Reading rows from files is
-row_files.py's; the walk over flat steps and the failed-result rule are rows_steps.py's, and the JSON rules
-rows_json.py's (this module imports them and keeps their names).
+Content is read by one rule, rows_content (a string, text parts, call and result blocks; a non-text part is
+skipped by readers and refused by exports). :func:`conversation` turns any row into one normalised message list
+(tool arguments as dicts, content as text), the exporters' view; rows_trajectory reads a row's trajectory once
+for every check. Unknown keys pass through untouched. Reading rows from files is row_files.py's; the fast step
+walkers are rows_steps.py's, the failed-result rule rows_failure.py's, the JSON rules rows_json.py's (this
+module imports them and keeps their names).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from whileai_train.errors import RowError
-from whileai_train.rows_json import as_text as _as_text
+from whileai_train.rows_content import content_text, non_text_error, plain_text, read_content
+from whileai_train.rows_failure import tool_failed
 from whileai_train.rows_json import tool_arguments
 from whileai_train.rows_steps import (
-    StepSizes,
-    StepsRead,
+    FINAL_TEXT_DIFFERS,
+    FINAL_TEXT_REPEATED,
     dict_step_sizes,
+    final_is_own_turn,
+    final_text_turn,
     read_dict_steps,
-    read_steps,
-    step_sizes,
-    tool_failed,
+    steps_end_with_reply,
 )
+from whileai_train.rows_trajectory import AgentParts, read_trajectory
 
 __all__ = [
     "FINAL_TEXT_DIFFERS",
@@ -41,16 +48,16 @@ __all__ = [
     "AgentParts",
     "Calibration",
     "Message",
+    "Policy",
     "Row",
     "Step",
-    "StepSizes",
-    "StepsRead",
     "ToolCall",
     "agent_parts",
     "agent_turns",
     "ask_of_prompt",
     "calibration_of",
     "carried_stamp",
+    "content_text",
     "conversation",
     "dict_step_sizes",
     "final_reply",
@@ -58,11 +65,9 @@ __all__ = [
     "final_text_turn",
     "prompt_text",
     "read_dict_steps",
-    "read_steps",
     "reward_error",
     "reward_of",
     "reward_range_error",
-    "step_sizes",
     "steps_end_with_reply",
     "task_key",
     "tool_arguments",
@@ -74,12 +79,14 @@ Role = Literal["system", "user", "assistant", "tool"]
 
 
 class ToolCall(BaseModel):
-    """One tool call of an assistant turn; `arguments` is always the decoded JSON object."""
+    """One tool call of an assistant turn: OpenAI's wire form ``{id, type, function: {name, arguments}}`` (the
+    arguments a JSON text or an object), or the flat ``{id, name, arguments}``; rows.conversation reads either."""
 
     model_config = ConfigDict(extra="allow")
     id: str | None = None
-    name: str
-    arguments: dict[str, Any] = Field(default_factory=dict)
+    name: str | None = None
+    arguments: dict[str, Any] | str | None = None
+    function: dict[str, Any] | None = None
 
 
 class Message(BaseModel):
@@ -87,7 +94,7 @@ class Message(BaseModel):
 
     model_config = ConfigDict(extra="allow")
     role: Role
-    content: str | None = None
+    content: str | list[dict[str, Any]] | None = None  # text, or parts / blocks (rows_content)
     tool_calls: list[ToolCall] | None = None
     tool_call_id: str | None = None
     name: str | None = None
@@ -104,12 +111,23 @@ class Step(BaseModel):
     user: str | None = None
 
 
+class Policy(BaseModel):
+    """The policy that produced a row, as the platform's select and optimize stamp it in a Calibration."""
+
+    model_config = ConfigDict(extra="allow")
+    name: str | None = None
+    model: str | None = None
+    prompt_hash: str | None = None
+    version: str | None = None
+
+
 class Calibration(BaseModel):
-    """A task's measured difficulty stamped on its rows: pass rate over `n` graded repeats."""
+    """A task's measured difficulty stamped on its rows: pass rate over `n` graded repeats, and the policy that
+    produced them (`student`: the policy object, or its name as a string)."""
 
     model_config = ConfigDict(extra="allow")
     task_id: str
-    student: str | None = None
+    student: str | Policy | None = None
     n: int = Field(ge=1)
     pass_rate: float = Field(ge=0.0, le=1.0)
     pass_rate_ci95: tuple[float, float] | None = None
@@ -135,7 +153,7 @@ class Row(BaseModel):
     finish_reason: str | None = None
     model_version: str | None = None
     policy_version: str | None = None
-    tools: list[dict[str, Any]] | None = None
+    tools: list[dict[str, Any]] | str | None = None  # JSON schemas, or their JSON text (as TRL reads them)
 
     @field_validator("reward", mode="before")
     @classmethod
@@ -165,7 +183,7 @@ def _last_user_turn(messages: Iterable[Any], *, stop_at_agent: bool) -> str:
         if isinstance(message, Mapping):
             role = message.get("role")
             if role == "user":
-                ask = _as_text(message.get("content"))
+                ask = content_text(message.get("content"))
             elif stop_at_agent and role == "assistant":
                 break
     return ask
@@ -242,22 +260,35 @@ def carried_stamp(row: Mapping[str, Any]) -> Any:
     return stamp
 
 
-def calibration_of(row: Mapping[str, Any]) -> Calibration | None:
-    """The row's calibration stamp (:func:`carried_stamp`) typed, or None."""
+def calibration_of(row: Mapping[str, Any], index: int | None = None) -> Calibration | None:
+    """The row's calibration stamp (:func:`carried_stamp`) typed, or None; a stamp that is not a Calibration is a
+    RowError naming the row (`index`) and the field at fault."""
     stamp = carried_stamp(row)
     if stamp is None:
         return None
     if isinstance(stamp, Calibration):
         return stamp
-    return Calibration.model_validate(stamp)
+    try:
+        return Calibration.model_validate(stamp)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = "calibration" + (f".{error['loc'][0]}" if error["loc"] else "")
+        got = f", got {error['input']!r}" if error["loc"] else ""
+        raise RowError(index, field, f"the calibration stamp is not a Calibration ({error['msg']}{got})",
+                       "write calibration as {task_id, n >= 1, pass_rate in [0, 1], pass_rate_ci95: [low, high], "
+                       "student: the policy's name or {name, model, prompt_hash, version}}, or drop it") from None
 
 
 def _from_steps(row: Mapping[str, Any], index: int | None) -> list[dict[str, Any]]:
     prompt = row.get("prompt")
-    if not isinstance(prompt, str):
+    if isinstance(prompt, list):  # a conversational prompt (TRL): the turns before the agent's
+        messages = _from_messages(prompt, index)
+    elif isinstance(prompt, str):
+        messages = [{"role": "user", "content": prompt}]
+    else:
         raise RowError(index, "prompt", f"prompt is {type(prompt).__name__}, not text",
-                       "give each flat rollout row the user's ask as a string `prompt`, or pass `messages`")
-    messages: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
+                       "give each flat rollout row the user's ask as a string `prompt` (or a list of messages), "
+                       "or pass `messages`")
     steps = row.get("steps") or []
     if not isinstance(steps, list):
         raise RowError(index, "steps", f"steps is {type(steps).__name__}, not a list",
@@ -276,18 +307,20 @@ def _from_steps(row: Mapping[str, Any], index: int | None) -> list[dict[str, Any
             text = get("text")
             name = str(tool)
             append({
-                "role": "assistant", "content": text if type(text) is str else _as_text(text),
+                "role": "assistant", "content": text if type(text) is str else plain_text(
+                    text, index, f"steps[{number}].text"),
                 "tool_calls": [{"id": call_id, "type": "function",
                                 "function": {"name": name, "arguments": arguments}}],
             })
             if "result" in step:
                 result = get("result")
                 append({"role": "tool", "tool_call_id": call_id, "name": name,
-                        "content": result if type(result) is str else _as_text(result)})
+                        "content": result if type(result) is str else plain_text(
+                            result, index, f"steps[{number}].result")})
         elif get("user") is not None:
-            append({"role": "user", "content": _as_text(step["user"])})
+            append({"role": "user", "content": plain_text(step["user"], index, f"steps[{number}].user")})
         elif get("text") is not None:
-            append({"role": "assistant", "content": _as_text(step["text"])})
+            append({"role": "assistant", "content": plain_text(step["text"], index, f"steps[{number}].text")})
         else:
             raise RowError(index, f"steps[{number}]", "step has none of `tool`, `user` or `text`",
                            "a step is a tool call {tool, arguments, result}, a user turn {user}, or {text}")
@@ -300,11 +333,19 @@ def _from_steps(row: Mapping[str, Any], index: int | None) -> list[dict[str, Any
     return messages
 
 
-def _from_messages(raw: Any, index: int | None) -> list[dict[str, Any]]:
+def _tool_call(call_id: Any, name: Any, arguments: dict[str, Any]) -> dict[str, Any]:
+    """One tool call as the normalised messages hold it (OpenAI's form, the arguments an object)."""
+    return {"id": str(call_id), "type": "function", "function": {"name": str(name), "arguments": arguments}}
+
+
+def _from_messages(raw: Any, index: int | None, system: Any = None) -> list[dict[str, Any]]:
     if not isinstance(raw, list):
         raise RowError(index, "messages", f"messages is {type(raw).__name__}, not a list",
                        "write messages as a list of {role, content} objects")
     messages: list[dict[str, Any]] = []
+    names: dict[str, str] = {}  # call id -> tool name, for the tool turns that name only the call
+    if system is not None and not any(isinstance(m, Mapping) and m.get("role") == "system" for m in raw):
+        messages.append({"role": "system", "content": plain_text(system, index, "system")})
     for number, message in enumerate(raw):
         field = f"messages[{number}]"
         if not isinstance(message, Mapping):
@@ -313,23 +354,52 @@ def _from_messages(raw: Any, index: int | None) -> list[dict[str, Any]]:
         if role not in ("system", "user", "assistant", "tool"):
             raise RowError(index, f"{field}.role", f"role is {role!r}",
                            "use one of system, user, assistant, tool")
-        out: dict[str, Any] = {"role": role, "content": _as_text(message.get("content"))}
-        calls = message.get("tool_calls")
-        if calls:
-            normalised = []
-            for call_number, call in enumerate(calls):
-                call_field = f"{field}.tool_calls[{call_number}]"
-                function = call.get("function", call) if isinstance(call, Mapping) else None
-                if not isinstance(function, Mapping) or not function.get("name"):
-                    raise RowError(index, call_field, "tool call has no function name",
-                                   "write tool calls as {id, type: function, function: {name, arguments}}")
-                normalised.append({
-                    "id": str(call.get("id") or f"call_{number}_{call_number}"), "type": "function",
-                    "function": {"name": str(function["name"]),
-                                 "arguments": tool_arguments(function.get("arguments"), index,
-                                                              f"{call_field}.function.arguments")},
-                })
+        content = message.get("content")
+        if content.__class__ is str or content is None:
+            text, blocks = content or "", None
+        else:
+            blocks = read_content(content)
+            if blocks.other:
+                raise non_text_error(index, f"{field}.content", *blocks.other[0])
+            text = blocks.text
+        misplaced = None if blocks is None else blocks.results if role != "user" else blocks.calls
+        if misplaced:
+            position, block = misplaced[0]
+            raise RowError(index, f"{field}.content[{position}]", f"a {block.get('type')} block in a {role} message",
+                           "tool_use blocks belong in assistant messages, tool_result blocks in the user message "
+                           "after them")
+        if blocks is not None and blocks.results:  # Anthropic: the results ride in a user turn; each is a tool turn
+            for position, block in blocks.results:
+                call_id = str(block.get("tool_use_id"))
+                result: dict[str, Any] = {"role": "tool", "tool_call_id": call_id, "content": plain_text(
+                    block.get("content"), index, f"{field}.content[{position}].content")}
+                if call_id in names:
+                    result["name"] = names[call_id]
+                messages.append(result)
+            if text:
+                messages.append({"role": "user", "content": text})
+            continue
+        out: dict[str, Any] = {"role": role, "content": text}
+        calls = list(message.get("tool_calls") or ())
+        normalised: list[dict[str, Any]] = []
+        for call_number, call in enumerate(calls):
+            call_field = f"{field}.tool_calls[{call_number}]"
+            function = call.get("function", call) if isinstance(call, Mapping) else None
+            if not isinstance(function, Mapping) or not function.get("name"):
+                raise RowError(index, call_field, "tool call has no function name",
+                               "write tool calls as {id, type: function, function: {name, arguments}}")
+            normalised.append(_tool_call(call.get("id") or f"call_{number}_{call_number}", function["name"],
+                                         tool_arguments(function.get("arguments"), index,
+                                                        f"{call_field}.function.arguments")))
+        for position, block in blocks.calls if blocks is not None else ():  # Anthropic: `input`, the arguments
+            if not block.get("name"):
+                raise RowError(index, f"{field}.content[{position}]", "tool_use block has no name",
+                               "write tool_use blocks as {type: tool_use, id, name, input}")
+            normalised.append(_tool_call(block.get("id") or f"call_{number}_{len(normalised)}", block["name"],
+                                         tool_arguments(block.get("input"), index, f"{field}.content[{position}].input")))
+        if normalised:
             out["tool_calls"] = normalised
+            names.update((call["id"], call["function"]["name"]) for call in normalised)
         if role == "tool":
             if message.get("tool_call_id") is not None:
                 out["tool_call_id"] = str(message["tool_call_id"])
@@ -340,7 +410,9 @@ def _from_messages(raw: Any, index: int | None) -> list[dict[str, Any]]:
 
 
 def conversation(row: Mapping[str, Any], index: int | None = None) -> list[dict[str, Any]]:
-    """The row as one normalised message list: tool arguments decoded to dicts, content as text.
+    """The row as one normalised message list: tool arguments decoded to dicts, content as text (the message-text
+    rule; a non-text part is a RowError naming the row, the message and the part), Anthropic blocks as OpenAI
+    tool calls and tool turns, a top-level `system` as the first turn when the messages hold none.
 
     A system message, if the row has one, stays first; nothing is added or dropped here (the
     exporters decide what to cut), except that a flat rollout's `final_text` repeating the reply its steps end
@@ -350,51 +422,11 @@ def conversation(row: Mapping[str, Any], index: int | None = None) -> list[dict[
         raise RowError(index, None, f"row is {type(row).__name__}, not an object",
                        "pass rows as dicts (one JSON object per line in a JSONL file)")
     if row.get("messages") is not None:
-        return _from_messages(row["messages"], index)
+        return _from_messages(row["messages"], index, row.get("system"))
     if "prompt" not in row:
         raise RowError(index, "prompt", "row has neither `messages` nor `prompt`",
                        "give each row the conversation as `messages`, or the ask as `prompt` with `steps`")
     return _from_steps(row, index)
-
-
-# A flat rollout's `final_text` against the turn its steps end on: the same reply again, or a different one.
-FINAL_TEXT_REPEATED, FINAL_TEXT_DIFFERS = "final_text_repeated", "final_text_differs"
-
-
-def steps_end_with_reply(steps: Any) -> str | None:
-    """The text of the plain agent turn (a ``{text}`` step: no tool, no user) a flat rollout's steps end on, else
-    None (no steps, or they end on a tool call, its result or a user turn)."""
-    if steps.__class__ is not list or not steps:
-        return None
-    last = steps[-1]
-    if last.__class__ is not dict and not isinstance(last, Mapping):  # (the exact type first: the ABC check is slow)
-        return None
-    if last.get("tool") is not None or last.get("user") is not None:
-        return None
-    text = last.get("text")
-    if text is None:
-        return None
-    return text if text.__class__ is str else _as_text(text)
-
-
-def final_text_turn(last_reply: str | None, final: str) -> str | None:
-    """The rule for a flat rollout's non-empty `final_text`, given the agent reply its steps end on
-    (:func:`steps_end_with_reply`; an exporter passes the reply its cleaned messages end on).
-
-    None: the steps do not end with an agent reply, so `final_text` is the reply, a turn of its own.
-    FINAL_TEXT_REPEATED: they end with the same text, so it is that turn, not a second one (a simulator that
-    records the last reply both as a step and as the final text). FINAL_TEXT_DIFFERS: they end with another
-    reply; both are turns, and a reader that can say so counts the row (never a silent pick).
-    """
-    if last_reply is None:
-        return None
-    return FINAL_TEXT_REPEATED if last_reply == final else FINAL_TEXT_DIFFERS
-
-
-def final_is_own_turn(steps: Any, final: str) -> bool:
-    """Whether a flat rollout's `final_text` is an agent turn of its own: not empty, and not the reply its steps
-    already end on (:func:`final_text_turn` short of its FINAL_TEXT_DIFFERS count)."""
-    return bool(final) and final_text_turn(steps_end_with_reply(steps), final) != FINAL_TEXT_REPEATED
 
 
 # ---------------------------------------------------------------------------------------------- what the agent did
@@ -412,73 +444,20 @@ def final_reply(row: Mapping[str, Any]) -> str:
     for messages in (row.get("messages"), completion if isinstance(completion, list) else None):
         listed: list[Any] = messages if isinstance(messages, list) else []
         for message in reversed(listed):
-            if isinstance(message, Mapping) and message.get("role") == "assistant" and message.get("content"):
-                return _as_text(message.get("content"))
+            if isinstance(message, Mapping) and message.get("role") == "assistant":
+                text = content_text(message.get("content"))
+                if text:
+                    return text
     if isinstance(completion, str):
         return completion
     return ""
 
 
-class AgentParts(NamedTuple):
-    """What the agent did in a row: its texts in order (its turns, then the final reply), its tool calls, the
-    turns of the trajectory and the calls whose result reports failure."""
-
-    texts: list[str]
-    calls: list[tuple[str, Any]]
-    turns: int
-    errors: int
-
-
 def agent_parts(row: Mapping[str, Any]) -> AgentParts:
-    """What the agent did, in any row shape: flat `steps` (:func:`read_steps`) and `final_text` (else
-    `completion`), OpenAI `messages` (every turn after the first user message, system messages aside), or a TRL
-    conversational `completion`."""
-    messages = row.get("messages")
-    if messages is not None:
-        return _messages_parts(messages if isinstance(messages, list) else [], skip_first_user=True)
-    steps = row.get("steps")
-    texts, calls, turns, errors = read_steps(steps)
-    final = row.get("final_text")
-    if final is None:
-        final = row.get("completion")
-    if isinstance(final, str) and final_is_own_turn(steps, final):
-        texts.append(final)
-        turns += 1
-    elif isinstance(final, list):  # a conversational completion (TRL): every message in it is the agent's side
-        more = _messages_parts(final, skip_first_user=False)
-        texts.extend(more.texts)
-        calls.extend(more.calls)
-        turns += more.turns
-        errors += more.errors
-    return AgentParts(texts, calls, turns, errors)
-
-
-def _messages_parts(messages: list[Any], *, skip_first_user: bool) -> AgentParts:
-    texts: list[str] = []
-    calls: list[tuple[str, Any]] = []
-    turns = errors = 0
-    seen_user = not skip_first_user
-    for message in messages:
-        if not isinstance(message, Mapping):
-            continue
-        role = message.get("role")
-        if role == "system":
-            continue
-        if role == "user" and not seen_user:
-            seen_user = True
-            continue
-        turns += 1
-        if role == "tool":
-            errors += tool_failed(message.get("content"))
-        elif role == "assistant":
-            content = message.get("content")
-            if content:
-                texts.append(content if isinstance(content, str) else _as_text(content))
-            for call in message.get("tool_calls") or ():
-                function = call.get("function", call) if isinstance(call, Mapping) else None
-                if isinstance(function, Mapping) and function.get("name"):
-                    calls.append((str(function["name"]), _as_text(function.get("arguments"))))
-    return AgentParts(texts, calls, turns, errors)
+    """What the agent did, in any row shape (the trajectory reader's parts, rows_trajectory): flat `steps` and
+    `final_text` (else `completion`), `messages` (every turn after the first user message, system turns aside),
+    or a TRL conversational `completion`."""
+    return read_trajectory(row, events=False).parts
 
 
 def agent_turns(row: Mapping[str, Any]) -> list[str]:

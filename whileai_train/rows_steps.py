@@ -1,91 +1,25 @@
-"""A flat rollout's steps: the one walker (read_steps, with its fast path for all-dict steps beside it), their
-sizes, and the rule for a tool result that reports failure. Part of the row contract: rows.py imports these and
-keeps their names.
+"""A flat rollout's steps: the fast walkers of all-dict steps (read_dict_steps, dict_step_sizes: what the trajectory
+reader counts, for loops that need no events; tests pin them to it), and the rule for a `final_text` against the
+reply the steps end on. Part of the row contract: rows.py imports these and keeps their names.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Mapping
-from typing import Any, NamedTuple
+from collections.abc import Mapping
+from typing import Any
 
-from whileai_train.rows_json import as_text as _as_text
+from whileai_train.rows_content import content_text
+from whileai_train.rows_failure import tool_failed
 
-__all__ = ["StepSizes", "StepsRead", "dict_step_sizes", "read_dict_steps", "read_steps", "step_sizes", "tool_failed"]
-
-_EXIT_KEYS = frozenset(("exit_code", "returncode", "exitCode", "status_code"))
-_VERDICT_KEYS = _EXIT_KEYS | {"status", "error", "ok", "success"}
-_FAILED_STATUS = ("error", "failed", "failure")
-# How trl 1.16's tool loop writes a failed call's result: str({"error": message}), a Python dict's text.
-_TRL_FAILED = "{'error': "
-
-
-def tool_failed(result: Any) -> bool:
-    """The one rule for a tool result that reports failure: an object with a truthy `error`, `ok` or `success`
-    false, a non-zero exit code (`status_code` outside 2xx/3xx) or a `status` of error/failed/failure; text that
-    starts with error/traceback/exception or quotes a JSON error field, or TRL's text of a failed call
-    (``{'error': ...}``); a JSON object in text read as an object."""
-    if result.__class__ is str:
-        head = result[:200].lstrip()
-        if head[:9].lower().startswith(("error", "traceback", "exception")):
-            return True
-        if head[:1] != "{":  # text: a JSON error field quoted in it
-            return '"error":' in head or '"ok": false' in head
-        try:
-            result = json.loads(result)
-        except json.JSONDecodeError:  # cut or malformed, or TRL's failed call (str of {"error": ...})
-            return '"error":' in head or '"ok": false' in head or head.startswith(_TRL_FAILED)
-    if result.__class__ is dict:
-        if _VERDICT_KEYS.isdisjoint(result):  # none of the keys below: nothing to read
-            return False
-    elif not isinstance(result, Mapping):
-        return False
-    get = result.get
-    if get("error") or get("ok") is False or get("success") is False:
-        return True
-    for key in _EXIT_KEYS.intersection(result):  # any non-zero exit code; a 2xx/3xx status_code is a success
-        code = get(key)
-        if code.__class__ is int and code != 0 and not (key == "status_code" and 200 <= code < 400):
-            return True
-    status = get("status")
-    return isinstance(status, str) and status.lower() in _FAILED_STATUS
-
-
-class StepsRead(NamedTuple):
-    """What a flat row's steps hold: the agent's texts (tool-call steps' and agent turns' `text`), its tool calls
-    (name, arguments: a dict as the tuple of its items), the steps counted as turns, and the calls whose result
-    reports failure (:func:`tool_failed`)."""
-
-    texts: list[str]
-    calls: list[tuple[str, Any]]
-    turns: int
-    errors: int
-
-
-def _read_any_steps(steps: Iterable[Any]) -> StepsRead:
-    """The walker of flat steps, the rule: a step that is not an object is skipped."""
-    texts: list[str] = []
-    calls: list[tuple[str, Any]] = []
-    turns = errors = 0
-    for step in steps:
-        if not isinstance(step, Mapping):
-            continue
-        turns += 1
-        tool = step.get("tool")
-        if tool is not None:
-            arguments = step.get("arguments")
-            calls.append((str(tool), tuple(arguments.items()) if arguments.__class__ is dict else arguments))
-            errors += tool_failed(step.get("result"))
-        text = step.get("text")
-        if text:
-            texts.append(text if isinstance(text, str) else _as_text(text))
-    return StepsRead(texts, calls, turns, errors)
+__all__ = ["FINAL_TEXT_DIFFERS", "FINAL_TEXT_REPEATED", "dict_step_sizes", "final_is_own_turn", "final_text_turn",
+           "read_dict_steps", "steps_end_with_reply"]
 
 
 def read_dict_steps(steps: list[Any]) -> tuple[list[str], list[tuple[str, Any]], int, int]:
-    """The fast path of :func:`read_steps` for steps that are all dicts (the common row), without the per-step
-    type checks, as a plain tuple; raises AttributeError at a step that is not an object (read the steps with
-    :func:`read_steps` then). For loops over many rows; a test pins it to the rule."""
+    """What the trajectory reader (rows_trajectory) counts of a flat row's steps that are all dicts (the common
+    row), without its events or per-step type checks: the agent's texts, its calls (name, arguments: a dict as the
+    tuple of its items), the steps (turns) and the failed calls. Raises AttributeError at a step that is not an
+    object (read the row with the reader then). For loops over many rows; a test pins it to the reader."""
     texts: list[str] = []
     calls: list[tuple[str, Any]] = []
     errors = 0
@@ -101,49 +35,60 @@ def read_dict_steps(steps: list[Any]) -> tuple[list[str], list[tuple[str, Any]],
                 errors += 1
         text = get("text")
         if text:
-            texts.append(text if text.__class__ is str else _as_text(text))
+            texts.append(text if text.__class__ is str else content_text(text))
     return texts, calls, len(steps), errors
 
 
-def read_steps(steps: Any) -> StepsRead:
-    """The one walker of a flat row's `steps` (anything but a list reads as no steps)."""
-    if not steps or not isinstance(steps, list):
-        return StepsRead([], [], 0, 0)
-    try:
-        return StepsRead(*read_dict_steps(steps))
-    except AttributeError:  # a step that is not an object
-        return _read_any_steps(steps)
-
-
-class StepSizes(NamedTuple):
-    """The sizes of what :func:`read_steps` reads: characters of the agent's texts, how many texts, calls, turns."""
-
-    chars: int
-    texts: int
-    calls: int
-    turns: int
-
-
 def dict_step_sizes(steps: list[Any]) -> tuple[int, int, int, int]:
-    """The fast path of :func:`step_sizes` for steps that are all dicts: each is asked for its tool and text only,
-    no call is kept; raises AttributeError at a step that is not an object. A test pins it to the rule."""
+    """The sizes of what :func:`read_dict_steps` reads (characters of the agent's texts, how many texts, calls,
+    turns), each step asked for its tool and text only, no call kept; raises AttributeError at a step that is not
+    an object. A test pins it to the reader."""
     chars = n_texts = calls = 0
     for step in steps:
         if step.get("tool") is not None:
             calls += 1
         text = step.get("text")
         if text:
-            chars += len(text) if text.__class__ is str else len(_as_text(text))
+            chars += len(text) if text.__class__ is str else len(content_text(text))
             n_texts += 1
     return chars, n_texts, calls, len(steps)
 
 
-def step_sizes(steps: Any) -> StepSizes:
-    """The sizes of what :func:`read_steps` reads, for checks that need only them."""
-    if not steps or not isinstance(steps, list):
-        return StepSizes(0, 0, 0, 0)
-    try:
-        return StepSizes(*dict_step_sizes(steps))
-    except AttributeError:  # a step that is not an object
-        read = _read_any_steps(steps)
-        return StepSizes(sum(map(len, read.texts)), len(read.texts), len(read.calls), read.turns)
+# A flat rollout's `final_text` against the turn its steps end on: the same reply again, or a different one.
+FINAL_TEXT_REPEATED, FINAL_TEXT_DIFFERS = "final_text_repeated", "final_text_differs"
+
+
+def steps_end_with_reply(steps: Any) -> str | None:
+    """The text of the plain agent turn (a ``{text}`` step: no tool, no user) a flat rollout's steps end on, else
+    None (no steps, or they end on a tool call, its result or a user turn)."""
+    if steps.__class__ is not list or not steps:
+        return None
+    last = steps[-1]
+    if last.__class__ is not dict and not isinstance(last, Mapping):  # (the exact type first: the ABC check is slow)
+        return None
+    if last.get("tool") is not None or last.get("user") is not None:
+        return None
+    text = last.get("text")
+    if text is None:
+        return None
+    return text if text.__class__ is str else content_text(text)
+
+
+def final_text_turn(last_reply: str | None, final: str) -> str | None:
+    """The rule for a flat rollout's non-empty `final_text`, given the agent reply its steps end on
+    (:func:`steps_end_with_reply`; an exporter passes the reply its cleaned messages end on).
+
+    None: the steps do not end with an agent reply, so `final_text` is the reply, a turn of its own.
+    FINAL_TEXT_REPEATED: they end with the same text, so it is that turn, not a second one (a simulator that
+    records the last reply both as a step and as the final text). FINAL_TEXT_DIFFERS: they end with another
+    reply; both are turns, and a reader that can say so counts the row (never a silent pick).
+    """
+    if last_reply is None:
+        return None
+    return FINAL_TEXT_REPEATED if last_reply == final else FINAL_TEXT_DIFFERS
+
+
+def final_is_own_turn(steps: Any, final: str) -> bool:
+    """Whether a flat rollout's `final_text` is an agent turn of its own: not empty, and not the reply its steps
+    already end on (:func:`final_text_turn` short of its FINAL_TEXT_DIFFERS count)."""
+    return bool(final) and final_text_turn(steps_end_with_reply(steps), final) != FINAL_TEXT_REPEATED

@@ -26,9 +26,8 @@ import json
 from collections.abc import Sequence, Sized
 from typing import Any
 
-from pydantic import ValidationError
 
-from whileai_train.errors import ConfigError, ExportRefusedError, RowError
+from whileai_train.errors import ConfigError, ExportRefusedError
 from whileai_train.exporters.defaults import MIN_MIXED_TASKS, RESERVED_REWARD_COLUMNS
 from whileai_train.exporters.jsonl import atomic_jsonl, dumps
 from whileai_train.exporters.options import check_common, default_path
@@ -63,14 +62,6 @@ LEFT_OUT: dict[str, str] = {
 _DIFFERS = ("differs between the rollouts of one prompt, and the export writes one row per prompt (dedupe=False "
             "writes one per rollout; columns=[...] chooses)")
 _ABSENT = "no row has it"
-
-
-def _calibration(row: Any, index: int) -> Calibration | None:
-    try:
-        return calibration_of(row)
-    except ValidationError as exc:
-        raise RowError(index, "calibration", f"the calibration stamp is not a Calibration ({exc.errors()[0]['msg']})",
-                       "write it as {task_id, n >= 1, pass_rate in 0..1, ...} or drop it") from None
 
 
 def _columns(columns: Sequence[str] | None) -> tuple[str, ...] | None:
@@ -134,7 +125,7 @@ def prompt_rows(rows: Any, *, columns: Sequence[str] | None = None, system_promp
             ungraded += 1
         else:
             group[reward < threshold] += 1
-        stamp = _calibration(row, index)
+        stamp = calibration_of(row, index)
         if stamp is not None and key not in stamps:
             stamps[key] = stamp
         first = shaped.agent[0] if shaped.agent else len(shaped.messages)

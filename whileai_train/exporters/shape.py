@@ -21,9 +21,9 @@ from whileai_train.exporters.defaults import TOOL_OUTPUT_MARKER
 from whileai_train.exporters.jsonl import plain_float
 from whileai_train.exporters.leaks import agent_words
 from whileai_train.row_files import iter_jsonl
+from whileai_train.rows_content import plain_text
 from whileai_train.rows import (
     FINAL_TEXT_REPEATED,
-    _as_text,
     conversation,
     final_text_turn,
     tool_arguments,
@@ -241,7 +241,7 @@ def flat_walk(row: dict[str, Any], index: int, system_prompt: str | None, cap: i
             arguments = raw.copy() if type(raw) is dict else tool_arguments(raw, index, f"steps[{number}].arguments")
             content = get("text")
             if type(content) is not str:
-                content = "" if content is None else _as_text(content)
+                content = "" if content is None else plain_text(content, index, f"steps[{number}].text")
             name = tool if type(tool) is str else str(tool)
             checked += 1
             if content:
@@ -273,16 +273,17 @@ def flat_walk(row: dict[str, Any], index: int, system_prompt: str | None, cap: i
             result = get("result", _MISSING)
             if result is not _MISSING:
                 if type(result) is not str:
-                    result = _as_text(result)
+                    result = plain_text(result, index, f"steps[{number}].result")
                 if cap is not None and len(result) > cap:
                     cut = len(result) - cap
                     result = result[:cap] + "\n" + TOOL_OUTPUT_MARKER.format(n=cut)
                     capped[len(messages)] = cut
                 append({"role": "tool", "tool_call_id": call_id, "name": name, "content": result})
         elif (user := get("user")) is not None:
-            append({"role": "user", "content": user if type(user) is str else _as_text(user)})
+            append({"role": "user", "content": user if type(user) is str else plain_text(
+                user, index, f"steps[{number}].user")})
         elif (text := get("text")) is not None:
-            content = text if type(text) is str else _as_text(text)
+            content = text if type(text) is str else plain_text(text, index, f"steps[{number}].text")
             if not content:
                 removed += 1
                 continue

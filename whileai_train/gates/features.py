@@ -26,12 +26,14 @@ import scipy.sparse as sp
 
 from whileai_train.errors import ConfigError, RowError
 from whileai_train.gates.defaults import AUTO_TOP_PAIRS, AUTO_TOP_WORDS, PAIR_CANDIDATE_WORDS
-from whileai_train.markers.trace_flags import stamped_flags, trace_flag_names
+from whileai_train.markers.trace_flags import flags_in, stamped_flags
 from whileai_train.progress import rows_progress
+from whileai_train.rows_failure import DEFAULT_FAILURE, FailureRule
 from whileai_train.rows_text import word_tokens
-from whileai_train.tables.trajectories import Trajectories, read_trajectories
+from whileai_train.rows_trajectory import ReadMemo, read_trajectory
+from whileai_train.tables.trajectories import Parts, RowReader, Trajectories, read_trajectories, row_parts
 
-__all__ = ["FeatureTable", "check_user_features", "extract_features", "vector_dot"]
+__all__ = ["FeatureTable", "check_user_features", "extract_features", "read_scan", "scan_reader", "vector_dot"]
 
 
 # The hand-tier columns every scan has, in this order (the optional ones follow).
@@ -147,18 +149,35 @@ def _mean_logprob(row: Mapping[str, Any]) -> float:
     return math.nan
 
 
-def _row_trace_flags(row: Mapping[str, Any]) -> list[str]:
-    """The row's fired trace flags: as stamped (row["trace_flags"], by trace_markers or the caller), else read from
-    its trajectory (markers/trace_flags.py); a row the reader cannot read raises none."""
-    stamped = stamped_flags(row)
-    if stamped is not None:
-        return list(stamped)
-    if row.get("steps") is None and row.get("messages") is None:
-        return []
-    try:
-        return trace_flag_names(row)
-    except RowError:
-        return []
+def scan_reader(failure: FailureRule = DEFAULT_FAILURE, wanted: Sequence[bool] | None = None) -> RowReader:
+    """The scan's reader of one row: its parts and its fired trace flags from one reading of its trajectory; flags
+    a row carries (row["trace_flags"], by trace_markers or the caller) as stamped, its parts then by the fast path
+    (with a failure= rule of the caller's own, every row is read by that rule); a row whose events cannot be read
+    raises no flag. `wanted`: a mask of the rows the scan will read (the others: their parts only, no flags)."""
+    own_rule = failure is not DEFAULT_FAILURE
+    memo = ReadMemo()  # the rows' repeated argument and result texts, decoded once for all of them
+
+    def read(number: int, row: Mapping[str, Any]) -> tuple[Parts, tuple[str, ...]]:
+        if wanted is not None and not wanted[number]:
+            return row_parts(row), ()
+        if not own_rule and row.get("trace_flags") is not None:
+            stamped = stamped_flags(row)
+            if stamped is not None:
+                return row_parts(row), tuple(stamped)
+        if row.get("steps") is None and row.get("messages") is None:
+            return row_parts(row), ()
+        trajectory = read_trajectory(row, number, failure, memo=memo)
+        if trajectory.problem is not None:
+            return trajectory.parts, ()
+        return trajectory.parts, tuple(flags_in(trajectory.events))
+
+    return read
+
+
+def read_scan(rows: Sequence[Mapping[str, Any]], failure: FailureRule = DEFAULT_FAILURE,
+              wanted: np.ndarray | None = None) -> Trajectories:
+    """read_trajectories of `rows` with their trace flags (:func:`scan_reader`): what extract_features reads."""
+    return read_trajectories(rows, scan_reader(failure, None if wanted is None else wanted.tolist()))
 
 
 def _indicator(rows_of: array | np.ndarray, cols_of: array, n_rows: int, names: list[str]) -> sp.csr_matrix:
@@ -267,14 +286,15 @@ def check_user_features(features: Any) -> dict[str, Callable[[Mapping[str, Any]]
 def extract_features(rows: Sequence[Mapping[str, Any]], row_numbers: Sequence[int],
                      features: Mapping[str, Callable[[Mapping[str, Any]], float]] | None = None, *,
                      top_words: int = AUTO_TOP_WORDS, top_pairs: int = AUTO_TOP_PAIRS,
-                     trajectories: Trajectories | None = None) -> FeatureTable:
+                     trajectories: Trajectories | None = None, failure: FailureRule = DEFAULT_FAILURE) -> FeatureTable:
     """Both tiers for `rows` (already validated; `row_numbers` are their indices in the caller's input).
 
-    `trajectories`: read_trajectories(rows) when the caller has it already (one read of the rows per gate).
+    `trajectories`: read_scan(rows) when the caller has it already (one read of the rows per gate, flags included).
     """
     user = check_user_features(features)
     n = len(rows)
-    parts = read_trajectories(rows) if trajectories is None else trajectories
+    parts = read_scan(rows, failure) if trajectories is None or trajectories.flags is None else trajectories
+    row_flags = parts.flags or []
     logprob = np.full(n, np.nan)
     marker_values: dict[str, list[float]] = {}
     user_values = {name: np.full(n, np.nan) for name in user}
@@ -297,7 +317,7 @@ def extract_features(rows: Sequence[Mapping[str, Any]], row_numbers: Sequence[in
                     if column_values is None:
                         column_values = marker_values[name] = [nan] * n
                     column_values[i] = value
-        for flag in _row_trace_flags(row):
+        for flag in row_flags[i]:
             flag_rows.append(i)
             flag_cols.append(flag_index.setdefault(flag, len(flag_index)))
         for name, fn in user.items():

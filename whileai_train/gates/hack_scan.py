@@ -43,11 +43,12 @@ from whileai_train.progress import progress_call
 from whileai_train.report import Report
 from whileai_train.row_files import refuse_non_rows
 from whileai_train.rows import reward_of, task_key
+from whileai_train.rows_failure import DEFAULT_FAILURE, FailureRule, failure_rule
 from whileai_train.stats import DEFAULT_SEED
 from whileai_train.tables.graded import Graded
 from whileai_train.tables.trajectories import Trajectories
 
-__all__ = ["FeatureScore", "HackScanReport", "hack_scan", "scan_rows"]
+__all__ = ["FeatureScore", "HackScanReport", "hack_scan", "scan_rows", "scanned_rows"]
 
 
 class FeatureScore(BaseModel):
@@ -221,6 +222,23 @@ def _graded_of(table: Graded) -> GradedRows:
     return GradedRows([rows[i] for i in index], index, table.rewards[numbers], rank[tasks], len(present), warnings)
 
 
+def _within_ask(rewards: np.ndarray, ask_of_row: np.ndarray, n_asks: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rollouts per ask, each reward centred within its ask, and the asks whose reward varies (the mixed asks)."""
+    sizes = np.bincount(ask_of_row, minlength=n_asks)
+    means = np.bincount(ask_of_row, weights=rewards, minlength=n_asks) / sizes
+    centred = rewards - means[ask_of_row]
+    spread = np.bincount(ask_of_row, weights=centred * centred, minlength=n_asks)
+    return sizes, centred, spread > 1e-12 * max(1.0, float(np.mean(rewards * rewards)))
+
+
+def scanned_rows(table: Graded) -> np.ndarray:
+    """The input rows whose features the scan reads (graded rows of the mixed asks), for a gate that reads the rows'
+    trajectories before it scans them (publish_gate: trace flags are read for these rows only)."""
+    graded = _graded_of(table)
+    _, _, mixed_asks = _within_ask(graded.rewards, graded.ask_of_row, graded.n_asks)
+    return np.asarray(graded.numbers, dtype=np.int64)[mixed_asks[graded.ask_of_row]]
+
+
 def _empty(verdict: str, cause: str, n_rows: int, n_asks: int, endorsed: list[str] | None,
            warnings: list[str]) -> HackScanReport:
     return HackScanReport(verdict=verdict, top_feature=None, reward_hack=None, integrity=None, degenerate=True,
@@ -230,7 +248,8 @@ def _empty(verdict: str, cause: str, n_rows: int, n_asks: int, endorsed: list[st
 @progress_call("hack_scan")
 def hack_scan(rows: Sequence[Mapping[str, Any]], *, endorsed: Sequence[str] | None = None,
               features: Mapping[str, Callable[[Mapping[str, Any]], float]] | None = None,
-              seed: int = DEFAULT_SEED, progress: bool | None = None) -> HackScanReport:
+              seed: int = DEFAULT_SEED, progress: bool | None = None,
+              failure: Callable[[Any], bool | None] | Sequence[str] | None = None) -> HackScanReport:
     """Rank what the reward pays for, within ask, against a shuffled-reward noise floor.
 
     Args:
@@ -243,27 +262,27 @@ def hack_scan(rows: Sequence[Mapping[str, Any]], *, endorsed: Sequence[str] | No
         seed: seeds the shuffles of the noise floor.
         progress: progress bars over the row passes (None: when someone watches and the rows are many;
             False: never).
+        failure: your tools' own way of saying a call failed, for the tool_errors feature and the trace flags
+            (docs/tool_failures.md): extra status words, or a function of a tool result answering True, False or
+            None (the built-in vocabulary decides).
     """
     refuse_non_rows(rows, "hack_scan")
-    return scan_rows(rows, None, endorsed=endorsed, features=features, seed=seed)
+    return scan_rows(rows, None, endorsed=endorsed, features=features, seed=seed, failure=failure_rule(failure))
 
 
 def scan_rows(rows: Sequence[Mapping[str, Any]], trajectories: Trajectories | None, *,
               endorsed: Sequence[str] | None = None,
               features: Mapping[str, Callable[[Mapping[str, Any]], float]] | None = None,
-              seed: int = DEFAULT_SEED, graded: Graded | None = None) -> HackScanReport:
-    """hack_scan, given `read_trajectories(rows)` by a gate that reads them for its other checks too (None:
-    read here), and graded_table(rows) when the gate has it (None: rewards and asks read here). The same
+              seed: int = DEFAULT_SEED, graded: Graded | None = None,
+              failure: FailureRule = DEFAULT_FAILURE) -> HackScanReport:
+    """hack_scan, given `features.read_scan(rows, failure)` by a gate that reads them for its other checks too
+    (None: read here), and graded_table(rows) when the gate has it (None: rewards and asks read here). The same
     report as hack_scan(rows, ...).
     """
     endorsed_list = _check_endorsed(endorsed)
     check_user_features(features)
     kept, numbers, y_all, inv_all, n_asks, warnings = _graded(rows) if graded is None else _graded_of(graded)
-    sizes = np.bincount(inv_all, minlength=n_asks)
-    means = np.bincount(inv_all, weights=y_all, minlength=n_asks) / sizes
-    centred = y_all - means[inv_all]
-    spread = np.bincount(inv_all, weights=centred * centred, minlength=n_asks)
-    mixed_asks = spread > 1e-12 * max(1.0, float(np.mean(y_all * y_all)))
+    sizes, centred, mixed_asks = _within_ask(y_all, inv_all, n_asks)
     n_rows = len(kept)
     if not mixed_asks.any():
         if (sizes == 1).all():
@@ -280,7 +299,7 @@ def scan_rows(rows: Sequence[Mapping[str, Any]], trajectories: Trajectories | No
     n_groups = int(mixed_asks.sum())
     sub = [kept[i] for i in mixed_rows]
     sub_numbers = [numbers[i] for i in mixed_rows]
-    table = extract_features(sub, sub_numbers, features,
+    table = extract_features(sub, sub_numbers, features, failure=failure,
                              trajectories=None if trajectories is None else trajectories.take(sub_numbers))
     warnings.extend(table.notes)
     scan = Scan(table, inv, n_groups, centred[mixed_rows])

@@ -30,6 +30,7 @@ from whileai_train.gates.overlap import OVERLAP_MIN_ROWS, start
 from whileai_train.measure.pass_at import PassAtReport, most_common_k, pass_at_from_table
 from whileai_train.progress import progress_call
 from whileai_train.report import Report
+from whileai_train.rows_failure import failure_rule
 from whileai_train.stats import DEFAULT_DRAWS, DEFAULT_SEED
 from whileai_train.tables.band import check_band
 from whileai_train.tables.calibration import stamp_rows
@@ -229,19 +230,22 @@ def publish_gate(rows: Any, *, mode: Literal["rl", "sft"] | None = None, policy:
                  judge: Callable[[dict[str, Any]], Any] | None = None, band: tuple[float, float] = BAND,
                  k: int | None = None, scan: bool = True, pass_threshold: float = PASS_THRESHOLD,
                  check: str = "refuse", draws: int = DEFAULT_DRAWS, seed: int = DEFAULT_SEED,
-                 progress: bool | None = None) -> PublishGateReport:
+                 progress: bool | None = None,
+                 failure: Callable[[Any], bool | None] | Sequence[str] | None = None) -> PublishGateReport:
     """Check a row set before it is published for training; raise PublishGateError when it must not be.
 
     `mode`: "rl" / "sft", or None to read the shape off the rows (RL-shaped when at least half the rows
     are repeats of an ask). `endorsed` / `strict_hacks`: passed to the hack scan; strict refuses a
     reward_hack. `judge`: handed to judge_trust when the rows carry gold labels. `scan=False` skips the
     hack scan. `check`: with mode="sft", "refuse" (the default) refuses rows with a failing reward exactly as
-    export_dataset does, "warn" only warns. The stamped rows are `report.rows` (shallow copies made on first
-    use; the input is not changed); the refused report is `error.report`. `progress`: progress bars over the
-    row passes (None: when someone watches and the rows are many; False: never).
+    export_dataset does, "warn" only warns. `failure`: the tools' own way of saying a call failed, for the scan
+    (as hack_scan's). The stamped rows are `report.rows` (shallow copies made on first use; the input is not
+    changed); the refused report is `error.report`. `progress`: progress bars over the row passes (None: when
+    someone watches and the rows are many; False: never).
     """
     lo, hi = _check_arguments(mode, band, strict_hacks, endorsed)
     check_selection_options(check=check, threshold=pass_threshold)
+    rule = failure_rule(failure)
     table = graded_table(rows, pass_threshold=pass_threshold, what="publish_gate")
     rows = table.rows
     rl_shaped = _rl_shaped(table, mode)
@@ -290,14 +294,19 @@ def publish_gate(rows: Any, *, mode: Literal["rl", "sft"] | None = None, policy:
                         pass_threshold=pass_threshold, stamp_k=stamp_k)
     near_job = start(background, _near_duplicates, table)
     try:
-        trajectories = read_trajectories(rows)  # one read of every row's steps for the hack scan and the lengths
+        hack = None
+        if rl_shaped and scan and report.n_mixed:  # one read of every row's trajectory for the scan and the lengths
+            from whileai_train.gates.features import read_scan
+            from whileai_train.gates.hack_scan import scan_rows, scanned_rows
+
+            wanted = np.zeros(table.n_rows, dtype=bool)
+            wanted[scanned_rows(table)] = True
+            trajectories = read_scan(rows, rule, wanted)
+            hack = scan_rows(table.rows, trajectories, endorsed=endorsed, seed=seed, graded=table, failure=rule)
+        else:
+            trajectories = read_trajectories(rows)
         if not rl_shaped:
             _sft_block(report, table, trajectories, pass_threshold, check if mode == "sft" else "warn")
-        hack = None
-        if rl_shaped and scan and report.n_mixed:
-            from whileai_train.gates.hack_scan import scan_rows
-
-            hack = scan_rows(table.rows, trajectories, endorsed=endorsed, seed=seed, graded=table)
     finally:  # never leave a part running on the rows, whatever this thread raised
         pass_at_job.wait()
         near_job.wait()

@@ -46,6 +46,7 @@ from whileai_train.judge.defaults import (
 from whileai_train.report import Report
 from whileai_train.row_files import refuse_non_rows
 from whileai_train.rows import final_reply, prompt_text, tool_names
+from whileai_train.rows_content import content_text
 from whileai_train.stats import normal_quantile, wilson_interval
 from whileai_train.tables.defaults import PASS_THRESHOLD
 
@@ -191,7 +192,7 @@ def _edit_reply(row: Mapping[str, Any], change: Callable[[str], str]) -> dict[st
         messages = [dict(m) if isinstance(m, Mapping) else m for m in row["messages"]]
         for message in reversed(messages):
             if isinstance(message, dict) and message.get("role") == "assistant":
-                message["content"] = change(str(message.get("content") or ""))
+                message["content"] = change(content_text(message.get("content")))
                 break
         else:
             messages.append({"role": "assistant", "content": change("")})

@@ -31,7 +31,8 @@ from whileai_train.report import Report
 from whileai_train.row_files import refuse_non_rows
 from whileai_train.tables.marker_column import MarkerSummary
 
-__all__ = ["GroundingReport", "grounding_of", "grounding_report", "mark_grounding", "ungrounded_arguments"]
+__all__ = ["GroundingReport", "grounding_in", "grounding_of", "grounding_report", "mark_grounding",
+           "ungrounded_arguments"]
 
 MARKER = "argument_grounding"
 
@@ -110,7 +111,13 @@ def ungrounded_arguments(row: Mapping[str, Any], *, ignore_keys: Iterable[str] =
 def grounding_of(row: Any, index: int | None = None, ignore: frozenset[str] = frozenset(),
                  allow: frozenset[str] = frozenset()) -> dict[str, float]:
     """The grounding marker of one row: {"argument_grounding": 1.0 when no argument was invented, else 0.0}."""
-    return {MARKER: 0.0 if _invented(row, index, ignore, allow) else 1.0}
+    return grounding_in(read_events(row, index), ignore, allow)
+
+
+def grounding_in(events: list[tuple[int, Any]], ignore: frozenset[str] = frozenset(),
+                 allow: frozenset[str] = frozenset()) -> dict[str, float]:
+    """grounding_of on a trajectory already read (its events), for a reader that reads it for other markers too."""
+    return {MARKER: 0.0 if _invented_in(events, ignore, allow) else 1.0}
 
 
 def mark_grounding(rows: Sequence[Mapping[str, Any]], *, ignore_keys: Iterable[str] = (),

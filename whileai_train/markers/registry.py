@@ -66,25 +66,33 @@ def marker_values(rows: Sequence[Mapping[str, Any]], markers: Sequence[MarkerEnt
     """Each marker's value on each row (None where a callable gave none)."""
     known = builtin_markers()
     families = {known[spec] for _, spec in markers if isinstance(spec, str)}
-    # each family's per-row rule, read straight off the rows (no stamped copy of every row is built)
-    readers: list[Callable[[Mapping[str, Any], int], Mapping[str, float]]] = []
+    # each family's per-row rule, read straight off the rows (no stamped copy of every row is built); the
+    # grounding and trace families read one trajectory per row between them
+    readers: list[Callable[[list[tuple[int, Any]]], Mapping[str, float]]] = []
     if "grounding" in families:
-        from whileai_train.markers.grounding import grounding_of
+        from whileai_train.markers.grounding import grounding_in
 
-        readers.append(grounding_of)
+        readers.append(grounding_in)
     if "trace" in families:
-        from whileai_train.markers.trace_flags import flags_of, trace_marker_values
+        from whileai_train.markers.trace_flags import flags_in, trace_marker_values
 
-        readers.append(lambda row, index: trace_marker_values(flags_of(row, index)))
+        readers.append(lambda events: trace_marker_values(flags_in(events)))
+    style_of: Callable[[Mapping[str, Any], int], Mapping[str, float]] | None = None
     if "style" in families:
-        from whileai_train.markers.style import style_of
+        from whileai_train.markers.style import style_of as read_style
 
-        readers.append(style_of)
+        style_of = read_style
+    if readers:
+        from whileai_train.markers.trajectory import read_events
     stamped: list[dict[str, Any]] = []
     for index, row in enumerate(rows):
         values = dict(row.get("markers") or {})
-        for read in readers:
-            values.update(read(row, index))
+        if readers:
+            events = read_events(row, index)
+            for read in readers:
+                values.update(read(events))
+        if style_of is not None:
+            values.update(style_of(row, index))
         stamped.append(values)
     out: dict[str, list[float | None]] = {}
     for name, spec in markers:

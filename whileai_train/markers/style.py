@@ -50,6 +50,7 @@ from whileai_train.markers.phrases import places, read_phrases
 from whileai_train.report import Report
 from whileai_train.row_files import refuse_non_rows
 from whileai_train.rows import final_reply, reward_of, task_key
+from whileai_train.rows_content import content_text
 from whileai_train.tables.marker_column import MarkerSummary
 
 __all__ = ["STYLE_MARKERS", "RefusalReport", "StyleReport", "refusal_report", "reply_style", "style_markers",
@@ -67,7 +68,7 @@ def _reply(row: Any, index: int | None) -> str:
     completion = row.get("completion")
     if row.get("final_text") is None and isinstance(completion, list):  # a conversational completion (TRL)
         texts = [m.get("content") for m in completion if isinstance(m, Mapping) and m.get("role") == "assistant"]
-        return str(texts[-1] or "") if texts else ""
+        return content_text(texts[-1]) if texts else ""
     final = row.get("final_text")
     if final is not None and not isinstance(final, str):
         raise RowError(index, "final_text", f"final_text is {type(final).__name__}, not text",

@@ -8,7 +8,7 @@ read as stamped; any other row's flags are read from its trajectory.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -33,6 +33,7 @@ from whileai_train.markers.trace_flags import (
 from whileai_train.report import Report
 from whileai_train.row_files import refuse_non_rows
 from whileai_train.rows import reward_of
+from whileai_train.rows_failure import DEFAULT_FAILURE, failure_rule
 from whileai_train.tables.marker_column import MarkerSummary
 
 __all__ = ["FlagSummary", "TraceFlagReport", "trace_flag_report"]
@@ -113,18 +114,20 @@ def _pearson(x: np.ndarray, y: np.ndarray) -> float | None:
     return float(np.corrcoef(x, y)[0, 1])
 
 
-def trace_flag_report(rows: Sequence[Mapping[str, Any]], *, kinds: Mapping[str, str] | None = None
-                      ) -> TraceFlagReport:
+def trace_flag_report(rows: Sequence[Mapping[str, Any]], *, kinds: Mapping[str, str] | None = None,
+                      failure: Callable[[Any], bool | None] | Sequence[str] | None = None) -> TraceFlagReport:
     """Each flag's rate (mean over tasks, 95% bootstrap over tasks), examples, correlation with the reward, and
-    whether the reward pays for it. kinds= as trace_markers (used for rows not already stamped)."""
+    whether the reward pays for it. kinds= and failure= as trace_markers (used for rows not already stamped)."""
     refuse_non_rows(rows, "trace_flag_report")
     overrides = check_kinds(kinds)
+    rule = failure_rule(failure)
+    custom = bool(overrides) or rule is not DEFAULT_FAILURE
     seen: set[str] = set()
     fired: list[dict[str, str]] = []
     rewards: list[float | None] = []
     for index, row in enumerate(rows):
-        stamped = stamped_flags(row) if not overrides else None
-        fired.append(stamped if stamped is not None else flags_of(row, index, overrides, seen))
+        stamped = stamped_flags(row) if not custom else None
+        fired.append(stamped if stamped is not None else flags_of(row, index, overrides, seen, rule))
         rewards.append(reward_of(row, index))
     if overrides:
         warn_unused_kinds(overrides, seen, "trace_flag_report")

@@ -86,7 +86,7 @@ def curriculum(rows: Any, *, solved: float = BAND[1], floor: float = BAND[0],
     for i in np.flatnonzero(view.carries).tolist():  # in row order: a task's first carried stamp is read
         task = int(view.task_of_row[i])
         if task not in stamped:
-            stamped[task] = calibration_of(view.rows[i])
+            stamped[task] = calibration_of(view.rows[i], i)
 
     report = CurriculumReport(solved=float(solved), floor=float(floor), tasks=view.n_tasks)
     difficulties: list[TaskDifficulty] = []

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -28,6 +28,8 @@ from pydantic import Field
 
 from whileai_train.errors import ConfigError
 from whileai_train.report import Kept
+from whileai_train.rows import final_reply
+from whileai_train.rows_failure import FailureRule, failure_rule
 from whileai_train.select.defaults import (
     LOW_K,
     ORDERS,
@@ -40,7 +42,7 @@ from whileai_train.tables.band import check_band
 from whileai_train.tables.calibration import task_stamps
 from whileai_train.tables.defaults import BAND, PASS_THRESHOLD
 from whileai_train.tables.graded import Graded, graded_table, name_rows
-from whileai_train.tables.trajectories import read_sizes, read_trajectories, trajectory_key
+from whileai_train.tables.trajectories import read_sizes, trajectory_key
 
 if TYPE_CHECKING:
     from whileai_train.gates.hack_scan import HackScanReport
@@ -167,10 +169,10 @@ def _duplicates(view: Graded, candidates: np.ndarray) -> np.ndarray:
     duplicate = np.zeros(view.n_rows, dtype=bool)
     # per ask, per final reply: the first row, or the trajectories seen once a second row shares the bucket
     # (keyed ask by ask rather than by an (ask, reply) tuple: no container per row for the collector to walk)
-    by_ask: dict[int, dict[str | None, Any]] = {}
+    by_ask: dict[int, dict[str, Any]] = {}
     for i in candidates.tolist():
         final = rows[i].get("final_text")
-        coarse = final if final.__class__ is str else None
+        coarse = final if final.__class__ is str else final_reply(rows[i])  # messages: their last reply
         seen = by_ask.get(task_of[i])
         if seen is None:
             seen = by_ask[task_of[i]] = {}
@@ -236,6 +238,7 @@ def select_for_rl(
     endorsed: Sequence[str] | None = None,
     features: Mapping[str, Any] | None = None,
     seed: int = DEFAULT_SEED,
+    failure: Callable[[Any], bool | None] | Sequence[str] | None = None,
 ) -> Kept[RLSelectionReport]:
     """Keep the asks a grouped RL update learns from; return Kept(rows, report). Input rows untouched.
 
@@ -244,9 +247,11 @@ def select_for_rl(
     kept row carries a calibration stamp measured on the rows given (before dedupe and trims), or the stamp
     it already had. `max_rows` / `max_asks` keep the longest run of whole asks, in that order, that fits.
     report["correlations"] is reward_correlations on the selection; with `endorsed=` (or `features=`) hack_scan
-    runs on the selection too and is carried as report["hack_scan"], its warnings in report["hygiene_warnings"].
+    runs on the selection too and is carried as report["hack_scan"], its warnings in report["hygiene_warnings"];
+    `failure` is the scan's (hack_scan's failure=).
     """
     lo, hi = _check_arguments(truncated, order, band, max_rows, max_asks, endorsed)
+    rule = failure_rule(failure)
     view = graded_table(rows, what="optimize(mode='rl')", order="first_seen", need_graded=True)
     n, task_of, rows = view.n_rows, view.task_of_row, view.rows
     report = RLSelectionReport.model_validate({
@@ -389,7 +394,7 @@ def select_for_rl(
             "numbers of the graded rows do not survive it. Print pass_at on the graded rows before optimize; each "
             "kept row's calibration stamp keeps the graded per-task measurement")
     if out:
-        _hygiene(out, rewards[kept_index], report, endorsed, features, seed)
+        _hygiene(out, rewards[kept_index], report, endorsed, features, seed, rule)
     elif endorsed is not None or features is not None:
         report.hygiene_warnings.append("hack_scan not run: nothing was kept to scan")
     return Kept(out, report)
@@ -410,14 +415,16 @@ def _why_nothing(view: Graded, report: RLSelectionReport) -> str:
 
 
 def _hygiene(out: list[dict[str, Any]], rewards: np.ndarray, report: RLSelectionReport,
-             endorsed: Sequence[str] | None, features: Mapping[str, Any] | None, seed: int) -> None:
+             endorsed: Sequence[str] | None, features: Mapping[str, Any] | None, seed: int,
+             rule: FailureRule) -> None:
     """The pooled reward correlations, and hack_scan when `endorsed=` names what the reward should track.
 
     `rewards` are the kept rows' rewards (after a penalty); the rows' steps are read once for both."""
+    from whileai_train.gates.features import read_scan
     from whileai_train.gates.hygiene import correlations_from
 
     scan = endorsed is not None or features is not None
-    trajectories = read_trajectories(out) if scan else None
+    trajectories = read_scan(out, rule) if scan else None
     sizes = read_sizes(out) if trajectories is None else (
         trajectories.lengths, trajectories.n_calls.astype(np.float64), trajectories.turns.astype(np.float64))
     report.correlations = correlations_from(sizes, rewards, len(out))
@@ -427,6 +434,6 @@ def _hygiene(out: list[dict[str, Any]], rewards: np.ndarray, report: RLSelection
         return
     from whileai_train.gates.hack_scan import scan_rows
 
-    report.hack_scan = scan_rows(out, trajectories, endorsed=endorsed, features=features, seed=seed)
+    report.hack_scan = scan_rows(out, trajectories, endorsed=endorsed, features=features, seed=seed, failure=rule)
     for warning in getattr(report.hack_scan, "warnings", None) or ():
         report.hygiene_warnings.append(f"hack_scan: {warning}")

@@ -9,7 +9,7 @@ check's per-row Python).
 from __future__ import annotations
 
 from array import array
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +23,8 @@ from whileai_train.rows import (
     read_dict_steps,
 )
 
-__all__ = ["Trajectories", "read_sizes", "read_trajectories", "trajectory_key", "trajectory_parts"]
+__all__ = ["Parts", "RowReader", "Trajectories", "read_sizes", "read_trajectories", "row_parts", "trajectory_key",
+           "trajectory_parts"]
 
 trajectory_parts = agent_parts  # what the agent did in one row: the rows module's reader, under the tables' name
 
@@ -34,7 +35,7 @@ def trajectory_key(row: Mapping[str, Any]) -> Any:
     Tool results are the environment's, not the policy's: two rollouts that said and called the same things are
     one trajectory even if a tool answered differently (dedupe_groups and optimize's duplicates compare this).
     """
-    texts, calls, _, _ = agent_parts(row)
+    texts, calls, _, _ = row_parts(row)
     key = (tuple(texts), tuple(calls))
     try:
         hash(key)
@@ -60,6 +61,7 @@ class Trajectories:
     hashes: np.ndarray      # int64: hash((text, tuple(calls))); rows with equal hashes took the same trajectory
     tool_rows: np.ndarray   # int64, one per tool call: its row
     tool_names: list[str]   # one per tool call: the tool's name
+    flags: list[tuple[str, ...]] | None = None  # per row, the trace flags a RowReader read beside the parts
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -76,14 +78,43 @@ class Trajectories:
         position[index] = np.arange(len(index))
         moved = position[self.tool_rows]
         kept = np.flatnonzero(moved >= 0)
-        texts, names = self.texts, self.tool_names
-        return Trajectories(texts=[texts[i] for i in index.tolist()], n_calls=self.n_calls[index],
+        texts, names, flags = self.texts, self.tool_names, self.flags
+        picked = index.tolist()
+        return Trajectories(texts=[texts[i] for i in picked], n_calls=self.n_calls[index],
                             turns=self.turns[index], errors=self.errors[index], truncated=self.truncated[index],
-                            hashes=self.hashes[index], tool_rows=moved[kept], tool_names=[names[i] for i in kept.tolist()])
+                            hashes=self.hashes[index], tool_rows=moved[kept], tool_names=[names[i] for i in kept.tolist()],
+                            flags=None if flags is None else [flags[i] for i in picked])
 
 
-def read_trajectories(rows: Sequence[Mapping[str, Any]]) -> Trajectories:
-    """trajectory_parts of every row, in one loop (the common flat row inlined; any other shape by the reader).
+Parts = tuple[list[str], list[tuple[str, Any]], int, int]  # AgentParts' fields, as a plain tuple on the fast path
+
+
+def row_parts(row: Mapping[str, Any]) -> Parts:
+    """trajectory_parts of one row (texts, calls, turns, errors), the common flat row read by the rows module's fast
+    path for dict steps (what the trajectory reader counts, without its events); any other shape by the reader."""
+    get = row.get
+    final = get("final_text")
+    steps = get("steps")
+    if final.__class__ is str and (steps is None or steps.__class__ is list) and get("messages") is None:
+        try:
+            texts, calls, turns, errors = read_dict_steps(steps) if steps else ([], [], 0, 0)
+        except AttributeError:  # a step that is not an object: the rule
+            return agent_parts(row)
+        if final_is_own_turn(steps, final):
+            turns += 1
+            texts.append(final)
+        return texts, calls, turns, errors
+    return agent_parts(row)
+
+
+RowReader = Callable[[int, Mapping[str, Any]], tuple[Parts, tuple[str, ...]]]
+"""A reader of one row (its number, the row) into its parts and the trace flags read beside them, in one reading
+of its trajectory (gates.features.scan_reader)."""
+
+
+def read_trajectories(rows: Sequence[Mapping[str, Any]], read: RowReader | None = None) -> Trajectories:
+    """trajectory_parts of every row, in one loop (:func:`row_parts`); with `read`, each row's parts and trace flags
+    by that reader instead (`flags` is then filled).
 
     Rows must be mappings (the callers check that first).
     """
@@ -92,22 +123,15 @@ def read_trajectories(rows: Sequence[Mapping[str, Any]]) -> Trajectories:
     truncated = array("b")
     tool_rows = array("q")
     tool_names: list[str] = []
+    flags: list[tuple[str, ...]] | None = None if read is None else []
     for i, row in enumerate(rows_progress(rows, "trajectories")):
         get = row.get
         truncated.append(get("finish_reason") == "length" or get("truncated") is True)
-        final = get("final_text")
-        steps = get("steps")
-        if final.__class__ is str and (steps is None or steps.__class__ is list) and get("messages") is None:
-            try:  # the rows module's fast path for dict steps; any other step: its rule, agent_parts
-                row_texts, calls, turns, errors = read_dict_steps(steps) if steps else ([], [], 0, 0)
-            except AttributeError:
-                row_texts, calls, turns, errors = agent_parts(row)
-            else:
-                if final_is_own_turn(steps, final):
-                    turns += 1
-                    row_texts.append(final)
+        if read is None:
+            row_texts, calls, turns, errors = row_parts(row)
         else:
-            row_texts, calls, turns, errors = agent_parts(row)
+            (row_texts, calls, turns, errors), row_flags = read(i, row)
+            flags.append(row_flags)  # type: ignore[union-attr]
         text = row_texts[0] if len(row_texts) == 1 else "\n".join(row_texts)
         texts.append(text)
         try:
@@ -121,7 +145,7 @@ def read_trajectories(rows: Sequence[Mapping[str, Any]]) -> Trajectories:
     table = np.frombuffer(numbers, dtype=np.int64).reshape(-1, 4) if len(numbers) else np.zeros((0, 4), dtype=np.int64)
     return Trajectories(texts=texts, n_calls=table[:, 0].copy(), turns=table[:, 1].copy(), errors=table[:, 2].copy(),
                         truncated=np.frombuffer(truncated, dtype=np.int8).astype(bool), hashes=table[:, 3].copy(),
-                        tool_rows=np.frombuffer(tool_rows, dtype=np.int64).copy(), tool_names=tool_names)
+                        tool_rows=np.frombuffer(tool_rows, dtype=np.int64).copy(), tool_names=tool_names, flags=flags)
 
 
 def read_sizes(rows: Sequence[Mapping[str, Any]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
