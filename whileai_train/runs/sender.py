@@ -225,14 +225,18 @@ class Sender:
     # -- flush thread -----------------------------------------------------------------------------------
     def _flush_loop(self) -> None:
         while not self._halt.wait(self.config.flush_interval_s):
-            self.flush()
+            self.flush(unless_halted=True)
 
-    def flush(self, timeout: float = -1) -> None:
+    def flush(self, timeout: float = -1, *, unless_halted: bool = False) -> None:
         """Drain what the training thread queued; persist it (spool or durable sink). `timeout`: how long to wait
-        for a flush under way to end (-1: as long as it takes); past it, nothing is flushed by this call."""
+        for a flush under way to end (-1: as long as it takes); past it, nothing is flushed by this call.
+        `unless_halted`: the flush thread's own flush, which does nothing once the sender is halted (a finish
+        that halted it writes the last records itself; a write begun after that could land after its spill)."""
         if not self._flush_lock.acquire(timeout=timeout):
             return
         try:
+            if unless_halted and self._halt.is_set():
+                return
             self._flush_locked()
         except Exception as exc:  # noqa: BLE001  (never let the flush thread die silently)
             self._warn_once("flush", f"whileai: could not write run points ({type(exc).__name__}: {exc}); "
@@ -502,6 +506,7 @@ class Sender:
         self._finish = {"status": status, "summary": summary, "error": error}
         self._spool_record({"t": "finish", **self._finish})
         if self.sink.durable:
+            self._halt.set()  # the flush thread starts no write after this: the finish's is the run's last
             if self._flush_lock.acquire(timeout=wait):
                 try:
                     self._deliver()
