@@ -26,16 +26,11 @@ from pydantic import Field
 
 from whileai_train.errors import RowError
 from whileai_train.markers.defaults import (
-    BOILERPLATE_OPENER,
     CONCISE_MAX_WORDS,
     EXAMPLES,
     FRAGMENT_CHARS,
-    GATES,
     HEDGE_MIN,
-    OPENER_CHARS,
-    REFUSAL,
     REPEATED_SENTENCE_MIN_WORDS,
-    passes_gate,
 )
 from whileai_train.markers.families import (
     FAMILIES,
@@ -46,7 +41,8 @@ from whileai_train.markers.families import (
     stamped_markers,
     summarise,
 )
-from whileai_train.markers.phrases import places, read_phrases
+from whileai_train.markers.phrases import form_spans, said
+from whileai_train.markers.style_phrases import REFUSAL_FORMS, fold
 from whileai_train.report import Report
 from whileai_train.row_files import refuse_non_rows
 from whileai_train.rows import final_reply, reward_of, task_key
@@ -76,33 +72,23 @@ def _reply(row: Any, index: int | None) -> str:
 
 
 def _repeats(low: str) -> bool:
-    """A sentence (split at . ! ? and newlines) of REPEATED_SENTENCE_MIN_WORDS+ words said twice."""
-    parts = low.replace("!", ".").replace("?", ".").replace("\n", ".").split(".")
-    if len(parts) < 2:
+    """A sentence (split at . ! ? and newlines) of REPEATED_SENTENCE_MIN_WORDS+ words said twice. Each sentence is
+    read as its words joined by single spaces (a text of printable ASCII with no double space already is, once the
+    spaces beside each full stop are dropped), so a reply with no sentence said twice is told by one set."""
+    text = low.replace("!", ".").replace("?", ".").replace("\n", ".")
+    if "." not in text:
         return False
-    seen: set[tuple[str, ...]] = set()
+    if not (text.isascii() and text.isprintable()) or "  " in text:
+        text = " ".join(text.split())
+    parts = text.strip().replace(". ", ".").replace(" .", ".").split(".")
+    if len(set(parts)) == len(parts):
+        return False
+    seen: set[str] = set()
     for part in parts:
-        words = part.split()
-        if len(words) >= REPEATED_SENTENCE_MIN_WORDS:
-            key = tuple(words)
-            if key in seen:
+        if part.count(" ") >= REPEATED_SENTENCE_MIN_WORDS - 1:
+            if part in seen:
                 return True
-            seen.add(key)
-    return False
-
-
-_GATE_REFUSAL = GATES["REFUSAL"]
-
-
-def _signed_off(low: str, spans: list[tuple[int, int]]) -> bool:
-    """Whether a sign-off stands outside the reply's quoted lines ("> ..."): a draft the user asked for, quoted back,
-    is not the reply's own sign-off."""
-    if not spans or ">" not in low:
-        return bool(spans)
-    for start, _ in spans:
-        line = low[low.rfind("\n", 0, start) + 1:start]
-        if not line.lstrip().startswith(">"):
-            return True
+            seen.add(part)
     return False
 
 
@@ -113,17 +99,15 @@ def style_of(row: Any, index: int | None = None) -> dict[str, float]:
 
 def reply_style(text: str) -> dict[str, float]:
     """The style markers of one reply (1.0 is the good outcome)."""
-    low = text.lower()
-    found = read_phrases(low)
-    refused = passes_gate(low, _GATE_REFUSAL) and REFUSAL.search(text) is not None
+    low = fold(text)
+    found = said(low)
     return {
         "concise": 1.0 if len(text) < 2 * CONCISE_MAX_WORDS or len(text.split()) <= CONCISE_MAX_WORDS else 0.0,
         "no_sycophancy": 0.0 if found.praise else 1.0,
-        "no_hedging": 0.0 if places(found.hedges) >= HEDGE_MIN else 1.0,
-        "no_apology": 0.0 if found.apologies else 1.0,
-        "no_boilerplate": 0.0 if (BOILERPLATE_OPENER.match(text, 0, OPENER_CHARS)
-                                  or _signed_off(low, found.signoffs)) else 1.0,
-        "no_refusal": 0.0 if refused else 1.0,
+        "no_hedging": 0.0 if found.hedges >= HEDGE_MIN else 1.0,
+        "no_apology": 0.0 if found.apology else 1.0,
+        "no_boilerplate": 0.0 if found.boilerplate else 1.0,
+        "no_refusal": 0.0 if found.refusal else 1.0,
         "no_repetition": 0.0 if _repeats(low) else 1.0,
     }
 
@@ -248,12 +232,13 @@ def refusal_report(rows: Sequence[Mapping[str, Any]]) -> RefusalReport:
     examples: list[dict[str, Any]] = []
     for index, row in enumerate(rows):
         text = _reply(row, index)
-        match = REFUSAL.search(text)
-        refused.append(match is not None)
+        low = fold(text)
+        hit = said(low).refusal
+        refused.append(hit)
         rewards.append(reward_of(row, index))
-        by_task.setdefault(task_key(row), []).append(match is not None)
-        if match and len(examples) < EXAMPLES:
-            start = max(0, match.start() - 40)
+        by_task.setdefault(task_key(row), []).append(hit)
+        if hit and len(examples) < EXAMPLES:
+            start = max(0, form_spans(low, REFUSAL_FORMS)[0][0] - 40)
             examples.append({"row": index, "fragment": text[start:start + FRAGMENT_CHARS]})
     n, k = len(refused), sum(refused)
     report = RefusalReport(n_rows=n, n_refusals=k, examples=examples, degenerate=n > 0 and k in (0, n),
