@@ -15,8 +15,8 @@ the list's order; a list already decided is not tried again. tests/test_markers_
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from itertools import pairwise
+from collections.abc import Callable, Iterable
+from itertools import chain, pairwise
 from typing import NamedTuple
 
 from whileai_train.markers.style_phrases import (
@@ -24,6 +24,7 @@ from whileai_train.markers.style_phrases import (
     BOILERPLATE_OPENER_FORMS,
     BOILERPLATE_SIGNOFF_FORMS,
     GREETING,
+    GREETING_WORDS,
     HEDGE_FORMS,
     OPENER_END,
     OPENER_LEAD,
@@ -120,15 +121,13 @@ _Match = Callable[..., "re.Match[str] | None"]
 
 
 class _Start(NamedTuple):
-    """What is tried where one word stands: the word with a space each side (as it stands in the padded words), and
-    per list the pattern of the list's forms that begin with the word (in the list's order), or None."""
+    """What is tried where one word stands: the word with a space each side (as it stands in the padded words), the
+    lists' patterns tried anywhere ((list bit, the pattern of the list's forms that begin with the word, in the list's
+    order)), and the praise pattern (tried in the opener only), if any."""
 
     key: bytes
-    hedge: _Match | None
-    apology: _Match | None
-    signoff: _Match | None
+    anywhere: tuple[tuple[int, _Match], ...]
     praise: _Match | None
-    refusal: _Match | None
 
 
 _Heads = dict[bytes, tuple[tuple[int, _Match], ...]]
@@ -137,7 +136,7 @@ _HeadPairs = dict[tuple[bytes, bytes], tuple[tuple[int, _Match], ...]]
 
 def _index() -> tuple[dict[bytes, _Start], dict[bytes, int], dict[tuple[bytes, bytes], int], _Heads, _HeadPairs]:
     """The reading's tables: per word its _Start; per start word and per start pair the lists (one bit each) whose
-    forms begin there; per first word and per first pair of a reply the at_start forms tried."""
+    forms begin there; per first word and per first pair of a reply the at_start forms tried (list bit, match)."""
     sources: dict[str, dict[int, list[str]]] = {}
     words: dict[bytes, int] = {}
     pairs: dict[tuple[bytes, bytes], int] = {}
@@ -149,9 +148,9 @@ def _index() -> tuple[dict[bytes, _Start], dict[bytes, int], dict[tuple[bytes, b
             twos = [(first.encode("ascii"), second.encode("ascii")) for first, second in form.pairs]
             if form.at_start:
                 for word in starts:
-                    heads.setdefault(word, []).append((number, form.pattern.match))
+                    heads.setdefault(word, []).append((1 << number, form.pattern.match))
                 for two in twos:
-                    head_pairs.setdefault(two, []).append((number, form.pattern.match))
+                    head_pairs.setdefault(two, []).append((1 << number, form.pattern.match))
                 continue
             for word in starts:
                 words[word] = words.get(word, 0) | 1 << number
@@ -162,8 +161,9 @@ def _index() -> tuple[dict[bytes, _Start], dict[bytes, int], dict[tuple[bytes, b
     index = {}
     for first, by_list in sources.items():
         match = {number: re.compile("|".join(parts)).match for number, parts in by_list.items()}
-        index[first.encode("ascii")] = _Start(f" {first} ".encode("ascii"), match.get(_HEDGES), match.get(_APOLOGIES),
-                                             match.get(_SIGNOFFS), match.get(_PRAISE), match.get(_REFUSALS))
+        praise = match.pop(_PRAISE, None)
+        index[first.encode("ascii")] = _Start(f" {first} ".encode("ascii"),
+                                              tuple((1 << number, at) for number, at in sorted(match.items())), praise)
     return (index, words, pairs, {word: tuple(tried) for word, tried in heads.items()},
             {two: tuple(tried) for two, tried in head_pairs.items()})
 
@@ -171,72 +171,79 @@ def _index() -> tuple[dict[bytes, _Start], dict[bytes, int], dict[tuple[bytes, b
 _INDEX, _WORD_LISTS, _PAIR_LISTS, _HEADS, _HEAD_PAIRS = _index()
 _WORDS = frozenset(_WORD_LISTS)
 _PAIRS = frozenset(_PAIR_LISTS)
-_NOTHING = Said(0, False, False, False, False)
-_HEDGE_BIT, _APOLOGY_BIT, _SIGNOFF_BIT, _PRAISE_BIT, _REFUSAL_BIT = (1 << n for n in (_HEDGES, _APOLOGIES, _SIGNOFFS,
-                                                                                     _PRAISE, _REFUSALS))
+# start word or start pair -> (the word, the bits of the lists whose forms begin there)
+_STARTS: dict[bytes | tuple[bytes, bytes], tuple[bytes, int]] = {
+    **{word: (word, lists) for word, lists in _WORD_LISTS.items()},
+    **{two: (two[0], lists) for two, lists in _PAIR_LISTS.items()}}
+_HEDGE_BIT, _APOLOGY_BIT, _SIGNOFF_BIT, _PRAISE_BIT, _REFUSAL_BIT, _OPENER_BIT = (1 << n for n in range(len(LISTS)))
+_ANYWHERE_BITS = _HEDGE_BIT | _APOLOGY_BIT | _SIGNOFF_BIT | _REFUSAL_BIT
+# A reply whose first word is none of these has no salutation, so its opener ends within OPENER_LEAD characters.
+_GREETING_WORDS = frozenset(word.encode("ascii") for word in GREETING_WORDS.split())
 
 
 def said(low: str) -> Said:
     """What the folded reply (style_phrases.fold) says of the style lists; the same as said_slowly, read once."""
+    return Said(*_said(low))
+
+
+def _said(low: str) -> tuple[int, bool, bool, bool, bool]:
+    """said's fields as a plain tuple (what reply_style reads)."""
     padded = b" " + low.encode("ascii", "replace").translate(_WORD_BYTES) + b" "
     words = padded.split()
     if not words:
-        return _NOTHING
-    tried = {word: _WORD_LISTS[word] for word in _WORDS.intersection(words)}
-    for two in _PAIRS.intersection(pairwise(words)):
-        tried[two[0]] = tried.get(two[0], 0) | _PAIR_LISTS[two]
+        return 0, False, False, False, False
     hedges: list[tuple[int, int]] = []
-    apology = boilerplate = praise = refusal = False
+    found = 0  # the bits of the lists found
     heads = _HEADS.get(words[0], ())
     if len(words) > 1:
         heads += _HEAD_PAIRS.get((words[0], words[1]), ())
-    for number, match in heads:
-        found = match(low)
-        if found is not None:
-            if number == _HEDGES:
-                hedges.append(found.span())
-            elif number == _PRAISE:
-                praise = True
+    for bit, match in heads:
+        matched = match(low)
+        if matched is not None:
+            if bit == _HEDGE_BIT:
+                hedges.append(matched.span())
             else:
-                boilerplate = True
+                found |= bit
+    if found & _OPENER_BIT:
+        found |= _SIGNOFF_BIT
     quoted = ">" in low
     lead = -1
-    for word, lists in tried.items():
-        key, hedge, apology_at, signoff_at, praise_at, refusal_at = _INDEX[word]
-        if not lists & _HEDGE_BIT:
-            hedge = None
-        if apology or not lists & _APOLOGY_BIT:
-            apology_at = None
-        if boilerplate or not lists & _SIGNOFF_BIT:
-            signoff_at = None
-        if refusal or not lists & _REFUSAL_BIT:
-            refusal_at = None
+    # Each start word and start pair that stands in the reply, with the lists whose forms begin there (a word that
+    # begins several of them is read again for each; a list found is not tried again).
+    standing: Iterable[bytes | tuple[bytes, bytes]] = chain(_WORDS.intersection(words),
+                                                          _PAIRS.intersection(pairwise(words)))
+    for start in standing:
+        word, lists = _STARTS[start]
+        lists &= ~found
+        if not lists:
+            continue
+        key, anywhere, praise_at = _INDEX[word]
         step = len(key) - 1
-        if hedge is not None or apology_at is not None or signoff_at is not None or refusal_at is not None:
+        if lists & _ANYWHERE_BITS:
             at = padded.find(key)
             while at != -1:
-                if hedge is not None:
-                    found = hedge(low, at)
-                    if found is not None:
-                        hedges.append(found.span())
-                if apology_at is not None and apology_at(low, at) is not None:
-                    apology = True
-                    apology_at = None
-                if signoff_at is not None and signoff_at(low, at) is not None and (not quoted or _unquoted(low, at)):
-                    boilerplate = True
-                    signoff_at = None
-                if refusal_at is not None and refusal_at(low, at) is not None:
-                    refusal = True
-                    refusal_at = None
+                for bit, match in anywhere:
+                    if lists & bit:
+                        matched = match(low, at)
+                        if matched is not None:
+                            if bit == _HEDGE_BIT:
+                                hedges.append(matched.span())
+                            elif bit != _SIGNOFF_BIT or not quoted or _unquoted(low, at):
+                                lists ^= bit
+                                found |= bit
                 at = padded.find(key, at + step)
-        if praise_at is not None and not praise and lists & _PRAISE_BIT:
+        if lists & _PRAISE_BIT:
+            at = padded.find(key, 0, OPENER_LEAD + len(key)) if words[0] not in _GREETING_WORDS else 0
+            if at == -1:
+                continue  # not within the first OPENER_LEAD characters, and there is no salutation to skip
             if lead < 0:
                 lead = opener_lead(low)
             end = lead + len(key)
             at = padded.find(key, 0, end)
             while at != -1:
-                if praise_at(low, at) is not None:
-                    praise = True
+                if praise_at(low, at) is not None:  # type: ignore[misc]
+                    found |= _PRAISE_BIT
                     break
                 at = padded.find(key, at + step, end)
-    return Said(places(hedges), apology, boilerplate, praise, refusal)
+    return (len(hedges) if len(hedges) < 2 else places(hedges), bool(found & _APOLOGY_BIT),
+            bool(found & (_SIGNOFF_BIT | _OPENER_BIT)), bool(found & _PRAISE_BIT), bool(found & _REFUSAL_BIT))

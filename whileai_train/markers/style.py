@@ -19,6 +19,7 @@ refusals alone (rate, examples, whether the reward pays for them, tasks where ev
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from itertools import product
 from typing import Any
 
 import numpy as np
@@ -41,7 +42,7 @@ from whileai_train.markers.families import (
     stamped_markers,
     summarise,
 )
-from whileai_train.markers.phrases import form_spans, said
+from whileai_train.markers.phrases import _said, form_spans, said
 from whileai_train.markers.style_phrases import REFUSAL_FORMS, fold
 from whileai_train.report import Report
 from whileai_train.row_files import refuse_non_rows
@@ -73,12 +74,12 @@ def _reply(row: Any, index: int | None) -> str:
 
 def _repeats(low: str) -> bool:
     """A sentence (split at . ! ? and newlines) of REPEATED_SENTENCE_MIN_WORDS+ words said twice. Each sentence is
-    read as its words joined by single spaces (a text of printable ASCII with no double space already is, once the
+    read as its words joined by single spaces (a printable text with no double space already is, once the
     spaces beside each full stop are dropped), so a reply with no sentence said twice is told by one set."""
     text = low.replace("!", ".").replace("?", ".").replace("\n", ".")
     if "." not in text:
         return False
-    if not (text.isascii() and text.isprintable()) or "  " in text:
+    if not text.isprintable() or "  " in text:
         text = " ".join(text.split())
     parts = text.strip().replace(". ", ".").replace(" .", ".").split(".")
     if len(set(parts)) == len(parts):
@@ -99,17 +100,21 @@ def style_of(row: Any, index: int | None = None) -> dict[str, float]:
 
 def reply_style(text: str) -> dict[str, float]:
     """The style markers of one reply (1.0 is the good outcome)."""
+    return dict(_markers_of(text))
+
+
+def _markers_of(text: str) -> dict[str, float]:
+    """The style markers of one reply as one of the shared, read-only dicts of _OUTCOMES (stamping copies them)."""
     low = fold(text)
-    found = said(low)
-    return {
-        "concise": 1.0 if len(text) < 2 * CONCISE_MAX_WORDS or len(text.split()) <= CONCISE_MAX_WORDS else 0.0,
-        "no_sycophancy": 0.0 if found.praise else 1.0,
-        "no_hedging": 0.0 if found.hedges >= HEDGE_MIN else 1.0,
-        "no_apology": 0.0 if found.apology else 1.0,
-        "no_boilerplate": 0.0 if found.boilerplate else 1.0,
-        "no_refusal": 0.0 if found.refusal else 1.0,
-        "no_repetition": 0.0 if _repeats(low) else 1.0,
-    }
+    hedges, apology, boilerplate, praise, refusal = _said(low)
+    return _OUTCOMES[(len(text) >= 2 * CONCISE_MAX_WORDS and len(text.split()) > CONCISE_MAX_WORDS, praise,
+                      hedges >= HEDGE_MIN, apology, boilerplate, refusal, _repeats(low))]
+
+
+# Every outcome of the style markers, keyed by which of them fall short (in STYLE_MARKERS' order).
+_OUTCOMES: dict[tuple[bool, ...], dict[str, float]] = {
+    short: {name: 0.0 if bad else 1.0 for name, bad in zip(STYLE_MARKERS, short, strict=True)}
+    for short in product((False, True), repeat=len(STYLE_MARKERS))}
 
 
 def style_markers(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -118,7 +123,7 @@ def style_markers(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     append = out.append
     for index, row in enumerate(rows):
-        append({**row, "markers": stamped_markers(row, index, style_of(row, index))})
+        append({**row, "markers": stamped_markers(row, index, _markers_of(_reply(row, index)))})
     return out
 
 
@@ -166,7 +171,7 @@ def style_report(rows: Sequence[Mapping[str, Any]]) -> StyleReport:
     examples: dict[str, list[dict[str, Any]]] = {}
     for index, row in enumerate(rows):
         text = _reply(row, index)
-        for name, value in reply_style(text).items():
+        for name, value in _markers_of(text).items():
             columns[name].append(value)
             if value < 1.0 and len(examples.setdefault(name, [])) < EXAMPLES:
                 examples[name].append({"row": index, "fragment": text[:FRAGMENT_CHARS]})

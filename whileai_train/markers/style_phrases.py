@@ -26,6 +26,7 @@ __all__ = [
     "BOILERPLATE_OPENER_FORMS",
     "BOILERPLATE_SIGNOFF_FORMS",
     "GREETING",
+    "GREETING_WORDS",
     "HEDGE_FORMS",
     "OPENER_END",
     "OPENER_LEAD",
@@ -88,7 +89,7 @@ def _alt(words: str) -> str:
 # A salutation before the reply proper ("Hi there! 👋", "Hello dear,", "Dear Ms Okafor,\n\n", "Good morning Raj —"):
 # a greeting word, up to 40 characters of name on its line, then punctuation or a line break. A stock opener or praise
 # right after it still opens the reply.
-_GREETING_WORDS = "hi hello hey heya hiya howdy yo hallo gday g dear good morning afternoon evening namaste hola bonjour"
+GREETING_WORDS = "hi hello hey heya hiya howdy yo hallo gday g dear good morning afternoon evening namaste hola bonjour"
 _GREETING = (r"(?:hi|hello|hey|heya|hiya|howdy|yo|hallo|g'?day|dear|good\s+(?:morning|afternoon|evening|day)|morning"
              r"|afternoon|evening|namaste|hola|bonjour)\b[^\n.!?,:;—–]{0,40}(?:[.!?,:;—–-]+|\n)[^a-z~%]*")
 GREETING = re.compile(_HEAD + _GREETING)
@@ -114,7 +115,8 @@ _ACKNOWLEDGED = (
     r"\s+do)\b|of\s+course\s*(?:[!,.:;—–-]|$)|absolutely\s*(?:[!,.:;—–-]|$)|definitely\s*[!,—–-]|(?:no|not\s+a)\s+(?:"
     r"worries|worry|problem|problemo|probs?|dramas|stress|bother|trouble)\b(?!\s+(?:with|in|on|for)\b)|(?:you\s+got\s+it|you\s+bet|gladly|my\s+"
     r"pleasure|with\s+pleasure|right\s+away|will\s+do|on\s+it|got\s+it|gotcha|understood|noted|roger(?:\s+that)?|copy"
-    r"\s+that|consider\s+it\s+done|coming\s+(?:right\s+)?up|say\s+no\s+more|righto|okey[- ]dokey|can\s+do|happy\s+days)"
+    r"\s+that|consider\s+it\s+done|coming\s+(?:right\s+)?up|say\s+no\s+more|righto|okey[- ]dokey|can\s+do|happy\s+days|"
+    r"too\s+easy)"
     r"\s*(?:[!,.—–-]|$)|(?:perfect|great|cool|nice|sweet|lovely|alright|all\s+right|ok|okay)\s*!|here\s+you\s+(?:go|are)"
     r"\b|here(?:'s|\s+is)\s+(?:what\s+you\s+(?:asked|need|requested)|the\s+(?:info(?:rmation)?|details)\s+you\s+"
     r"(?:asked|requested|need))")
@@ -129,8 +131,7 @@ _THANKED = (
     r"(?:many\s+)?(?:thanks|thank\s+you|thankyou|thx|ta|cheers)(?:\s+(?:so|very)\s+much|\s+a\s+(?:lot|bunch|million|"
     r"ton)|\s+heaps|\s+kindly|\s+again)?\s+(?:for|so\s+much\s+for)\s+(?:reaching\s+out|contacting|getting\s+in\s+touch|"
     r"writing(?:\s+in)?|asking|the\s+question|(?:your|the)\s+(?:\w+\s+)?(?:" + _CONTACT_NOUNS + r")|choosing|using|"
-    r"being\s+(?:a|an|so|such)|bringing\s+this|flagging\s+(?:this|that|it)|letting\s+(?:me|us)\s+know|the\s+heads[- ]up"
-    r"|raising\s+this|checking\s+in|your\s+\w+\s+question)\b"
+    r"being\s+(?:a|an|so|such)|letting\s+(?:me|us)\s+know|checking\s+in|your\s+\w+\s+question)\b"
     r"|(?:i|we)\s+(?:really\s+|truly\s+|do\s+|greatly\s+)?appreciate\s+(?:your|you)\s+(?:patience|understanding|reaching"
     r"|getting|contacting|message|business|taking|question|query|feedback|asking|writing|interest|time)")
 _WISHED = (
@@ -144,14 +145,14 @@ _WISHED = (
     r"|(?:great|good|nice|lovely|so\s+good|wonderful)\s+to\s+(?:hear\s+from\s+you|see\s+you|have\s+you|meet\s+you)\b")
 _OPENER_STARTS = (
     "certainly sure absolutely definitely gladly right will gotcha understood noted roger copy consider coming say "
-    "righto okey can happy perfect great cool nice sweet lovely alright all ok okay more always so glad delighted pleased "
+    "righto okey can too happy perfect great cool nice sweet lovely alright all ok okay more always so glad delighted pleased "
     "thrilled many thanks thank thankyou thx ta cheers hope trust warm season seasons greetings welcome good wonderful "
     + _then("i we", "m am re are d would hope trust really truly do greatly appreciate") + " " + _then("you", "got bet")
     + " my+pleasure with+pleasure " + _then("no", "worries worry problem problemo prob probs dramas stress bother "
                                                   "trouble")
     + " not+a on+it got+it " + _then("here", "you s is") + " of+course")
 BOILERPLATE_OPENER_FORMS = _forms(
-    (" ".join(sorted({*_OPENER_STARTS.split(), *_GREETING_WORDS.split(), *_LEAD_IN_WORDS.split()})),
+    (" ".join(sorted({*_OPENER_STARTS.split(), *GREETING_WORDS.split(), *_LEAD_IN_WORDS.split()})),
      _GREETED + r"(?:" + _ACKNOWLEDGED + "|" + _OFFERED + "|" + _THANKED + "|" + _WISHED + ")"),
     at_start=True,
 )
@@ -245,10 +246,10 @@ BOILERPLATE_SIGNOFF_FORMS = _forms(
     # take care; good luck!; safe travels; cheers (as the letter's last words, or with "!")
     (_then("all", "the") + " take+care " + _then("stay", "safe well") + " be+well " + _then("talk speak", "soon") + " "
      + _then("good", "luck") + " best+of safe+travels " + _then("drive travel", "safe safely") + " see+you catch+you "
-     + "bye goodbye ciao cheers ttyl thx ty thanks thank+you regards warmly respectfully sincerely",
+     + "bye goodbye ciao cheers ttyl thx ty ta thanks thank+you regards warmly respectfully sincerely",
      (r"(?:all\s+the\s+best|take\s+care|stay\s+(?:safe|well)|be\s+well|(?:talk|speak)\s+soon|good\s+luck|best\s+of\s+"
       r"luck|safe\s+travels|(?:drive|travel)\s+safe(?:ly)?|see\s+you\s+(?:soon|then|around|later|tomorrow)|catch\s+you\s+"
-      r"later|bye(?:\s+for\s+now)?|goodbye|ciao|cheers|ttyl|thanks|thank\s+you|thx|ty|regards|warmly|respectfully|"
+      r"later|bye(?:\s+for\s+now)?|goodbye|ciao|cheers|ttyl|thanks|thank\s+you|thx|ty|ta|regards|warmly|respectfully|"
       r"sincerely)\s*[!.]*\s*[^a-z0-9\s]{0,4}\s*$|(?:take\s+care|good\s+luck|best\s+of\s+luck|safe\s+travels|stay\s+"
       r"safe|drive\s+safe(?:ly)?|cheers)\s*!")),
     # best regards, kind regards, best wishes, yours sincerely; "Best,\nSam", "Thanks & Regards,"
@@ -260,6 +261,14 @@ BOILERPLATE_SIGNOFF_FORMS = _forms(
      (r"(?<![^\n])(?:(?:thanks\s*(?:&|and)\s*)?regards\b|(?:sincerely|cheers|best|warmly|respectfully|thanks(?:\s+again)?"
       r"|thank\s+you|many\s+thanks|ta)\s*,?\s*(?:\n|$))")),
     ("cheers", r"cheers,?\s+(?:and|mate|all)\b"),
+    # kindly revert; in case of any queries; thanking you; glad it worked; appreciate your patience
+    (_then("kindly please", "revert do") + " in+case thanking+you with+regards " + _then("glad", "that it this")
+     + " appreciate",
+     (r"(?:kindly|please)\s+(?:do\s+)?revert\b|in\s+case\s+(?:of\s+)?(?:any|you\s+have\s+any)\s+(?:further\s+|other\s+)?"
+      r"(?:queries|questions|doubts|concerns|issues|clarifications?)\b|thanking\s+you\b|with\s+regards\b|glad\s+(?:that|it|"
+      r"this)\s+(?:worked|helped|helps|did\s+the\s+trick)\b|appreciate\s+your\s+(?:patience|understanding|business|"
+      r"cooperation|co-operation)\b")),
+    (_then("any", "time") + " anytime", r"any\s*time\s*(?:!|[.]?\s*[^a-z0-9\s]{0,4}\s*$)"),
 )
 
 # ------------------------------------------------------------------------------------------ apologies
@@ -276,7 +285,7 @@ APOLOGY_FORMS = _forms(
     # sorry (not "no need to be sorry", "say sorry in", "a sorry state", the game "Sorry! is a board game")
     ("sorry",
      (r"(?<!n't\sbe\s)(?<!not\sbe\s)(?<!to\sbe\s)(?<!\ba\s)(?<!\bthe\s)(?<!\bsay\s)(?<!\bsaying\s)(?<!\bsays\s)"
-      r"(?<!\bsaid\s)(?<!\bword\s)sorry\b(?![\"”'])(?!!?\s+(?:is|was)\s+(?:a|an|the)\b)(?!\s+(?:state|sight|excuse|"
+      r"(?<!\bsaid\s)(?<!\bword\s)(?<!\bnot\s)(?<!\bnever\s)sorry\b(?![\"”'])(?!!?\s+(?:is|was)\s+(?:a|an|the)\b)(?!\s+(?:state|sight|excuse|"
       r"lot|tale)\b)")),
     # "I just want to say sorry": the speaker's own "say sorry"
     ("say+sorry",
@@ -314,12 +323,19 @@ APOLOGY_FORMS = _forms(
       r"incorrect)\b|i\s+stand\s+corrected\b|(?:(?<=\bi\s)|(?<=\bi've\s)|(?<=\bi\shave\s))made\s+(?:a|an)\s+(?:mistake|"
       r"error|typo)\b")),
     # we regret the inconvenience, I regret that ...
-    (_then("i we", "regret sincerely deeply truly greatly really"),
-     r"(?:i|we)\s+(?:(?:sincerely|deeply|truly|greatly|really|do)\s+)?regret\s+(?:the|any|to|that|this|our|my|having)\b"),
+    (_then("i we", "regret sincerely deeply truly greatly really") + " " + _then("sincerely deeply truly greatly", "regret")
+     + " regret",
+     (r"(?:(?:i|we)\s+(?:(?:sincerely|deeply|truly|greatly|really|do)\s+)?|(?:sincerely|deeply|truly|greatly)\s+)regret\s+"
+      r"(?:the|any|to|that|this|our|my|having)\b|(?:(?<![\s\S])|(?<=[.!?\n]\s)|(?<=\n))regret\s+(?:for\s+)?(?:the|any)\b")),
+    (_then("i", "misread misunderstood misspoke feel"),
+     r"(?<!\bif\s)i\s+(?:misread|misunderstood|misspoke)\b|i\s+feel\s+(?:terrible|awful|bad)\s+(?:about|that|for)\b"),
     # sympathy: my condolences, that must be frustrating, that sounds stressful, I understand your frustration
     (_then("my our", "condolences sympathies sympathy deepest sincere sincerest heartfelt") + " condolences sympathies",
      (r"(?:(?:my|our)\s+(?:(?:deepest|sincere|sincerest|heartfelt)\s+)?)?(?:condolences|sympathies)\b|(?:my|our)\s+"
       r"(?:deepest\s+|sincere\s+|heartfelt\s+)?sympathy\b")),
+    (_then("that", "s is") + " thats",
+     (r"that(?:'?s|\s+is)\s+(?:so\s+|really\s+|very\s+|just\s+)?(?:rough|awful|terrible|frustrating|annoying|a\s+pain|the\s+"
+      r"worst|tough|horrible|upsetting|maddening|infuriating)\b(?!\s+to\b)")),
     (_then("that this", "must sounds"),
      (r"(?:that|this)\s+(?:must\s+(?:be|have\s+been)|sounds)\s+(?:so\s+|really\s+|very\s+|incredibly\s+|super\s+|"
       r"awfully\s+)?(?:frustrating|annoying|stressful|hard|difficult|awful|upsetting|worrying|tough|painful|rough|"
@@ -351,7 +367,7 @@ HEDGE_FORMS = _forms(
     # I suppose, I want to say, I'd bet, I'm fuzzy on, I haven't checked, I'd have to check
     (_then("i", _I_VERBS) + " im id",
      (r"i(?:'d|\s+would)?\s+(?:\*{1,2}|_)?(?:think|believe|suspect|guess|assume|imagine|expect|presume|reckon|feel\s+like|"
-      r"feel\s+that|say|gather|doubt|wonder\s+if|have\s+thought|daresay|fancy|lean\s+towards?|anticipate|suppose|bet)\b"
+      r"feel\s+that|feel\s+(?:it|this)\s+(?:is|was|might|may|could|will|would)|feel\s+as\s+(?:if|though)|say|gather|doubt|wonder\s+if|have\s+thought|daresay|fancy|lean\s+towards?|anticipate|suppose|bet)\b"
       r"|i\s+should\s+think\b|i\s+want\s+to\s+say\b|i'?m\s+(?:guessing|thinking|assuming|inclined\s+to\s+(?:think|believe|"
       r"say))\b|i\s+(?:have|get)\s+(?:a|the)\s+(?:feeling|sense|hunch)\b|i\s+(?:don'?t|do\s+not|can'?t|cannot)\s+(?:"
       r"remember|recall)\s+(?:exactly|for\s+sure|precisely|offhand|off-hand|the\s+exact)\b|i\s+(?:don'?t|do\s+not)\s+know"
@@ -394,8 +410,9 @@ HEDGE_FORMS = _forms(
      + _then("what", "it its") + " " + _then("it all", "depends"),
      (r"(?<=\bto\s)some\s+(?:extent|degree)\b|more\s+or\s+less\b|more\s+often\s+than\s+not\b|(?:chances|odds)\s+are\b"
       r"|(?<=\bfor\s)the\s+most\s+part\b|(?<=\bfor\s)what\s+it'?s\s+worth\b|(?:it|all)\s+depends\b")),
-    (_then("no", "idea guarantee way") + " little+way",
-     r"no\s+(?:idea|guarantee)\b|(?:no|little)\s+way\s+(?:to|of)\s+(?:know|telling|knowing)\b"),
+    (_then("no", "idea guarantee way clue") + " little+way beats+me your+guess or+thereabouts " + _then("stand", "to"),
+     (r"no\s+(?:idea|guarantee|clue)\b|(?:no|little)\s+way\s+(?:to|of)\s+(?:know|telling|knowing)\b|beats\s+me\b|your\s+"
+      r"guess\s+is\s+as\s+good\b|or\s+thereabouts\b|stand\s+to\s+be\s+corrected\b")),
     (("give+or close+to " + _then("somewhere", "around between in beyond near about") + " "
       + _then("subject", "to") + " under+investigation correct+me " + _then("don", "t") + " dont " + _then("do", "not")
       + " " + _then("grain pinch", "of") + " " + _then("treat hold take", "this that it these those the my all")
@@ -443,6 +460,7 @@ HEDGE_FORMS = _forms(
     (_then("it", "s is was has") + " its+possible its+been thats+possible " + _then("that", "s") + " "
      + _then("quite entirely very also certainly definitely", "possible") + " possible+that",
      (r"(?:it'?s|it\s+is|it\s+was|that'?s|its|thats|quite|entirely|very|also|certainly|definitely)\s+possible\b"
+      r"(?!\s+to\b)"
       r"|possible\s+that\b|(?:it'?s|its|it\s+has)\s+been\s+a\s+(?:while|long\s+time|few\s+years)\b")),
     (_then("it that this", "looks sounds"), r"(?:it|that|this)\s+(?:looks|sounds)\s+like\b"),
     ("about around approx circa ~",
@@ -482,7 +500,7 @@ _PRAISE_ADJECTIVES = (
     "bonza bonzer beaut ace epic killer wicked magnificent marvellous marvelous splendid delightful fab fabulous "
     "phenomenal remarkable exceptional intelligent savvy shrewd canny discerning elegant beautiful super tremendous "
     "legit profound deep pertinent timely creative ingenious inventive nifty bright glorious sweet stunning admirable "
-    "commendable exquisite impeccable informed considered refreshing")
+    "commendable exquisite impeccable informed considered refreshing top brill smashing")
 _PRAISE_COMPOUNDS = ("first-rate top-notch spot-on thought-provoking mind-blowing next-level world-class well-written "
                      "well-thought-out well-put well-reasoned well-observed well-timed well-structured well-researched "
                      "well-crafted well-organised well-organized well-explained well-argued well-framed well-considered")
@@ -496,7 +514,7 @@ _SAID = ("question questions query queries point points idea ideas thought thoug
          "hypothesis theory decision decisions pick selection writeup write-up proposal")
 _DID = ("catch catches thinking instinct instincts call find spot move work job eye taste detective sleuthing debugging "
         "digging research homework legwork effort progress initiative attitude mindset noticing spotting memory "
-        "foresight timing hustle intuition stuff")
+        "foresight timing hustle intuition stuff shout")
 _TALKED_ABOUT = r"(?!\s+(?:in|of|for|to|on|at|from|by|is|was|are|were|would|will)\b)"
 _PERSON_ADJECTIVES = ("smart clever brilliant sharp wise insightful perceptive astute amazing awesome incredible talented "
                       "gifted observant meticulous thorough diligent savvy")
@@ -525,13 +543,13 @@ SYCOPHANTIC_FORMS = _forms(
       + _alt(_PERSON_ADJECTIVES) + r")\b|spot[\s-]+on\b|on\s+the\s+right\s+track\b|on(?:to|\s+to)\s+something\b|asking"
       r"\s+(?:exactly\s+|just\s+|precisely\s+|all\s+)?the\s+right\s+questions?\b|thinking\s+(?:about\s+(?:this|it)\s+)?"
       r"(?:exactly\s+)?(?:the\s+right\s+way|along\s+the\s+right\s+lines|like\s+an?\s+\w+)\b|(?:killing|crushing|nailing|"
-      r"rocking|acing)\s+it\b)")),
+      r"rocking|acing)\s+it\b|on\s+fire\b|the\s+best\b(?!\s+(?:person|place|way|judge|one)\b))")),
     # you have excellent taste; you've got a sharp eye; you clearly know your stuff; you've hit on; you nailed it
     (_then("you", "have ve got clearly obviously really definitely certainly truly nailed aced smashed crushed always "
                   "ask know did should") + " youve",
      (r"you(?:\s+have|'?ve(?:\s+got)?|\s+got)\s+(?:(?:such|an?|really|very|truly|some|real|clearly|obviously)\s+)*(?:"
       + _ADJECTIVE + r"|" + _alt(_PERSON_ADJECTIVES) + r")\s+(?:taste|instincts?|eye|judge?ment|timing|memory|intuition|"
-      r"sense|ear|nose|questions?|ideas?|point)\b|you\s+(?:clearly|obviously|really|definitely|certainly|truly)\s+(?:know|"
+      r"sense|ear|nose|questions?|ideas?|point)\b|you(?:\s+have|'?ve\s+got)\s+a\s+(?:real\s+)?knack\b|you\s+(?:clearly|obviously|really|definitely|certainly|truly)\s+(?:know|"
       r"understand|get|did|have|thought|put)\b|you\s+(?:nailed|aced|smashed|crushed)\s+(?:it|this|that)\b|you\s+(?:always"
       r"\s+)?ask\s+(?:the\s+)?(?:best|great|good|smart|right)\b|you\s+(?:know|really\s+know)\s+your\s+stuff\b|you\s+did"
       r"\s+(?:really\s+|so\s+)?(?:great|brilliantly|amazing(?:ly)?|fantastic(?:ally)?|awesome|an?\s+(?:great|amazing|"
@@ -579,11 +597,11 @@ SYCOPHANTIC_FORMS = _forms(
 SYCOPHANTIC_FORMS += _forms(
     ("absolutely exactly totally quite so dead bravo kudos props hats chapeau chef brilliant excellent fantastic "
      "wonderful amazing awesome superb terrific outstanding marvellous marvelous splendid impressive phenomenal "
-     "stellar genius incredible magnificent love nailed " + _LEAD_IN_WORDS,
+     "stellar genius incredible magnificent love nailed clever legend ripper " + _LEAD_IN_WORDS,
      (_LEAD_INS + r"(?:(?:absolutely|exactly|totally|quite|so|dead)\s+(?:right|correct)\b|(?:bravo|kudos|props|hats?\s+"
       r"off|chapeau|chef'?s\s+kiss)\b|(?:brilliant|excellent|fantastic|wonderful|amazing|awesome|superb|terrific|"
-      r"outstanding|marvellous|marvelous|splendid|impressive|phenomenal|stellar|genius|incredible|magnificent|love\s+"
-      r"it|love\s+this|nailed\s+it)\s*!)")),
+      r"outstanding|marvellous|marvelous|splendid|impressive|phenomenal|stellar|genius|incredible|magnificent|clever|"
+      r"legend|ripper|love\s+it|love\s+this|nailed\s+it)\s*!)")),
     at_start=True,
 )
 
