@@ -91,7 +91,7 @@ def _alt(words: str) -> str:
 # right after it still opens the reply.
 GREETING_WORDS = "hi hello hey heya hiya howdy yo hallo gday g dear good morning afternoon evening namaste hola bonjour"
 _GREETING = (r"(?:hi|hello|hey|heya|hiya|howdy|yo|hallo|g'?day|dear|good\s+(?:morning|afternoon|evening|day)|morning"
-             r"|afternoon|evening|namaste|hola|bonjour)\b[^\n.!?,:;—–]{0,40}(?:[.!?,:;—–-]+|\n)[^a-z~%]*")
+             r"|afternoon|evening|namaste|hola|bonjour)\b(?:[^\n.!?,:;—–]{0,40}(?:[.!?,:;—–-]+|\n)|\s+and\s+)[^a-z~%]*")
 GREETING = re.compile(_HEAD + _GREETING)
 # Interjections that may come before a stock opener or before praise ("Yes, of course!", "Ooh, love this question").
 _LEAD_IN_WORDS = ("oh ooh oooh wow woah whoa ah ahh aw aww omg gosh honestly well yes yeah yep ok okay haha lol hmm "
@@ -115,15 +115,17 @@ _ACKNOWLEDGED = (
     r"\s+do)\b|of\s+course\s*(?:[!,.:;—–-]|$)|absolutely\s*(?:[!,.:;—–-]|$)|definitely\s*[!,—–-]|(?:no|not\s+a)\s+(?:"
     r"worries|worry|problem|problemo|probs?|dramas|stress|bother|trouble)\b(?!\s+(?:with|in|on|for)\b)|(?:you\s+got\s+it|you\s+bet|gladly|my\s+"
     r"pleasure|with\s+pleasure|right\s+away|will\s+do|on\s+it|got\s+it|gotcha|understood|noted|roger(?:\s+that)?|copy"
-    r"\s+that|consider\s+it\s+done|coming\s+(?:right\s+)?up|say\s+no\s+more|righto|okey[- ]dokey|can\s+do|happy\s+days|"
+    r"\s+that|most\s+certainly|consider\s+it\s+done|coming\s+(?:right\s+)?up|say\s+no\s+more|righto|okey[- ]dokey|can\s+do|happy\s+days|"
     r"too\s+easy)"
     r"\s*(?:[!,.—–-]|$)|(?:perfect|great|cool|nice|sweet|lovely|alright|all\s+right|ok|okay)\s*!|here\s+you\s+(?:go|are)"
     r"\b|here(?:'s|\s+is)\s+(?:what\s+you\s+(?:asked|need|requested)|the\s+(?:info(?:rmation)?|details)\s+you\s+"
     r"(?:asked|requested|need))")
 _OFFERED = (
-    r"(?:i'?m\s+|i\s+am\s+|i'?d\s+be\s+|i\s+would\s+be\s+|we'?re\s+|we\s+are\s+|we'?d\s+be\s+|more\s+than\s+|always\s+|so\s+"
-    r")?(?:happy|glad|delighted|pleased|thrilled)\s+to\s+(?:help|assist|walk|explain|clarify|take\s+a\s+look|look\s+into"
-    r"|answer|oblige|be\s+of|lend|support|guide|advise|go\s+through|run\s+through|break\s+(?:it|this)\s+down)\b")
+    r"(?:i'?m\s+|i\s+am\s+|i'?d\s+be\s+|i\s+would\s+be\s+|we'?re\s+|we\s+are\s+|we'?d\s+be\s+)?(?:more\s+than\s+|always\s+"
+    r"|so\s+|very\s+|really\s+)?(?:happy|glad|delighted|pleased|thrilled)\s+to\s+(?:help|assist|walk|explain|clarify|take"
+    r"\s+a\s+look|look\s+into|answer|oblige|be\s+of|lend|support|guide|advise|go\s+through|run\s+through|break\s+(?:it|"
+    r"this)\s+down)\b|(?:happy|glad)\s+to\s*[!.]|glad\s+you\s+asked\b|(?:it'?s|it\s+is)\s+(?:a|my)\s+pleasure\s+to\s+"
+    r"(?:help|assist)\b")
 _CONTACT_NOUNS = (r"inquiry|enquiry|question|questions|message|email|e-mail|mail|note|query|queries|request|interest|"
                   r"patience|understanding|feedback|order|purchase|time|reply|response|follow-?up|business|ticket|call|"
                   r"chat|kind\s+words|words|trust|support|letter")
@@ -145,12 +147,12 @@ _WISHED = (
     r"|(?:great|good|nice|lovely|so\s+good|wonderful)\s+to\s+(?:hear\s+from\s+you|see\s+you|have\s+you|meet\s+you)\b")
 _OPENER_STARTS = (
     "certainly sure absolutely definitely gladly right will gotcha understood noted roger copy consider coming say "
-    "righto okey can too happy perfect great cool nice sweet lovely alright all ok okay more always so glad delighted pleased "
+    "righto okey can too most happy perfect great cool nice sweet lovely alright all ok okay more always so glad delighted pleased "
     "thrilled many thanks thank thankyou thx ta cheers hope trust warm season seasons greetings welcome good wonderful "
     + _then("i we", "m am re are d would hope trust really truly do greatly appreciate") + " " + _then("you", "got bet")
     + " my+pleasure with+pleasure " + _then("no", "worries worry problem problemo prob probs dramas stress bother "
                                                   "trouble")
-    + " not+a on+it got+it " + _then("here", "you s is") + " of+course")
+    + " not+a on+it got+it " + _then("here", "you s is") + " of+course " + _then("it", "s is"))
 BOILERPLATE_OPENER_FORMS = _forms(
     (" ".join(sorted({*_OPENER_STARTS.split(), *GREETING_WORDS.split(), *_LEAD_IN_WORDS.split()})),
      _GREETED + r"(?:" + _ACKNOWLEDGED + "|" + _OFFERED + "|" + _THANKED + "|" + _WISHED + ")"),
@@ -177,7 +179,7 @@ _MORE_HELP = (r"anything|any(?:\s+\w+)?\s+(?:questions?|help|assistance|issues?|
               r"details")
 _CONTACT_VERBS = (r"reach\s+out|ask|contact|get\s+in\s+touch|reply|ping|drop\s+(?:me|us)|message|email|write|let\s+(?:me|"
                   r"us)\s+know|come\s+back|follow\s+up|give\s+(?:me|us)\s+a|call\s+(?:me|us|our)|circle\s+back|raise|"
-                  r"send\s+(?:me|us)")
+                  r"send\s+(?:me|us)|get\s+back\s+to\s+(?:me|us)")
 BOILERPLATE_SIGNOFF_FORMS = _forms(
     # let me know if you need anything else / if that helps / how it goes
     ("let+me let+us lmk keep+me",
@@ -186,7 +188,7 @@ BOILERPLATE_SIGNOFF_FORMS = _forms(
         r"answers|clears)\b|any\s+(?:further|other|additional|more)\b|anything\b|(?:i|we)\s+can\b)"
         r"|let\s+(?:me|us)\s+know\s+how\s+(?:it|that|this|you|things)\s+(?:goes|go|get\s+on|works?\s+out|turns?\s+out)\b"
         r"|let\s+(?:me|us)\s+know\s+(?:your\s+thoughts|what\s+you\s+think)\b|keep\s+me\s+(?:posted|updated|in\s+the\s+"
-        r"loop)\b")),
+        r"loop)\b|let\s+(?:me|us)\s+know\s*[!.]?\s*[^a-z0-9\s]{0,4}\s*$")),
     # if you have any (other) questions / need anything else / get stuck
     (_then("if", "you there anything something any questions"),
      (r"if\s+you\s+(?:need|have|want|require|would\s+like|'?d\s+like)\s+(?:anything\s+else|any(?:thing)?\s+(?:(?:more|"
@@ -195,7 +197,8 @@ BOILERPLATE_SIGNOFF_FORMS = _forms(
       r"concerns?|queries|issues|problems|trouble)\b|if\s+(?:there'?s|there\s+is)\s+anything\s+else\b|if\s+(?:anything|"
       r"something)\s+(?:else\s+)?(?:comes\s+up|is\s+unclear|doesn'?t\s+work)\b|if\s+you\s+get\s+stuck\b|if\s+(?:any\s+)?"
       r"(?:questions|issues|problems)\s+(?:come\s+up|arise)\b")),
-    (_then("should", "you there"), r"should\s+(?:you\s+(?:have|need|require)|there\s+be)\s+any\b"),
+    (_then("should", "you there"),
+     r"should\s+(?:you\s+(?:have|need|require)|there\s+be)\s+(?:any|further|more|additional)\b"),
     # any questions, just ask
     (_then("any", "questions other more further"),
      (r"any\s+(?:(?:other|more|further)\s+)?questions\s*[,?]?\s*(?:just\s+)?(?:ask|let\s+(?:me|us)\s+know|give\s+(?:me|us)"
@@ -206,7 +209,7 @@ BOILERPLATE_SIGNOFF_FORMS = _forms(
       r"useful|of\s+(?:help|use))|was\s+(?:helpful|useful)|clears?\s+(?:it|things|that)\s+up|answers?\s+your|makes\s+"
       r"sense|gets\s+you\s+(?:started|going|unstuck))\b|hope\s+you\s+(?:find\s+(?:this|it|these)\s+(?:useful|helpful)|"
       r"have\s+an?\s+\w+\s+(?:" + _alt(_DAYS) + r")|enjoy|get\s+it\s+sorted|feel\s+better|get\s+well)\b|hope\s+to\s+"
-      r"hear\s+from\s+you\b")),
+      r"hear\s+from\s+you\b|hope\s+(?:it|this|that|everything|all)(?:\s+all)?\s+(?:works?\s+out|goes\s+(?:well|smoothly))\b")),
     (_then("glad happy pleased", "i we"), (r"(?:glad|happy|pleased)\s+(?:i|we)\s+(?:could|was\s+able\s+to|were\s+able\s+"
                                           r"to)\s+(?:help|assist)\b")),
     (_then("happy glad", "to"), r"(?:happy|glad)\s+to\s+(?:help|assist|answer\s+any)\b"),
@@ -220,7 +223,7 @@ BOILERPLATE_SIGNOFF_FORMS = _forms(
      r"(?:look|looking)\s+forward\s+to\s+(?:hearing|helping|serving|working|your\s+(?:reply|response|feedback)|speaking)"),
     (_then("here", "to if for whenever"),
      (r"(?:(?<=\bi'm\s)|(?<=\bim\s)|(?<=\bam\s)|(?<=\bwe're\s)|(?<=\bare\s)|(?<=\balways\s))here\s+(?:to\s+help|if\s+you"
-      r"\s+need|for\s+you|whenever)\b")),
+      r"\s+need|for\s+you|whenever)\b|(?<![a-z]\s)here\s+if\s+you\s+need\b")),
     # thank you for your patience / for choosing us; thanks again; many thanks
     (_then("thanks thank", "for so again you"),
      (r"thank(?:s|\s+you)(?:\s+(?:so|very)\s+much|\s+again)?\s+for\s+(?:your\s+(?:patience|understanding|cooperation|"
@@ -228,14 +231,15 @@ BOILERPLATE_SIGNOFF_FORMS = _forms(
       r"out|contacting|getting\s+in\s+touch)\b|thank(?:s|\s+you)\s+again\b")),
     ("many+thanks", r"many\s+thanks\b"),
     # reach out any time; ask away; give me a shout; anything else, just holler; is there anything else I can do
-    (_then("reach", "out") + " ask+away ping+me " + _then("give", "me us") + " shout holler " + _then("just", "ask holler"
-                                                                                                    " shout"),
-     (r"(?:reach\s+out|ping\s+me|give\s+(?:me|us)\s+a\s+(?:shout|call|bell|buzz)|shout|holler)\s+(?:any\s*time|if|when"
-      r"ever)\b|ask\s+away\b|just\s+(?:ask|holler|shout)\s*(?:[!.]|$|away\b)")),
+    (_then("reach", "out") + " ask+away ping+me " + _then("give drop", "me us") + " shout holler "
+     + _then("just", "ask holler shout"),
+     (r"(?:reach\s+out|ping\s+me|give\s+(?:me|us)\s+a\s+(?:shout|call|bell|buzz)|shout|holler|drop\s+(?:me|us)\s+a\s+(?:line|"
+      r"note|message))\s+(?:any\s*time|if|when(?:ever)?)\b|ask\s+away\b|just\s+(?:ask|holler|shout)\s*(?:[!.]|$|away\b)")),
     (_then("anything", "else") + " " + _then("help assist", "with you") + " what+else",
      (r"anything\s+else\s+(?:(?:i|we)\s+can\s+(?:help|do|assist)|you\s+(?:need|want|'?d\s+like))\b|anything\s+else,?\s+"
       r"(?:just\s+)?(?:holler|shout|ask|give\s+(?:me|us)\s+a\s+(?:shout|call)|let\s+(?:me|us)\s+know)\b|(?:help|assist)"
-      r"(?:\s+you)?\s+with\s+anything\s+else\b|what\s+else\s+can\s+(?:i|we)\s+(?:help|do)\b")),
+      r"(?:\s+you)?\s+with\s+anything\s+else\b|what\s+else\s+can\s+(?:i|we)\s+(?:help|do)\b|anything\s+else\s*\?\s*"
+      r"[^a-z0-9\s]{0,4}\s*$")),
     # have a great day, wish you a nice day, have fun, enjoy!
     (_then("have", "a an fun") + " " + _then("wish wishing", "you"),
      (r"(?<!\bwe\s)(?<!\bthey\s)(?<!\bi\s)(?<!\bwill\s)(?<!\bto\s)(?<!\bmay\s)(?<!\bmight\s)(?<!\bwould\s)(?<!\bcan\s)"
@@ -251,7 +255,7 @@ BOILERPLATE_SIGNOFF_FORMS = _forms(
       r"luck|safe\s+travels|(?:drive|travel)\s+safe(?:ly)?|see\s+you\s+(?:soon|then|around|later|tomorrow)|catch\s+you\s+"
       r"later|bye(?:\s+for\s+now)?|goodbye|ciao|cheers|ttyl|thanks|thank\s+you|thx|ty|ta|regards|warmly|respectfully|"
       r"sincerely)\s*[!.]*\s*[^a-z0-9\s]{0,4}\s*$|(?:take\s+care|good\s+luck|best\s+of\s+luck|safe\s+travels|stay\s+"
-      r"safe|drive\s+safe(?:ly)?|cheers)\s*!")),
+      r"safe|drive\s+safe(?:ly)?|cheers)\s*!|(?:good|best\s+of)\s+luck\s+with\b[^.!?\n]{0,40}(?:!|[.]?\s*$)")),
     # best regards, kind regards, best wishes, yours sincerely; "Best,\nSam", "Thanks & Regards,"
     (_then("best kind kindest warm warmest warmly fond sincere", "regards wishes") + " " + _then("with", "best kind warm")
      + " " + _then("yours", "sincerely truly faithfully respectfully ever"),
@@ -263,11 +267,11 @@ BOILERPLATE_SIGNOFF_FORMS = _forms(
     ("cheers", r"cheers,?\s+(?:and|mate|all)\b"),
     # kindly revert; in case of any queries; thanking you; glad it worked; appreciate your patience
     (_then("kindly please", "revert do") + " in+case thanking+you with+regards " + _then("glad", "that it this")
-     + " appreciate",
+     + " appreciate " + _then("we i", "value"),
      (r"(?:kindly|please)\s+(?:do\s+)?revert\b|in\s+case\s+(?:of\s+)?(?:any|you\s+have\s+any)\s+(?:further\s+|other\s+)?"
       r"(?:queries|questions|doubts|concerns|issues|clarifications?)\b|thanking\s+you\b|with\s+regards\b|glad\s+(?:that|it|"
       r"this)\s+(?:worked|helped|helps|did\s+the\s+trick)\b|appreciate\s+your\s+(?:patience|understanding|business|"
-      r"cooperation|co-operation)\b")),
+      r"cooperation|co-operation)\b|(?:we|i)\s+value\s+your\s+(?:business|custom|feedback|patience)\b")),
     (_then("any", "time") + " anytime", r"any\s*time\s*(?:!|[.]?\s*[^a-z0-9\s]{0,4}\s*$)"),
 )
 
@@ -283,9 +287,9 @@ BOILERPLATE_SIGNOFF_FORMS = _forms(
 _FAULTS = "mistake bad fault error oversight blunder mix mixup slip goof miss"
 APOLOGY_FORMS = _forms(
     # sorry (not "no need to be sorry", "say sorry in", "a sorry state", the game "Sorry! is a board game")
-    ("sorry",
+    ("sorry soz",
      (r"(?<!n't\sbe\s)(?<!not\sbe\s)(?<!to\sbe\s)(?<!\ba\s)(?<!\bthe\s)(?<!\bsay\s)(?<!\bsaying\s)(?<!\bsays\s)"
-      r"(?<!\bsaid\s)(?<!\bword\s)(?<!\bnot\s)(?<!\bnever\s)sorry\b(?![\"”'])(?!!?\s+(?:is|was)\s+(?:a|an|the)\b)(?!\s+(?:state|sight|excuse|"
+      r"(?<!\bsaid\s)(?<!\bword\s)(?<!\bnot\s)(?<!\bnever\s)(?:sorry|soz)\b(?![\"”'])(?!!?\s+(?:is|was)\s+(?:a|an|the)\b)(?!\s+(?:state|sight|excuse|"
       r"lot|tale)\b)")),
     # "I just want to say sorry": the speaker's own "say sorry"
     ("say+sorry",
@@ -327,8 +331,13 @@ APOLOGY_FORMS = _forms(
      + " regret",
      (r"(?:(?:i|we)\s+(?:(?:sincerely|deeply|truly|greatly|really|do)\s+)?|(?:sincerely|deeply|truly|greatly)\s+)regret\s+"
       r"(?:the|any|to|that|this|our|my|having)\b|(?:(?<![\s\S])|(?<=[.!?\n]\s)|(?<=\n))regret\s+(?:for\s+)?(?:the|any)\b")),
-    (_then("i", "misread misunderstood misspoke feel"),
-     r"(?<!\bif\s)i\s+(?:misread|misunderstood|misspoke)\b|i\s+feel\s+(?:terrible|awful|bad)\s+(?:about|that|for)\b"),
+    (_then("i", "misread misunderstood misspoke feel should") + " careless+of",
+     (r"(?<!\bif\s)i\s+(?:misread|misunderstood|misspoke)\b|i\s+feel\s+(?:terrible|awful|bad)\s+(?:about|that|for)\b"
+      r"|i\s+should\s+have\s+(?:checked|caught|mentioned|noticed|double[- ]checked|spotted|said|told\s+you|flagged|read|"
+      r"tested|verified|asked)\b|careless\s+of\s+me\b")),
+    (_then("my our", "heart hearts") + " " + _then("what such", "a") + " " + _then("that", "s is") + " thats",
+     (r"(?:my|our)\s+hearts?\s+goes?\s+out\b|(?:what|such)\s+a\s+(?:nightmare|pain|hassle|headache|ordeal|shame|pity)\b"
+      r"|that(?:'?s|\s+is)\s+(?:such\s+|a\s+real\s+)?a\s+(?:shame|pity)\b")),
     # sympathy: my condolences, that must be frustrating, that sounds stressful, I understand your frustration
     (_then("my our", "condolences sympathies sympathy deepest sincere sincerest heartfelt") + " condolences sympathies",
      (r"(?:(?:my|our)\s+(?:(?:deepest|sincere|sincerest|heartfelt)\s+)?)?(?:condolences|sympathies)\b|(?:my|our)\s+"
@@ -361,15 +370,16 @@ _HEDGE_WORDS = (
     "seemingly roughly approximately usually typically potentially plausibly reportedly allegedly theoretically kinda "
     "sorta ballpark guesstimate probable probs prolly reckon iirc afaik afaict imo imho fwiw idk dunno tbc unconfirmed "
     "unverified preliminary unsure uncertain tentative tentatively indicative suggests indicates seem seems seemed "
-    "appear appears appeared generally somewhat ostensibly purportedly misremember misremembering misremembered")
+    "appear appears appeared generally somewhat ostensibly purportedly misremember misremembering misremembered "
+    "doubtful speculative speculation methinks estimated")
 HEDGE_FORMS = _forms(
     # the first person: I think, I'd guess, I reckon, I'm guessing, I have a feeling, I could be wrong, I'm no expert,
     # I suppose, I want to say, I'd bet, I'm fuzzy on, I haven't checked, I'd have to check
     (_then("i", _I_VERBS) + " im id",
      (r"i(?:'d|\s+would)?\s+(?:\*{1,2}|_)?(?:think|believe|suspect|guess|assume|imagine|expect|presume|reckon|feel\s+like|"
       r"feel\s+that|feel\s+(?:it|this)\s+(?:is|was|might|may|could|will|would)|feel\s+as\s+(?:if|though)|say|gather|doubt|wonder\s+if|have\s+thought|daresay|fancy|lean\s+towards?|anticipate|suppose|bet)\b"
-      r"|i\s+should\s+think\b|i\s+want\s+to\s+say\b|i'?m\s+(?:guessing|thinking|assuming|inclined\s+to\s+(?:think|believe|"
-      r"say))\b|i\s+(?:have|get)\s+(?:a|the)\s+(?:feeling|sense|hunch)\b|i\s+(?:don'?t|do\s+not|can'?t|cannot)\s+(?:"
+      r"|i\s+should\s+think\b|i\s+want\s+to\s+say\b|i'?m\s+(?:guessing|thinking|assuming|leaning|speculating|inclined\s+to\s+"
+      r"(?:think|believe|say))\b|i\s+understand\s+(?:that|it'?s|it\s+is|there'?s)\b|i\s+(?:have|get)\s+(?:a|the)\s+(?:feeling|sense|hunch)\b|i\s+(?:don'?t|do\s+not|can'?t|cannot)\s+(?:"
       r"remember|recall)\s+(?:exactly|for\s+sure|precisely|offhand|off-hand|the\s+exact)\b|i\s+(?:don'?t|do\s+not)\s+know"
       r"\s+(?:for\s+(?:sure|certain)|exactly)\b|i\s+(?:could|might|may)\s+(?:well\s+)?(?:be|have\s+been)\s+(?:wrong|"
       r"mistaken|off|misremembering|misreading)\b|i'?m\s+not\s+an?\s+(?:\w+\s+)?(?:expert|professional|doctor|lawyer|"
@@ -410,9 +420,11 @@ HEDGE_FORMS = _forms(
      + _then("what", "it its") + " " + _then("it all", "depends"),
      (r"(?<=\bto\s)some\s+(?:extent|degree)\b|more\s+or\s+less\b|more\s+often\s+than\s+not\b|(?:chances|odds)\s+are\b"
       r"|(?<=\bfor\s)the\s+most\s+part\b|(?<=\bfor\s)what\s+it'?s\s+worth\b|(?:it|all)\s+depends\b")),
-    (_then("no", "idea guarantee way clue") + " little+way beats+me your+guess or+thereabouts " + _then("stand", "to"),
+    (_then("no", "idea guarantee way clue") + " little+way beats+me your+guess or+thereabouts " + _then("stand", "to")
+     + " my+money ought+to expected+to",
      (r"no\s+(?:idea|guarantee|clue)\b|(?:no|little)\s+way\s+(?:to|of)\s+(?:know|telling|knowing)\b|beats\s+me\b|your\s+"
-      r"guess\s+is\s+as\s+good\b|or\s+thereabouts\b|stand\s+to\s+be\s+corrected\b")),
+      r"guess\s+is\s+as\s+good\b|or\s+thereabouts\b|stand\s+to\s+be\s+corrected\b|my\s+money(?:'?s|\s+is|\s+would\s+be)\s+"
+      r"on\b|ought\s+to\s+(?:be|work|arrive|do)\b|(?:(?<=\bis\s)|(?<=\bare\s)|(?<=\bbe\s)|(?<=\bwas\s))expected\s+to\b")),
     (("give+or close+to " + _then("somewhere", "around between in beyond near about") + " "
       + _then("subject", "to") + " under+investigation correct+me " + _then("don", "t") + " dont " + _then("do", "not")
       + " " + _then("grain pinch", "of") + " " + _then("treat hold take", "this that it these those the my all")
@@ -445,9 +457,10 @@ HEDGE_FORMS = _forms(
       r"(?<!\bfirst\s)(?<!\bnew\s)(?<!\ball\s)(?<!\bwhatever\s)(?:kind|sort)\s+of\b")),
     # not sure: I'm not (100%) sure, not certain, not 100% on this, fairly sure, can't be sure, can't confirm
     (_then("not", "sure certain positive confident entirely completely totally fully really quite % a absolutely that "
-                  "too super very all overly in convinced clear yet confirmed verified"),
-     (r"not\s+(?:(?:entirely|completely|totally|fully|really|quite|100\s?%|a\s+hundred\s+percent|absolutely|that|too|super"
-      r"|very|all\s+that|overly)\s+)?(?:sure|certain|positive|confident)\b|not\s+100\s?%|not\s+in\s+a\s+position\s+to\s+"
+                  "too super very all overly in convinced clear yet confirmed verified per hundred"),
+     (r"not\s+(?:(?:entirely|completely|totally|fully|really|quite|100\s?%|100\s?per\s?cent|(?:a\s+)?hundred\s+per\s?cent|"
+      r"absolutely|that|too|super|very|all\s+that|overly)\s+)?(?:sure|certain|positive|confident)\b|not\s+100\s?(?:%|per\s?"
+      r"cent)|not\s+(?:a\s+)?hundred\s+per\s?cent|not\s+in\s+a\s+position\s+to\s+"
       r"(?:say|tell|confirm)\b|not\s+(?:entirely\s+|totally\s+)?convinced\b|not\s+(?:completely|entirely|totally|fully)"
       r"\s+clear\b|not\s+(?:yet\s+)?(?:confirmed|verified)\b")),
     (_then("fairly pretty reasonably almost mostly", "sure certain confident"),
@@ -462,7 +475,7 @@ HEDGE_FORMS = _forms(
      (r"(?:it'?s|it\s+is|it\s+was|that'?s|its|thats|quite|entirely|very|also|certainly|definitely)\s+possible\b"
       r"(?!\s+to\b)"
       r"|possible\s+that\b|(?:it'?s|its|it\s+has)\s+been\s+a\s+(?:while|long\s+time|few\s+years)\b")),
-    (_then("it that this", "looks sounds"), r"(?:it|that|this)\s+(?:looks|sounds)\s+like\b"),
+    (_then("it that this", "looks sounds"), r"(?:it|that|this)\s+(?:looks|sounds)\s+(?:like|to\s+be)\b"),
     ("about around approx circa ~",
      (r"(?:about|around|approx\.?|circa|~)\s*(?=[\d₹$£€]|(?:a\s+)?(?:one|two|three|four|five|six|seven|eight|nine|ten|"
       r"twenty|thirty|a\s+few|a\s+dozen|half|an?\s+(?:hour|minute|week|day|month|year))\b)")),
@@ -500,7 +513,7 @@ _PRAISE_ADJECTIVES = (
     "bonza bonzer beaut ace epic killer wicked magnificent marvellous marvelous splendid delightful fab fabulous "
     "phenomenal remarkable exceptional intelligent savvy shrewd canny discerning elegant beautiful super tremendous "
     "legit profound deep pertinent timely creative ingenious inventive nifty bright glorious sweet stunning admirable "
-    "commendable exquisite impeccable informed considered refreshing top brill smashing")
+    "commendable exquisite impeccable informed considered refreshing top brill smashing legitimate reasonable")
 _PRAISE_COMPOUNDS = ("first-rate top-notch spot-on thought-provoking mind-blowing next-level world-class well-written "
                      "well-thought-out well-put well-reasoned well-observed well-timed well-structured well-researched "
                      "well-crafted well-organised well-organized well-explained well-argued well-framed well-considered")
@@ -514,7 +527,7 @@ _SAID = ("question questions query queries point points idea ideas thought thoug
          "hypothesis theory decision decisions pick selection writeup write-up proposal")
 _DID = ("catch catches thinking instinct instincts call find spot move work job eye taste detective sleuthing debugging "
         "digging research homework legwork effort progress initiative attitude mindset noticing spotting memory "
-        "foresight timing hustle intuition stuff shout")
+        "foresight timing hustle intuition stuff shout going")
 _TALKED_ABOUT = r"(?!\s+(?:in|of|for|to|on|at|from|by|is|was|are|were|would|will)\b)"
 _PERSON_ADJECTIVES = ("smart clever brilliant sharp wise insightful perceptive astute amazing awesome incredible talented "
                       "gifted observant meticulous thorough diligent savvy")
@@ -525,6 +538,11 @@ SYCOPHANTIC_FORMS = _forms(
     (_ADJECTIVE_STARTS,
      (_ADJECTIVE + r"(?:[\s,-]+(?:and\s+)?" + _ADJECTIVE + r")?\s+(?:(?:" + _alt(_SAID) + r")\b(?![\"”-])" + _TALKED_ABOUT
       + r"|(?:" + _alt(_DID) + r")\b(?![\"”-])(?!\s+(?:of|is|was|are|were)\b))")),
+    (_PRAISE_ADJECTIVES,
+     r"(?:" + _alt(_PRAISE_ADJECTIVES) + r")\s+(?:of\s+you\b|way\s+(?:of|to)\s+(?:put|putting|phrase|phrasing|frame|framing|"
+     r"think|thinking|look|looking|see|seeing|approach)\b)"),
+    (_then("nicely beautifully", "done put spotted said played explained written caught") + " way+to you+rock",
+     r"(?:nicely|beautifully)\s+(?:done|put|spotted|said|played|explained|written|caught)\b|way\s+to\s+go\b|you\s+rock\b"),
     (_then("nice good great lovely smart clever", "one"),
      (r"(?<!\ba\s)(?<!\bthe\s)(?<!\bvery\s)(?:nice|good|great|lovely|smart|clever)\s+one\b(?!\s+(?:of|for|is|to|in|on|that"
      r"|which|who)\b)")),
@@ -549,7 +567,8 @@ SYCOPHANTIC_FORMS = _forms(
                   "ask know did should") + " youve",
      (r"you(?:\s+have|'?ve(?:\s+got)?|\s+got)\s+(?:(?:such|an?|really|very|truly|some|real|clearly|obviously)\s+)*(?:"
       + _ADJECTIVE + r"|" + _alt(_PERSON_ADJECTIVES) + r")\s+(?:taste|instincts?|eye|judge?ment|timing|memory|intuition|"
-      r"sense|ear|nose|questions?|ideas?|point)\b|you(?:\s+have|'?ve\s+got)\s+a\s+(?:real\s+)?knack\b|you\s+(?:clearly|obviously|really|definitely|certainly|truly)\s+(?:know|"
+      r"sense|ear|nose|questions?|ideas?|point)\b|you(?:\s+have|'?ve\s+got)\s+a\s+(?:real\s+)?knack\b|you(?:'ve|\s+have)?\s+got\s+"
+      r"it\s+(?:exactly\s+|absolutely\s+|just\s+|completely\s+)?(?:right|spot\s+on)\b|you\s+(?:clearly|obviously|really|definitely|certainly|truly)\s+(?:know|"
       r"understand|get|did|have|thought|put)\b|you\s+(?:nailed|aced|smashed|crushed)\s+(?:it|this|that)\b|you\s+(?:always"
       r"\s+)?ask\s+(?:the\s+)?(?:best|great|good|smart|right)\b|you\s+(?:know|really\s+know)\s+your\s+stuff\b|you\s+did"
       r"\s+(?:really\s+|so\s+)?(?:great|brilliantly|amazing(?:ly)?|fantastic(?:ally)?|awesome|an?\s+(?:great|amazing|"
@@ -575,14 +594,14 @@ SYCOPHANTIC_FORMS = _forms(
     (_then("that", "s is") + " thats",
      (r"that(?:'?s|\s+is)\s+(?:(?:pure|such|really|so|absolutely|just|truly|a\s+stroke\s+of)\s+)*(?:genius|brilliant|"
       r"clever|smart|impressive|awesome|amazing|inspired)\b")),
-    ("agree+more said+it so+true " + _then("completely totally wholeheartedly fully absolutely", "agree"),
+    ("agree+more said+it put+it so+true " + _then("completely totally wholeheartedly fully absolutely", "agree"),
      (r"(?:completely|totally|wholeheartedly|fully|absolutely)\s+agree\b|(?:(?<=\bcouldn't\s)|(?<=\bcouldnt\s)"
-      r"|(?<=\bcould\snot\s))agree\s+more\b|(?<=\bhave\s)said\s+it\s+better\b|so\s+true\b")),
+      r"|(?<=\bcould\snot\s))agree\s+more\b|(?<=\bhave\s)(?:said|put)\s+it\s+better\b|so\s+true\b")),
     # I love this question, love this idea, I really admire how ..., I like your approach
     ("love adore",
      (r"(?:(?<![a-z]\s)|(?<=\bi\s)|(?<=\bwe\s)|(?<=\breally\s)|(?<=\bjust\s)|(?<=\babsolutely\s)|(?<=\btotally\s)"
-      r"|(?<=\bsimply\s)|(?<=\bso\s))(?:love|adore)\s+(?:this|that|these|your|how|the\s+way|it|where\s+your|what\s+you)"
-      r"\b")),
+      r"|(?<=\bsimply\s)|(?<=\bso\s))(?:love|adore)\s+(?:this|that|these|your|how|the\s+way|it|where\s+your|what\s+you|the\s+"
+      r"(?:question|idea|thinking|energy|enthusiasm|ambition|curiosity))\b")),
     ("admire " + _then("like", "how the your this that what") + " " + _then("appreciate", "how the what"),
      (r"(?:(?<=\bi\s)|(?<=\breally\s)|(?<=\btruly\s)|(?<=\bjust\s)|(?<=\bdo\s))(?:admire|like)\s+(?:how|the\s+way|your|"
       r"this|that|what\s+you)\b|(?:(?<=\bi\s)|(?<=\breally\s)|(?<=\btruly\s))appreciate\s+(?:how|the\s+way|what\s+you)\b"
@@ -593,7 +612,14 @@ SYCOPHANTIC_FORMS = _forms(
       r"that)\s+)?(?:is|was|looks|reads|seems|sounds|feels)\s+" + _INTENSE + r"(?:" + _ADJECTIVE + r"|on\s+point|right|"
       r"correct|elegant|clean|beautiful(?:ly)?|on\s+the\s+money|bang\s+on|dead\s+on)\b")),
 )
-# at the start: Absolutely right! / Bravo / Brilliant! / Kudos
+# at the start: Absolutely right! / Bravo / Brilliant! / Kudos; and praise heading the reply, where "Great idea to
+# cache it" praises the asker's idea (the same words inside a sentence are advice: "it's a good idea to restart")
+SYCOPHANTIC_FORMS += _forms(
+    (_ADJECTIVE_STARTS + " very really truly super " + GREETING_WORDS + " " + _LEAD_IN_WORDS,
+     (_GREETED + r"(?:(?:very|really|truly|super)\s+)?" + _ADJECTIVE + r"(?:[\s,-]+(?:and\s+)?" + _ADJECTIVE + r")?\s+(?:"
+      + _alt(_SAID + " " + _DID) + r")\b(?![\"”-])")),
+    at_start=True,
+)
 SYCOPHANTIC_FORMS += _forms(
     ("absolutely exactly totally quite so dead bravo kudos props hats chapeau chef brilliant excellent fantastic "
      "wonderful amazing awesome superb terrific outstanding marvellous marvelous splendid impressive phenomenal "
