@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from tests.corpus_data import authored_reply, rollouts, style_replies
+from tests.corpus_data import authored_reply, held_out_replies, rollouts, style_replies
 from whileai_train.markers.phrases import (
     LISTS,
     form_spans,
@@ -95,9 +95,10 @@ def test_near_misses_are_not_found(text: str, field: str) -> None:
 
 
 def _texts() -> list[str]:
-    """Every labelled reply, every rollout's reply, the examples, and seeded jumbles of the lists' start words and
+    """Every labelled reply (all three splits), every rollout's reply, the examples, and seeded jumbles of the lists' start words and
     pairs, the examples, ordinary words, punctuation, quotes, greetings and line breaks."""
-    texts = [reply["text"] for reply in style_replies()] + [authored_reply(record) for record in rollouts()]
+    texts = [reply["text"] for reply in (*style_replies(), *held_out_replies())]
+    texts += [authored_reply(record) for record in rollouts()]
     texts += [text for examples in EXAMPLES.values() for text in examples]
     pieces = sorted({word for forms in LISTS for form in forms for word in form.starts})
     pieces += sorted({f"{first} {second}" for forms in LISTS for form in forms for first, second in form.pairs})
