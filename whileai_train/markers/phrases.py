@@ -126,6 +126,7 @@ class _Start(NamedTuple):
     order)), and the praise pattern (tried in the opener only), if any."""
 
     key: bytes
+    step: int  # len(key) - 1: where to look for the word's next place after one
     anywhere: tuple[tuple[int, _Match], ...]
     praise: _Match | None
 
@@ -162,7 +163,7 @@ def _index() -> tuple[dict[bytes, _Start], dict[bytes, int], dict[tuple[bytes, b
     for first, by_list in sources.items():
         match = {number: re.compile("|".join(parts)).match for number, parts in by_list.items()}
         praise = match.pop(_PRAISE, None)
-        index[first.encode("ascii")] = _Start(f" {first} ".encode("ascii"),
+        index[first.encode("ascii")] = _Start(f" {first} ".encode("ascii"), len(first) + 1,
                                               tuple((1 << number, at) for number, at in sorted(match.items())), praise)
     return (index, words, pairs, {word: tuple(tried) for word, tried in heads.items()},
             {two: tuple(tried) for two, tried in head_pairs.items()})
@@ -217,8 +218,7 @@ def _said(low: str) -> tuple[int, bool, bool, bool, bool]:
         lists &= ~found
         if not lists:
             continue
-        key, anywhere, praise_at = _INDEX[word]
-        step = len(key) - 1
+        key, step, anywhere, praise_at = _INDEX[word]
         if lists & _ANYWHERE_BITS:
             at = padded.find(key)
             while at != -1:
@@ -233,17 +233,17 @@ def _said(low: str) -> tuple[int, bool, bool, bool, bool]:
                                 found |= bit
                 at = padded.find(key, at + step)
         if lists & _PRAISE_BIT:
-            at = padded.find(key, 0, OPENER_LEAD + len(key)) if words[0] not in _GREETING_WORDS else 0
+            at = padded.find(key, 0, OPENER_LEAD + step + 1) if words[0] not in _GREETING_WORDS else 0
             if at == -1:
                 continue  # not within the first OPENER_LEAD characters, and there is no salutation to skip
             if lead < 0:
                 lead = opener_lead(low)
-            end = lead + len(key)
+            end = lead + step + 1
             at = padded.find(key, 0, end)
             while at != -1:
                 if praise_at(low, at) is not None:  # type: ignore[misc]
                     found |= _PRAISE_BIT
                     break
                 at = padded.find(key, at + step, end)
-    return (len(hedges) if len(hedges) < 2 else places(hedges), bool(found & _APOLOGY_BIT),
+    return (places(hedges) if hedges else 0, bool(found & _APOLOGY_BIT),
             bool(found & (_SIGNOFF_BIT | _OPENER_BIT)), bool(found & _PRAISE_BIT), bool(found & _REFUSAL_BIT))

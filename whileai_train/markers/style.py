@@ -77,8 +77,6 @@ def _repeats(low: str) -> bool:
     read as its words joined by single spaces (a printable text with no double space already is, once the
     spaces beside each full stop are dropped), so a reply with no sentence said twice is told by one set."""
     text = low.replace("!", ".").replace("?", ".").replace("\n", ".")
-    if "." not in text:
-        return False
     if not text.isprintable() or "  " in text:
         text = " ".join(text.split())
     parts = text.strip().replace(". ", ".").replace(" .", ".").split(".")
