@@ -169,3 +169,16 @@ def test_the_lists_are_the_ones_read() -> None:
                      BOILERPLATE_OPENER_FORMS)
     assert form_spans(fold("Sorry! Hope this helps."), BOILERPLATE_SIGNOFF_FORMS) == [(7, 22)]
     assert all(re.fullmatch(r"[a-z~%]+", word) for forms in LISTS for form in forms for word in form.starts)
+
+
+def test_the_outcome_bits_of_the_style_markers_do_not_collide() -> None:
+    """reply_style's outcome key joins read()'s bits with its own (hedging, length, repetition): no bit is shared, and
+    each outcome's markers fall short exactly where its bits say."""
+    from whileai_train.markers import style
+    from whileai_train.markers.phrases import APOLOGY_FOUND, BOILERPLATE_FOUND, PRAISE_FOUND, REFUSAL_FOUND
+
+    found = (APOLOGY_FOUND, BOILERPLATE_FOUND, PRAISE_FOUND, REFUSAL_FOUND)
+    own = (style._HEDGING, style._LONG, style._REPEATING)
+    assert len({*found, *own}) == 7 and all(bin(bit).count("1") == 1 for bit in (*found, *own))
+    assert sum(found + own) < len(style._OUTCOMES)
+    assert style.reply_style("Sorry! Hope this helps.") == {**style._OUTCOMES[0], "no_apology": 0.0, "no_boilerplate": 0.0}

@@ -33,7 +33,8 @@ from whileai_train.markers.style_phrases import (
     Form,
 )
 
-__all__ = ["LISTS", "Said", "form_spans", "opener_lead", "places", "said", "said_slowly", "word_starts"]
+__all__ = ["APOLOGY_FOUND", "BOILERPLATE_FOUND", "LISTS", "PRAISE_FOUND", "REFUSAL_FOUND", "Said", "form_spans",
+           "opener_lead", "places", "read", "said", "said_slowly", "word_starts"]
 
 # The lists read, by number.
 LISTS: tuple[tuple[Form, ...], ...] = (HEDGE_FORMS, APOLOGY_FORMS, BOILERPLATE_SIGNOFF_FORMS, SYCOPHANTIC_FORMS,
@@ -178,21 +179,27 @@ _STARTS: dict[bytes | tuple[bytes, bytes], tuple[bytes, int]] = {
     **{two: (two[0], lists) for two, lists in _PAIR_LISTS.items()}}
 _HEDGE_BIT, _APOLOGY_BIT, _SIGNOFF_BIT, _PRAISE_BIT, _REFUSAL_BIT, _OPENER_BIT = (1 << n for n in range(len(LISTS)))
 _ANYWHERE_BITS = _HEDGE_BIT | _APOLOGY_BIT | _SIGNOFF_BIT | _REFUSAL_BIT
+# The bits of read()'s second value: what the reply was found to say (a stock opener sets BOILERPLATE_FOUND too).
+APOLOGY_FOUND, BOILERPLATE_FOUND, PRAISE_FOUND, REFUSAL_FOUND = _APOLOGY_BIT, _SIGNOFF_BIT, _PRAISE_BIT, _REFUSAL_BIT
+_FOUND_BITS = APOLOGY_FOUND | BOILERPLATE_FOUND | PRAISE_FOUND | REFUSAL_FOUND
 # A reply whose first word is none of these has no salutation, so its opener ends within OPENER_LEAD characters.
 _GREETING_WORDS = frozenset(word.encode("ascii") for word in GREETING_WORDS.split())
 
 
 def said(low: str) -> Said:
     """What the folded reply (style_phrases.fold) says of the style lists; the same as said_slowly, read once."""
-    return Said(*_said(low))
+    hedges, found = read(low)
+    return Said(hedges, bool(found & APOLOGY_FOUND), bool(found & BOILERPLATE_FOUND), bool(found & PRAISE_FOUND),
+                bool(found & REFUSAL_FOUND))
 
 
-def _said(low: str) -> tuple[int, bool, bool, bool, bool]:
-    """said's fields as a plain tuple (what reply_style reads)."""
+def read(low: str) -> tuple[int, int]:
+    """said in the form reply_style reads: the hedges' places, and the bits of what else the reply says
+    (APOLOGY_FOUND, BOILERPLATE_FOUND, PRAISE_FOUND, REFUSAL_FOUND)."""
     padded = b" " + low.encode("ascii", "replace").translate(_WORD_BYTES) + b" "
     words = padded.split()
     if not words:
-        return 0, False, False, False, False
+        return 0, 0
     hedges: list[tuple[int, int]] = []
     found = 0  # the bits of the lists found
     heads = _HEADS.get(words[0], ())
@@ -245,5 +252,4 @@ def _said(low: str) -> tuple[int, bool, bool, bool, bool]:
                     found |= _PRAISE_BIT
                     break
                 at = padded.find(key, at + step, end)
-    return (places(hedges) if hedges else 0, bool(found & _APOLOGY_BIT),
-            bool(found & (_SIGNOFF_BIT | _OPENER_BIT)), bool(found & _PRAISE_BIT), bool(found & _REFUSAL_BIT))
+    return (places(hedges) if hedges else 0), found & _FOUND_BITS

@@ -19,7 +19,6 @@ refusals alone (rate, examples, whether the reward pays for them, tasks where ev
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from itertools import product
 from typing import Any
 
 import numpy as np
@@ -42,7 +41,15 @@ from whileai_train.markers.families import (
     stamped_markers,
     summarise,
 )
-from whileai_train.markers.phrases import _said, form_spans, said
+from whileai_train.markers.phrases import (
+    APOLOGY_FOUND,
+    BOILERPLATE_FOUND,
+    PRAISE_FOUND,
+    REFUSAL_FOUND,
+    form_spans,
+    read,
+    said,
+)
 from whileai_train.markers.style_phrases import REFUSAL_FORMS, fold
 from whileai_train.report import Report
 from whileai_train.row_files import refuse_non_rows
@@ -104,15 +111,21 @@ def reply_style(text: str) -> dict[str, float]:
 def _markers_of(text: str) -> dict[str, float]:
     """The style markers of one reply as one of the shared, read-only dicts of _OUTCOMES (stamping copies them)."""
     low = fold(text)
-    hedges, apology, boilerplate, praise, refusal = _said(low)
-    return _OUTCOMES[(len(text) >= 2 * CONCISE_MAX_WORDS and len(text.split()) > CONCISE_MAX_WORDS, praise,
-                      hedges >= HEDGE_MIN, apology, boilerplate, refusal, _repeats(low))]
+    hedges, found = read(low)
+    return _OUTCOMES[found | (hedges >= HEDGE_MIN)
+                     | (_LONG if len(text) >= 2 * CONCISE_MAX_WORDS and len(text.split()) > CONCISE_MAX_WORDS else 0)
+                     | (_REPEATING if _repeats(low) else 0)]
 
 
-# Every outcome of the style markers, keyed by which of them fall short (in STYLE_MARKERS' order).
-_OUTCOMES: dict[tuple[bool, ...], dict[str, float]] = {
-    short: {name: 0.0 if bad else 1.0 for name, bad in zip(STYLE_MARKERS, short, strict=True)}
-    for short in product((False, True), repeat=len(STYLE_MARKERS))}
+# A reply's outcome as bits: what phrases.read found (APOLOGY_FOUND, BOILERPLATE_FOUND, PRAISE_FOUND, REFUSAL_FOUND),
+# and beside them hedging, length and repetition; each outcome's markers built once.
+_HEDGING, _LONG, _REPEATING = 1, 64, 128
+_OUTCOMES: list[dict[str, float]] = [
+    {"concise": 0.0 if short & _LONG else 1.0, "no_sycophancy": 0.0 if short & PRAISE_FOUND else 1.0,
+     "no_hedging": 0.0 if short & _HEDGING else 1.0, "no_apology": 0.0 if short & APOLOGY_FOUND else 1.0,
+     "no_boilerplate": 0.0 if short & BOILERPLATE_FOUND else 1.0, "no_refusal": 0.0 if short & REFUSAL_FOUND else 1.0,
+     "no_repetition": 0.0 if short & _REPEATING else 1.0}
+    for short in range(256)]
 
 
 def style_markers(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -145,17 +145,23 @@ _WISHED = (
     r"(?:this\s+finds\s+you|you(?:\s+have|'?ve)?\s+had\s+an?\s+(?:good|great|lovely|nice|wonderful|relaxing))\b"
     r"|(?:warm\s+|season'?s\s+)?greetings\b|welcome(?:\s+back)?\s*(?:[!,.]|to\b)"
     r"|(?:great|good|nice|lovely|so\s+good|wonderful)\s+to\s+(?:hear\s+from\s+you|see\s+you|have\s+you|meet\s+you)\b")
-_OPENER_STARTS = (
-    "certainly sure absolutely definitely gladly right will gotcha understood noted roger copy consider coming say "
-    "righto okey can too most happy perfect great cool nice sweet lovely alright all ok okay more always so glad delighted pleased "
-    "thrilled many thanks thank thankyou thx ta cheers hope trust warm season seasons greetings welcome good wonderful "
-    + _then("i we", "m am re are d would hope trust really truly do greatly appreciate") + " " + _then("you", "got bet")
-    + " my+pleasure with+pleasure " + _then("no", "worries worry problem problemo prob probs dramas stress bother "
-                                                  "trouble")
-    + " not+a on+it got+it " + _then("here", "you s is") + " of+course " + _then("it", "s is"))
+_GREETED_STARTS = GREETING_WORDS + " " + _LEAD_IN_WORDS
 BOILERPLATE_OPENER_FORMS = _forms(
-    (" ".join(sorted({*_OPENER_STARTS.split(), *GREETING_WORDS.split(), *_LEAD_IN_WORDS.split()})),
-     _GREETED + r"(?:" + _ACKNOWLEDGED + "|" + _OFFERED + "|" + _THANKED + "|" + _WISHED + ")"),
+    (_GREETED_STARTS + " certainly sure absolutely definitely gladly right will gotcha understood noted roger copy consider "
+     "coming say righto okey can too most happy perfect great cool nice sweet lovely alright all ok okay "
+     + _then("you", "got bet") + " my+pleasure with+pleasure "
+     + _then("no", "worries worry problem problemo prob probs dramas stress bother trouble") + " not+a on+it got+it "
+     + _then("here", "you s is") + " of+course",
+     _GREETED + r"(?:" + _ACKNOWLEDGED + ")"),
+    (_GREETED_STARTS + " happy glad delighted pleased thrilled more always so very really "
+     + _then("i we", "m am re are d would") + " " + _then("it", "s is"),
+     _GREETED + r"(?:" + _OFFERED + ")"),
+    (_GREETED_STARTS + " many thanks thank thankyou thx ta cheers "
+     + _then("i we", "appreciate really truly do greatly"),
+     _GREETED + r"(?:" + _THANKED + ")"),
+    (_GREETED_STARTS + " hope trust warm season seasons greetings welcome great good nice lovely so wonderful "
+     + _then("i we", "hope trust"),
+     _GREETED + r"(?:" + _WISHED + ")"),
     at_start=True,
 )
 
