@@ -179,6 +179,6 @@ def test_the_outcome_bits_of_the_style_markers_do_not_collide() -> None:
 
     found = (APOLOGY_FOUND, BOILERPLATE_FOUND, PRAISE_FOUND, REFUSAL_FOUND)
     own = (style._HEDGING, style._LONG, style._REPEATING)
-    assert len({*found, *own}) == 7 and all(bin(bit).count("1") == 1 for bit in (*found, *own))
+    assert len({*found, *own}) == 7 and all(bit.bit_count() == 1 for bit in (*found, *own))
     assert sum(found + own) < len(style._OUTCOMES)
     assert style.reply_style("Sorry! Hope this helps.") == {**style._OUTCOMES[0], "no_apology": 0.0, "no_boilerplate": 0.0}
