@@ -6,7 +6,7 @@ pairs begin with that word and whose pattern matches there counts (at_start form
 counted as places (matches that overlap count once); praise counts only where it starts within the opener
 (:func:`opener_lead`); a sign-off counts only outside quoted lines ("> Best regards" in a draft the user asked for).
 
-The fast reading (:func:`said`) finds the same: the reply is cut into words once (bytes translated in C, never a
+The fast reading (:func:`read`, and :func:`said` from it) finds the same: the reply is cut into words once (bytes translated in C, never a
 regex scanned end to end), the words and adjacent word pairs that begin some form are picked out with two set
 intersections, and only there are the forms tried, each list's forms for one word compiled into one pattern in
 the list's order; a list already decided is not tried again. tests/test_markers_phrases.py pins the two equal.
@@ -39,7 +39,7 @@ __all__ = ["APOLOGY_FOUND", "BOILERPLATE_FOUND", "LISTS", "PRAISE_FOUND", "REFUS
 # The lists read, by number.
 LISTS: tuple[tuple[Form, ...], ...] = (HEDGE_FORMS, APOLOGY_FORMS, BOILERPLATE_SIGNOFF_FORMS, SYCOPHANTIC_FORMS,
                                        REFUSAL_FORMS, BOILERPLATE_OPENER_FORMS)
-_HEDGES, _APOLOGIES, _SIGNOFFS, _PRAISE, _REFUSALS, _OPENERS = range(len(LISTS))
+_PRAISE = LISTS.index(SYCOPHANTIC_FORMS)
 
 # Every byte to a space but a-z, "~" and "%": a word is a run of those, where it stands (non-ASCII characters are
 # replaced by one byte each, so a place in the bytes is the same place in the text).
