@@ -20,6 +20,7 @@ from whileai_train.markers.phrases import (
     said_slowly,
     word_starts,
 )
+from whileai_train.markers.style_forms import fold
 from whileai_train.markers.style_phrases import (
     APOLOGY_FORMS,
     BOILERPLATE_OPENER_FORMS,
@@ -27,7 +28,6 @@ from whileai_train.markers.style_phrases import (
     HEDGE_FORMS,
     REFUSAL_FORMS,
     SYCOPHANTIC_FORMS,
-    fold,
 )
 
 # Phrases each list must find, written for this test in the registers the lists cover (not taken from the corpus).

@@ -11,6 +11,7 @@ Five families write to row["markers"]; this room holds the ones read from the ro
                      no_boilerplate, no_refusal, no_repetition), style_report and refusal_report
     phrases.py       what a reply says of the style lists, found in one reading (words cut once)
     style_phrases.py the style markers' phrase lists (hedges, apologies, openers, sign-offs, praise, refusals)
+    style_forms.py   how a phrase form is written (its pattern and the words it starts with) and the folded reply
     stages.py        stage lineage: stamp_stage, stage_of, stage_report (a task in eval and in training)
     spec.py          a model spec as an object: load_spec, Spec (version = content hash), stamp_spec
     families.py      which function stamps which marker; each family's markers summarised by the one rule

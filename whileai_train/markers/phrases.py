@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 from itertools import chain, pairwise
 from typing import NamedTuple
 
+from whileai_train.markers.style_forms import Form
 from whileai_train.markers.style_phrases import (
     APOLOGY_FORMS,
     BOILERPLATE_OPENER_FORMS,
@@ -30,7 +31,6 @@ from whileai_train.markers.style_phrases import (
     OPENER_LEAD,
     REFUSAL_FORMS,
     SYCOPHANTIC_FORMS,
-    Form,
 )
 
 __all__ = ["APOLOGY_FOUND", "BOILERPLATE_FOUND", "LISTS", "PRAISE_FOUND", "REFUSAL_FOUND", "Said", "form_spans",
@@ -187,7 +187,7 @@ _GREETING_WORDS = frozenset(word.encode("ascii") for word in GREETING_WORDS.spli
 
 
 def said(low: str) -> Said:
-    """What the folded reply (style_phrases.fold) says of the style lists; the same as said_slowly, read once."""
+    """What the folded reply (style_forms.fold) says of the style lists; the same as said_slowly, read once."""
     hedges, found = read(low)
     return Said(hedges, bool(found & APOLOGY_FOUND), bool(found & BOILERPLATE_FOUND), bool(found & PRAISE_FOUND),
                 bool(found & REFUSAL_FOUND))

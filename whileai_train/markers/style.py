@@ -50,7 +50,8 @@ from whileai_train.markers.phrases import (
     read,
     said,
 )
-from whileai_train.markers.style_phrases import REFUSAL_FORMS, fold
+from whileai_train.markers.style_forms import fold
+from whileai_train.markers.style_phrases import REFUSAL_FORMS
 from whileai_train.report import Report
 from whileai_train.row_files import refuse_non_rows
 from whileai_train.rows import final_reply, reward_of, task_key
