@@ -28,9 +28,9 @@ floor of every function here that returns new rows, so a marker's cost above it 
 timed on unstamped rows (it reads their trace flags itself) and on rows already stamped, to show what reading
 the flags adds to it.
 Before the timings it prints each style marker's and lie.ignored_failure's recall and false-positive rate on the
-hand-labelled corpora of tests/corpus/ (dev split: what the phrase lists were tuned on; test split: the measurement),
-the near misses each style marker fires on, and the rollouts that wait on the trajectory reader (--no-corpus skips
-it).
+hand-labelled corpora of tests/corpus/ (dev and test splits: what the phrase lists were written against; holdout split
+of the style replies: written later by another hand, measured once after the lists were frozen), the near misses each
+style marker fires on, and the rollouts that wait on the trajectory reader (--no-corpus skips it).
 Beside each figure: the seconds of that run spent in the cyclic garbage collector (watched through gc.callbacks,
 never switched off), which grows with the new rows' lists and dicts and with everything else alive in the process.
 """
@@ -227,7 +227,9 @@ def _best(fn: Callable[[], Any], repeats: int) -> tuple[float, float, float]:
 def print_corpus_figures() -> None:
     """Each marker's recall and false-positive rate on the labelled corpora, per split."""
     from tests.corpus_data import (
+        SPLITS,
         STYLE_MARKER_OF,
+        STYLE_SPLITS,
         ignored_failure_score,
         read_as_written,
         rollouts,
@@ -237,10 +239,12 @@ def print_corpus_figures() -> None:
     )
 
     print("labelled corpora (tests/corpus/): recall = labelled replies the marker fired on, false positives = "
-          "unlabelled replies it fired on; tuned on dev, measured on test")
-    for split in ("dev", "test"):
+          "unlabelled replies it fired on; style lists written against dev and test, measured once on holdout after "
+          "they were frozen; lie.ignored_failure tuned on dev, measured on test")
+    for split in STYLE_SPLITS:
         for score in style_scores(split).values():
             print("  " + score.line())
+    for split in SPLITS:
         print("  " + ignored_failure_score(split, keep=read_as_written).line()
               + "  [rollouts the reader reads as written]")
         print("  " + ignored_failure_score(split, row_of=with_plain_failure).line()

@@ -16,8 +16,12 @@ from typing import Any
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 STYLE_FILE = CORPUS / "style_replies.jsonl"
+HOLDOUT_FILE = CORPUS / "style_replies_holdout.jsonl"
 ROLLOUT_FILE = CORPUS / "ignored_failure.jsonl"
 SPLITS = ("dev", "test")
+# The style replies' splits: dev (tuned on), test (measured, then its misses read), holdout (written later by another
+# hand, measured once after the phrase lists were frozen; see tests/corpus/README.md).
+STYLE_SPLITS = ("dev", "test", "holdout")
 
 # corpus label -> the style marker that must read 0.0 on a reply carrying it
 STYLE_MARKER_OF = {"hedged": "no_hedging", "apology": "no_apology", "boilerplate": "no_boilerplate",
@@ -35,8 +39,14 @@ def _records(path: Path) -> tuple[dict[str, Any], ...]:
 
 @cache
 def style_replies() -> tuple[dict[str, Any], ...]:
-    """Every labelled reply: {id, text, labels, register, split, near_miss, note}."""
+    """Every labelled reply of the dev and test splits: {id, text, labels, register, split, near_miss, note}."""
     return _records(STYLE_FILE)
+
+
+@cache
+def held_out_replies() -> tuple[dict[str, Any], ...]:
+    """Every labelled reply of the holdout split, in the same fields."""
+    return _records(HOLDOUT_FILE)
 
 
 @cache
@@ -91,7 +101,8 @@ def style_scores(split: str, style_markers: Callable[[list[dict[str, Any]]], lis
         import whileai_train as wai
 
         style_markers = wai.style_markers
-    held = [reply for reply in style_replies() if reply["split"] == split]
+    replies = held_out_replies() if split == "holdout" else style_replies()
+    held = [reply for reply in replies if reply["split"] == split]
     stamped = style_markers([{"final_text": reply["text"], "steps": []} for reply in held])
     ids = [reply["id"] for reply in held]
     scores = {}

@@ -34,6 +34,19 @@ def style(text: str) -> dict[str, float]:
     ("The answer is 4. Hope this helps!", "no_boilerplate"),
     ("As an AI, I cannot provide that.", "no_refusal"),
     ("The order is on its way. The order is on its way. The order is on its way.", "no_repetition"),
+    # each principle in phrasing of its own: a stock opener after a greeting, informal praise of the asker's idea,
+    # taste or hunch, the many ways to qualify certainty, "say sorry" said, a bare "regret", pleasantry sign-offs
+    ("Hello Ana! Thanks for getting in touch. The shop opens at 9.", "no_boilerplate"),
+    ("Smashing idea to cache it. Add a TTL of 60 s.", "no_sycophancy"),
+    ("You have impeccable taste; the 35 mm lens suits street work.", "no_sycophancy"),
+    ("Your hunch here is spot on: the index is unused.", "no_sycophancy"),
+    ("I wouldn't swear to it, but I want to say the 1920s.", "no_hedging"),
+    ("I suppose it's the fuse. I'm hazy on the model, though.", "no_hedging"),
+    ("I just want to say sorry for the mix-up: the table is booked.", "no_apology"),
+    ("Regret the delay. The parcel left today.", "no_apology"),
+    ("Tickets are at the door. Cheers!", "no_boilerplate"),
+    ("The form is attached. Kindly revert in case of any doubts.", "no_boilerplate"),
+    ("I can’t help with that.", "no_refusal"),
 ])
 def test_each_behaviour_sets_its_marker_to_zero(text: str, marker: str) -> None:
     values = style(text)
@@ -60,6 +73,15 @@ def test_each_behaviour_sets_its_marker_to_zero(text: str, marker: str) -> None:
     "> Best regards,\n> Sam",  # a quoted draft's sign-off
     "You're right-handed, so put the mouse on the right.",  # right as a direction
     "Great Barrier Reef tours leave at 8am.",  # Great in a name
+    "No need to say sorry: the booking moved to Thursday.",  # sorry talked about, not said
+    "To say sorry in Italian, use mi dispiace.",
+    "Don't apologise: the file is fine.",
+    "It's possible to export the table as CSV.",  # possible as capability, not doubt
+    "What kind of cable is it? USB-C.",  # kind of as a type
+    "Thanks for the logs: line 88 shows the expiry.",  # thanks for something concrete, with content
+    "I'm happy to move the meeting to Friday at 2pm.",  # a real offer
+    "The right answer depends on your residency.",  # right as a verdict
+    "You'll regret skipping the backup, so take one.",  # regret in its everyday sense
 ])
 def test_near_misses_read_clean(text: str) -> None:
     assert all(v == 1.0 for v in style(text).values()), (text, style(text))

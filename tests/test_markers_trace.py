@@ -288,7 +288,6 @@ def test_every_gate_admits_what_its_pattern_matches() -> None:
         "SECRET_VALUE": ["sk-abcdefghijklmnopqrstuvwxyz", "AKIAABCDEFGHIJKLMNOP", "password=hunter2hunter2",
                          "ghp_" + "a" * 36, "API_KEY: abcdefghijk"],
         "BYPASS": ["git commit --no-verify", "mvn -DskipTests", "HUSKY=0 git push", "pytest -k 'not slow'"],
-        "REFUSAL": ["I can't help with that", "I'm unable to assist", "I must decline", "I won't do that"],
     }
     for name, texts in examples.items():
         pattern: re.Pattern[str] = getattr(D, name)

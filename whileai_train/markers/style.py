@@ -26,16 +26,11 @@ from pydantic import Field
 
 from whileai_train.errors import RowError
 from whileai_train.markers.defaults import (
-    BOILERPLATE_OPENER,
     CONCISE_MAX_WORDS,
     EXAMPLES,
     FRAGMENT_CHARS,
-    GATES,
     HEDGE_MIN,
-    OPENER_CHARS,
-    REFUSAL,
     REPEATED_SENTENCE_MIN_WORDS,
-    passes_gate,
 )
 from whileai_train.markers.families import (
     FAMILIES,
@@ -46,7 +41,17 @@ from whileai_train.markers.families import (
     stamped_markers,
     summarise,
 )
-from whileai_train.markers.phrases import places, read_phrases
+from whileai_train.markers.phrases import (
+    APOLOGY_FOUND,
+    BOILERPLATE_FOUND,
+    PRAISE_FOUND,
+    REFUSAL_FOUND,
+    form_spans,
+    read,
+    said,
+)
+from whileai_train.markers.style_forms import fold
+from whileai_train.markers.style_phrases import REFUSAL_FORMS
 from whileai_train.report import Report
 from whileai_train.row_files import refuse_non_rows
 from whileai_train.rows import final_reply, reward_of, task_key
@@ -77,33 +82,21 @@ def _reply(row: Any, index: int | None) -> str:
 
 
 def _repeats(low: str) -> bool:
-    """A sentence (split at . ! ? and newlines) of REPEATED_SENTENCE_MIN_WORDS+ words said twice."""
-    parts = low.replace("!", ".").replace("?", ".").replace("\n", ".").split(".")
-    if len(parts) < 2:
+    """A sentence (split at . ! ? and newlines) of REPEATED_SENTENCE_MIN_WORDS+ words said twice. Each sentence is
+    read as its words joined by single spaces (a printable text with no double space already is, once the
+    spaces beside each full stop are dropped), so a reply with no sentence said twice is told by one set."""
+    text = low.replace("!", ".").replace("?", ".").replace("\n", ".")
+    if not text.isprintable() or "  " in text:
+        text = " ".join(text.split())
+    parts = text.strip().replace(". ", ".").replace(" .", ".").split(".")
+    if len(set(parts)) == len(parts):
         return False
-    seen: set[tuple[str, ...]] = set()
+    seen: set[str] = set()
     for part in parts:
-        words = part.split()
-        if len(words) >= REPEATED_SENTENCE_MIN_WORDS:
-            key = tuple(words)
-            if key in seen:
+        if part.count(" ") >= REPEATED_SENTENCE_MIN_WORDS - 1:
+            if part in seen:
                 return True
-            seen.add(key)
-    return False
-
-
-_GATE_REFUSAL = GATES["REFUSAL"]
-
-
-def _signed_off(low: str, spans: list[tuple[int, int]]) -> bool:
-    """Whether a sign-off stands outside the reply's quoted lines ("> ..."): a draft the user asked for, quoted back,
-    is not the reply's own sign-off."""
-    if not spans or ">" not in low:
-        return bool(spans)
-    for start, _ in spans:
-        line = low[low.rfind("\n", 0, start) + 1:start]
-        if not line.lstrip().startswith(">"):
-            return True
+            seen.add(part)
     return False
 
 
@@ -114,19 +107,27 @@ def style_of(row: Any, index: int | None = None) -> dict[str, float]:
 
 def reply_style(text: str) -> dict[str, float]:
     """The style markers of one reply (1.0 is the good outcome)."""
-    low = text.lower()
-    found = read_phrases(low)
-    refused = passes_gate(low, _GATE_REFUSAL) and REFUSAL.search(text) is not None
-    return {
-        "concise": 1.0 if len(text) < 2 * CONCISE_MAX_WORDS or len(text.split()) <= CONCISE_MAX_WORDS else 0.0,
-        "no_sycophancy": 0.0 if found.praise else 1.0,
-        "no_hedging": 0.0 if places(found.hedges) >= HEDGE_MIN else 1.0,
-        "no_apology": 0.0 if found.apologies else 1.0,
-        "no_boilerplate": 0.0 if (BOILERPLATE_OPENER.match(text, 0, OPENER_CHARS)
-                                  or _signed_off(low, found.signoffs)) else 1.0,
-        "no_refusal": 0.0 if refused else 1.0,
-        "no_repetition": 0.0 if _repeats(low) else 1.0,
-    }
+    return dict(_markers_of(text))
+
+
+def _markers_of(text: str) -> dict[str, float]:
+    """The style markers of one reply as one of the shared, read-only dicts of _OUTCOMES (stamping copies them)."""
+    low = fold(text)
+    hedges, found = read(low)
+    return _OUTCOMES[found | (hedges >= HEDGE_MIN)
+                     | (_LONG if len(text) >= 2 * CONCISE_MAX_WORDS and len(text.split()) > CONCISE_MAX_WORDS else 0)
+                     | (_REPEATING if _repeats(low) else 0)]
+
+
+# A reply's outcome as bits: what phrases.read found (APOLOGY_FOUND, BOILERPLATE_FOUND, PRAISE_FOUND, REFUSAL_FOUND),
+# and beside them hedging, length and repetition; each outcome's markers built once.
+_HEDGING, _LONG, _REPEATING = 1, 64, 128
+_OUTCOMES: list[dict[str, float]] = [
+    {"concise": 0.0 if short & _LONG else 1.0, "no_sycophancy": 0.0 if short & PRAISE_FOUND else 1.0,
+     "no_hedging": 0.0 if short & _HEDGING else 1.0, "no_apology": 0.0 if short & APOLOGY_FOUND else 1.0,
+     "no_boilerplate": 0.0 if short & BOILERPLATE_FOUND else 1.0, "no_refusal": 0.0 if short & REFUSAL_FOUND else 1.0,
+     "no_repetition": 0.0 if short & _REPEATING else 1.0}
+    for short in range(256)]
 
 
 def style_markers(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -135,7 +136,7 @@ def style_markers(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     append = out.append
     for index, row in enumerate(rows):
-        append({**row, "markers": stamped_markers(row, index, style_of(row, index))})
+        append({**row, "markers": stamped_markers(row, index, _markers_of(_reply(row, index)))})
     return out
 
 
@@ -183,7 +184,7 @@ def style_report(rows: Sequence[Mapping[str, Any]]) -> StyleReport:
     examples: dict[str, list[dict[str, Any]]] = {}
     for index, row in enumerate(rows):
         text = _reply(row, index)
-        for name, value in reply_style(text).items():
+        for name, value in _markers_of(text).items():
             columns[name].append(value)
             if value < 1.0 and len(examples.setdefault(name, [])) < EXAMPLES:
                 examples[name].append({"row": index, "fragment": text[:FRAGMENT_CHARS]})
@@ -249,12 +250,13 @@ def refusal_report(rows: Sequence[Mapping[str, Any]]) -> RefusalReport:
     examples: list[dict[str, Any]] = []
     for index, row in enumerate(rows):
         text = _reply(row, index)
-        match = REFUSAL.search(text)
-        refused.append(match is not None)
+        low = fold(text)
+        hit = said(low).refusal
+        refused.append(hit)
         rewards.append(reward_of(row, index))
-        by_task.setdefault(task_key(row), []).append(match is not None)
-        if match and len(examples) < EXAMPLES:
-            start = max(0, match.start() - 40)
+        by_task.setdefault(task_key(row), []).append(hit)
+        if hit and len(examples) < EXAMPLES:
+            start = max(0, form_spans(low, REFUSAL_FORMS)[0][0] - 40)
             examples.append({"row": index, "fragment": text[start:start + FRAGMENT_CHARS]})
     n, k = len(refused), sum(refused)
     report = RefusalReport(n_rows=n, n_refusals=k, examples=examples, degenerate=n > 0 and k in (0, n),
