@@ -381,7 +381,8 @@ def test_a_running_run_of_a_live_process_is_left_alone_and_a_dead_ones_is_finish
     import subprocess
     import sys
 
-    from whileai_train.runs.store import LocalStore, this_process
+    from whileai_train.runs.run_ids import this_process
+    from whileai_train.runs.store import LocalStore
 
     store = LocalStore(tmp_path / "runs.db")
     mine = store.create_run({"name": "alive"}, owner=this_process())

@@ -72,6 +72,12 @@ from whileai_train.callbacks.holdout import (
 )
 from whileai_train.callbacks.monitor_report import AlarmEntry, EvalPoint, MonitorSummary, Reading
 from whileai_train.callbacks.monitor_state import MonitorState
+from whileai_train.callbacks.ranks import (
+    broadcast_from_rank0,
+    gather_to_rank0,
+    needs_trainer_path,
+    rank_and_world,
+)
 from whileai_train.callbacks.reward_wrap import CompletionRecord, RewardRecorder, scan_rows, wrap_reward
 from whileai_train.callbacks.side_trackers import alert_side_trackers
 from whileai_train.callbacks.while_callback import WhileCallback
@@ -94,50 +100,6 @@ logger = logging.getLogger("whileai_train.callbacks")
 # the monitors built in this process, newest last (weak: a monitor dropped by its user is not kept alive)
 _LIVE: list[weakref.ref[RewardMonitor]] = []
 _LIVE_KEPT = 16
-
-
-# -- distributed helpers: every rank calls each collective, in the same order -----------------------------
-def _dist() -> Any:
-    import torch.distributed as dist
-
-    return dist if dist.is_available() and dist.is_initialized() else None
-
-
-def _world() -> tuple[int, int]:
-    dist = _dist()
-    return (dist.get_rank(), dist.get_world_size()) if dist is not None else (0, 1)
-
-
-def _gather(obj: Any) -> list[Any]:
-    """Every rank's `obj`, on rank 0 (others get [])."""
-    dist = _dist()
-    if dist is None:
-        return [obj]
-    rank, world = dist.get_rank(), dist.get_world_size()
-    out: list[Any] | None = [None] * world if rank == 0 else None
-    dist.gather_object(obj, out, dst=0)
-    return list(out) if out is not None else []
-
-
-def _broadcast(obj: Any) -> Any:
-    """Rank 0's `obj` on every rank."""
-    dist = _dist()
-    if dist is None:
-        return obj
-    box = [obj]
-    dist.broadcast_object_list(box, src=0)
-    return box[0]
-
-
-def _needs_trainer_path(args: Any) -> bool:
-    """Whether training samples somewhere model.generate on the callback's module cannot: vLLM, or a model
-    sharded by FSDP or DeepSpeed ZeRO-3 (in the arguments, or set up by `accelerate launch`)."""
-    import os
-
-    if getattr(args, "use_vllm", False) or getattr(args, "fsdp", None) or os.environ.get("ACCELERATE_USE_FSDP") == "true":
-        return True
-    deepspeed = getattr(args, "hf_deepspeed_config", None)
-    return deepspeed is not None and bool(deepspeed.is_zero3())
 
 
 # -- configuration checks (ConfigError at construction, with the fix) ---------------------------------------
@@ -370,7 +332,7 @@ class RewardMonitor(WhileCallback):
         self._rows = self._choose_rows(kwargs.get("train_dataloader"))
         trainer = self._trainer() if self._trainer is not None else None
         self._trainer_sampler = TrainerSampler(trainer) if trainer is not None else None
-        if trainer is None and _needs_trainer_path(args):
+        if trainer is None and needs_trainer_path(args):
             self._warn("this run samples with vLLM or a sharded model (ZeRO-3 / FSDP), but the monitor is not "
                        "attached to the trainer: the holdout samples with model.generate on the module the callback "
                        "was handed. Fix: monitor.attach(trainer) before train(), or train inside wai.track(trainer)")
@@ -409,7 +371,7 @@ class RewardMonitor(WhileCallback):
         verdict = check_drift(kl_value, self.settings)
         # logs are already reduced across processes and on_log runs on every rank at the same steps, so every
         # rank reaches this line together (and the broadcast in _share); rank 0 decides for all.
-        reason = self._decide(int(state.global_step), [verdict]) if _world()[0] == 0 else None
+        reason = self._decide(int(state.global_step), [verdict]) if rank_and_world()[0] == 0 else None
         reason = self._share(reason)
         if reason is not None:
             self.stop(reason, control)
@@ -426,7 +388,7 @@ class RewardMonitor(WhileCallback):
         if message in self._warnings:
             return
         self._warnings.append(message)
-        if _world()[0] == 0:
+        if rank_and_world()[0] == 0:
             if self.verbose:
                 print(f"reward monitor: {message}", file=sys.stderr, flush=True)
             if self.run is not None:
@@ -449,7 +411,7 @@ class RewardMonitor(WhileCallback):
     def _collect(self) -> None:
         """Gather this step's recorded completions from every rank into rank 0's buffer."""
         mine = self.recorder.drain()
-        for part in _gather(mine):
+        for part in gather_to_rank0(mine):
             self._records.extend(part)
 
     def _eval(self, step: int, args: Any, state: Any, control: Any, kwargs: dict[str, Any]) -> None:
@@ -460,7 +422,7 @@ class RewardMonitor(WhileCallback):
             self._first_step = step
         self._last_eval_step = step
         started = time.perf_counter()
-        rank, world = _world()
+        rank, world = rank_and_world()
         scored: list[dict[str, Any]] = []
         model, tokenizer = kwargs.get("model"), kwargs.get("processing_class")
         metrics: dict[str, float] = {}
@@ -489,7 +451,7 @@ class RewardMonitor(WhileCallback):
         elif model is None or tokenizer is None:
             self._warn("the trainer passed no model/processing_class to callbacks: no holdout eval")
         self._eval_seconds += time.perf_counter() - started
-        parts = _gather((scored, metrics))
+        parts = gather_to_rank0((scored, metrics))
         reason = self._judge(step, parts) if rank == 0 else None
         reason = self._share(reason)
         if reason is not None:
@@ -511,11 +473,11 @@ class RewardMonitor(WhileCallback):
     def _share(self, reason: str | None) -> str | None:
         """Rank 0's readings and stop decision on every rank (one broadcast; every rank calls it here), so
         every rank's summary() shows the same alarms and every rank stops on the same step."""
-        if _world()[1] == 1:
+        if rank_and_world()[1] == 1:
             return reason
         payload = (reason, self._book, self._evals, self._top_feature, self._warnings, self._marker_means, self._tools)
         (reason, self._book, self._evals, self._top_feature, self._warnings, self._marker_means,
-         self._tools) = _broadcast(payload)
+         self._tools) = broadcast_from_rank0(payload)
         return reason
 
     def _judge(self, step: int, parts: list[Any]) -> str | None:

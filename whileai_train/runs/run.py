@@ -33,10 +33,11 @@ from whileai_train.runs.cost import CostMeter
 from whileai_train.runs.credentials import Credential, redact, resolve_credential
 from whileai_train.runs.defaults import STORE_BUSY_TIMEOUT_S
 from whileai_train.runs.preemption import install_sigterm, release_sigterm
+from whileai_train.runs.run_ids import new_run_id, this_process
 from whileai_train.runs.sender import Sender, os_cause
 from whileai_train.runs.sinks import HttpSink, LocalSink, MemorySink, Sink
 from whileai_train.runs.spool import Spool, SpoolState, read_spool, spool_path
-from whileai_train.runs.store import LocalStore, new_run_id, this_process
+from whileai_train.runs.store import LocalStore
 
 __all__ = ["Run", "run"]
 

@@ -30,7 +30,8 @@ from typing import Any, Protocol
 from whileai_train.errors import RunFinishedError
 from whileai_train.runs.credentials import Credential, redact
 from whileai_train.runs.defaults import REQUEST_DEADLINE_S
-from whileai_train.runs.store import LocalStore, new_run_id, this_process
+from whileai_train.runs.run_ids import new_run_id, this_process
+from whileai_train.runs.store import LocalStore
 
 __all__ = ["EncodedPoint", "HttpSink", "LocalSink", "MemorySink", "RunAlreadyFinished", "SendError", "Sink",
            "nulled_nonfinite"]

@@ -25,13 +25,10 @@ import contextlib
 import functools
 import json
 import math
-import os
 import re
-import socket
 import sqlite3
 import threading
 import time
-import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -39,6 +36,7 @@ from typing import Any
 from whileai_train.errors import RunError, RunFinishedError, RunLimitError
 from whileai_train.runs.config import whileai_home
 from whileai_train.runs.defaults import MAX_SEQ, STORE_BUSY_TIMEOUT_S
+from whileai_train.runs.run_ids import adopted_id, new_run_id, process_is_gone
 
 __all__ = ["LocalStore", "default_store_path"]
 
@@ -130,41 +128,6 @@ def _open_problem(path: Path, exc: BaseException) -> str:
 
 def default_store_path() -> Path:
     return whileai_home() / "runs.db"
-
-
-def new_run_id() -> str:
-    return "run-" + uuid.uuid4().hex[:12]
-
-
-_RUN_ID = re.compile(r"run-[0-9a-f]{12}")
-
-
-def adopted_id(client_id: str | None) -> str | None:
-    """The client's own id when it has the shape of a run id (what wai.run makes, see new_run_id): the store
-    keeps it as the run's id, so the id printed when a run opens is its id everywhere, also when the run was
-    first spooled and reached the store later through `whileai-train sync`."""
-    return client_id if client_id is not None and _RUN_ID.fullmatch(client_id) else None
-
-
-def this_process() -> str:
-    """`host:pid` of the writing process, so a reader can tell a run whose process is gone (SIGKILL, OOM)."""
-    return f"{socket.gethostname()}:{os.getpid()}"
-
-
-def _process_is_gone(owner: str | None) -> bool:
-    """True only when `owner` names a process on this host that no longer exists (never guesses elsewhere)."""
-    if not owner or ":" not in owner:
-        return False
-    host, _, pid_text = owner.rpartition(":")
-    if host != socket.gethostname() or not pid_text.isdigit():
-        return False
-    try:
-        os.kill(int(pid_text), 0)
-    except ProcessLookupError:
-        return True
-    except OSError:  # exists but not ours to signal
-        return False
-    return False
 
 
 class LocalStore:
@@ -276,7 +239,7 @@ class LocalStore:
         """
         rows = self._connect().execute(
             "SELECT id, owner FROM runs WHERE status = 'running' AND owner IS NOT NULL").fetchall()
-        gone = [(run_id, owner) for run_id, owner in rows if _process_is_gone(owner)]
+        gone = [(run_id, owner) for run_id, owner in rows if process_is_gone(owner)]
         if not gone:
             return 0
         with self._writing() as conn:
