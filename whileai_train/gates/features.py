@@ -26,7 +26,7 @@ import scipy.sparse as sp
 
 from whileai_train.errors import ConfigError, RowError
 from whileai_train.gates.defaults import AUTO_TOP_PAIRS, AUTO_TOP_WORDS, PAIR_CANDIDATE_WORDS
-from whileai_train.markers.trace_flags import flags_in, stamped_flags
+from whileai_train.markers.trace_flags import CallMemo, flags_in, stamped_flags
 from whileai_train.progress import rows_progress
 from whileai_train.rows_failure import DEFAULT_FAILURE, FailureRule
 from whileai_train.rows_text import word_tokens
@@ -156,6 +156,7 @@ def scan_reader(failure: FailureRule = DEFAULT_FAILURE, wanted: Sequence[bool] |
     raises no flag. `wanted`: a mask of the rows the scan will read (the others: their parts only, no flags)."""
     own_rule = failure is not DEFAULT_FAILURE
     memo = ReadMemo()  # the rows' repeated argument and result texts, decoded once for all of them
+    calls: CallMemo = {}  # and their repeated calls, each found once
 
     def read(number: int, row: Mapping[str, Any]) -> tuple[Parts, tuple[str, ...]]:
         if wanted is not None and not wanted[number]:
@@ -169,7 +170,7 @@ def scan_reader(failure: FailureRule = DEFAULT_FAILURE, wanted: Sequence[bool] |
         trajectory = read_trajectory(row, number, failure, memo=memo)
         if trajectory.problem is not None:
             return trajectory.parts, ()
-        return trajectory.parts, tuple(flags_in(trajectory.events))
+        return trajectory.parts, tuple(flags_in(trajectory.events, memo=calls))
 
     return read
 
