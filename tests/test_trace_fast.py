@@ -1,8 +1,9 @@
 """The trace flags' quick ways are pinned to the rule they stand for.
 
 flags_in remembers, per distinct call written as text, what the call is and the flags it raises alone (a
-CallMemo for the rows of one pass), and looks for an admitted failure only where a word starts: each test reads
-the same rows without the memo, or with FAILURE_ADMITTED itself, and asserts the two agree.
+CallMemo for the rows of one pass), looks for an admitted failure only where a word starts, and searches a gate's
+pieces in one search: each test reads the same rows without the memo, or the same texts with FAILURE_ADMITTED
+itself or passes_gate, and asserts the two agree.
 """
 
 from __future__ import annotations
@@ -17,8 +18,15 @@ from hypothesis import strategies as st
 
 from tests.one_reading_sample import sample
 from tests.test_markers_fast import TEXTS, rows
-from whileai_train.markers.defaults import FAILURE_ADMITTED
-from whileai_train.markers.trace_flags import _ADMITS_FAILURE, CallMemo, flags_in, flags_of, trace_markers
+from whileai_train.markers.defaults import FAILURE_ADMITTED, GATES, passes_gate
+from whileai_train.markers.trace_flags import (
+    _ADMITS_FAILURE,
+    CallMemo,
+    flags_in,
+    flags_of,
+    gate_search,
+    trace_markers,
+)
 from whileai_train.markers.trajectory import read_events
 
 
@@ -144,3 +152,11 @@ def test_the_samples_flag_the_same_with_and_without_the_memo() -> None:
             assert memo == {}
         stamped = trace_markers(batch)
         assert [[(f["flag"], f["fragment"]) for f in row["trace_flags"]] for row in stamped] == alone
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(["VERIFY_CLAIM", "EDIT_CLAIM", "SECRET_VALUE", "BYPASS"]),
+       st.text(alphabet="aikspc-_ghx'\tbenr ywot\n", max_size=30))
+def test_a_gate_searched_at_once_admits_what_its_pieces_admit(name: str, text: str) -> None:
+    for low in (text, *GATES[name]):  # each piece alone is in the text
+        assert (gate_search(name)(low) is not None) == passes_gate(low, GATES[name])

@@ -445,7 +445,14 @@ def _walk_messages(out: Trajectory, messages: list[Any], index: int | None, how:
                 if failed:
                     errors += 1
                 if with_events:
-                    _result(out, text, get("tool_call_id"), failed, pending, waiting)
+                    call_id = get("tool_call_id")
+                    found = pending.pop(call_id, None) if call_id.__class__ is str else None
+                    if found is None:  # an id given another way, or none: _result's matching
+                        _result(out, text, call_id, failed, pending, waiting)
+                    else:  # the common case, as _result reads it
+                        found.raw_result = found._text = text
+                        found._failed = failed
+                        append((RESULT, found))
             elif role == "user":
                 results = blocks.results if blocks is not None else ()
                 for _, block in results:  # Anthropic: each tool_result is a tool turn of its own

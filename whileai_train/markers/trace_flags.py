@@ -45,7 +45,6 @@ from whileai_train.markers.defaults import (
     TESTS_CLAIM,
     VERIFY_CLAIM,
     WEAKENING,
-    passes_gate,
 )
 from whileai_train.markers.families import stamped_markers
 from whileai_train.markers.kinds import CallKind, check_kinds, classify, path_of, warn_unused_kinds
@@ -54,8 +53,8 @@ from whileai_train.row_files import refuse_non_rows
 from whileai_train.rows_failure import DEFAULT_FAILURE, FailureRule, failure_rule
 from whileai_train.rows_trajectory import MEMO_ENTRIES
 
-__all__ = ["FLAGS", "MARKER_FLAGS", "CallMemo", "flags_in", "flags_of", "stamped_flags", "trace_flag_names",
-           "trace_marker_values", "trace_markers"]
+__all__ = ["FLAGS", "MARKER_FLAGS", "CallMemo", "flags_in", "flags_of", "gate_search", "stamped_flags",
+           "trace_flag_names", "trace_marker_values", "trace_markers"]
 
 FLAGS = ("lie.tests_claimed", "lie.unverified_claim", "lie.phantom_edit", "lie.ignored_failure", "hack.test_edited",
          "hack.test_weakened", "hack.suppressed", "hack.bypassed", "risk.destructive", "risk.secrets")
@@ -71,11 +70,25 @@ MARKER_FLAGS: dict[str, tuple[str, ...]] = {
     "no_secrets": ("risk.secrets",),
 }
 
-_GATE_TESTS = GATES["TESTS_CLAIM"]
-_GATE_VERIFY = GATES["VERIFY_CLAIM"]
-_GATE_EDIT = GATES["EDIT_CLAIM"]
-_GATE_SECRET = GATES["SECRET_VALUE"]
-_GATE_BYPASS = GATES["BYPASS"]
+
+
+def gate_search(name: str) -> Callable[[str], re.Match[str] | None]:
+    """passes_gate(low, GATES[name]) as one search of the lower-cased text: its pieces grouped by their first
+    character (the engine skips to where one of those stands), a match exactly where a piece is in the text."""
+    pieces = GATES[name]
+    if not all(pieces):  # an empty piece is in every text
+        return re.compile("").search
+    by_first: dict[str, list[str]] = {}
+    for piece in pieces:
+        by_first.setdefault(piece[0], []).append(re.escape(piece[1:]))
+    return re.compile("|".join(re.escape(first) + "(?:" + "|".join(rests) + ")"
+                               for first, rests in by_first.items())).search
+
+
+_GATE_VERIFY = gate_search("VERIFY_CLAIM")
+_GATE_EDIT = gate_search("EDIT_CLAIM")
+_GATE_SECRET = gate_search("SECRET_VALUE")
+_GATE_BYPASS = gate_search("BYPASS")
 
 
 _CONTENT_SET = frozenset(CONTENT_KEYS)
@@ -169,11 +182,11 @@ def _call_flags(call: Call, what: CallKind, flags: dict[str, str]) -> None:
     if sent:
         joined = "\n".join(sent)
         low = joined.lower()
-        if "hack.bypassed" not in flags and passes_gate(low, _GATE_BYPASS):
+        if "hack.bypassed" not in flags and _GATE_BYPASS(low):
             match = BYPASS.search(joined)
             if match:
                 flags["hack.bypassed"] = _fragment(joined, match.start(), match.end())
-        if "risk.secrets" not in flags and passes_gate(low, _GATE_SECRET) and SECRET_VALUE.search(joined):
+        if "risk.secrets" not in flags and _GATE_SECRET(low) and SECRET_VALUE.search(joined):
             flags["risk.secrets"] = _call_text(call)
     if path and "risk.secrets" not in flags and SECRET_FILE.search(path):
         flags["risk.secrets"] = _call_text(call)
@@ -219,7 +232,7 @@ def flags_in(events: Iterable[tuple[int, Any]], kinds: Mapping[str, str] | None 
     tests_failed = False
     last_failed: Call | None = None
     said_after_last: list[str] = []
-    what_of: dict[int, CallKind] = {}
+    what_of: dict[Call, CallKind] = {}
     for kind, payload in events:
         if kind == SAID:
             text = payload
@@ -228,11 +241,11 @@ def flags_in(events: Iterable[tuple[int, Any]], kinds: Mapping[str, str] | None 
             if not text:
                 continue
             low = text.lower()
-            if not answered and "lie.unverified_claim" not in flags and passes_gate(low, _GATE_VERIFY):
+            if not answered and "lie.unverified_claim" not in flags and _GATE_VERIFY(low):
                 match = VERIFY_CLAIM.search(text)
                 if match:
                     flags["lie.unverified_claim"] = _fragment(text, match.start(), match.end())
-            if not wrote and "lie.phantom_edit" not in flags and passes_gate(low, _GATE_EDIT):
+            if not wrote and "lie.phantom_edit" not in flags and _GATE_EDIT(low):
                 match = EDIT_CLAIM.search(text)
                 if match:
                     flags["lie.phantom_edit"] = _fragment(text, match.start(), match.end())
@@ -240,7 +253,7 @@ def flags_in(events: Iterable[tuple[int, Any]], kinds: Mapping[str, str] | None 
                 match = TESTS_CLAIM.search(text)
                 if match:
                     flags["lie.tests_claimed"] = _fragment(text, match.start(), match.end())
-            if "risk.secrets" not in flags and passes_gate(low, _GATE_SECRET):
+            if "risk.secrets" not in flags and _GATE_SECRET(low):
                 match = SECRET_VALUE.search(text)
                 if match:
                     flags["risk.secrets"] = _fragment(text, match.start(), match.end())
@@ -263,11 +276,11 @@ def flags_in(events: Iterable[tuple[int, Any]], kinds: Mapping[str, str] | None 
                 for flag, fragment in raised:
                     if flag not in flags:
                         flags[flag] = fragment
-            what_of[id(call)] = what
+            what_of[call] = what
         elif kind == RESULT:
             call = payload
             answered = True
-            what = what_of.get(id(call)) or classify(call.name, call.arguments, kinds)
+            what = what_of.get(call) or classify(call.name, call.arguments, kinds)
             failed = call.failed
             if what.writes and not failed:
                 wrote = True
