@@ -165,12 +165,14 @@ def scan_reader(failure: FailureRule = DEFAULT_FAILURE, wanted: Sequence[bool] |
             stamped = stamped_flags(row)
             if stamped is not None:
                 return row_parts(row), tuple(stamped)
-        if row.get("steps") is None and row.get("messages") is None:
+        if row.get("messages") is None and row.get("steps") is None:
             return row_parts(row), ()
         trajectory = read_trajectory(row, number, failure, memo=memo)
+        parts = (trajectory.texts, trajectory.calls, trajectory.turns, trajectory.errors)
         if trajectory.problem is not None:
-            return trajectory.parts, ()
-        return trajectory.parts, tuple(flags_in(trajectory.events, memo=calls))
+            return parts, ()
+        flags = flags_in(trajectory.events, memo=calls)
+        return parts, tuple(flags) if flags else ()
 
     return read
 
