@@ -3,7 +3,8 @@
 flags_in remembers, per distinct call written as text, what the call is and the flags it raises alone (a
 CallMemo for the rows of one pass), looks for an admitted failure only where a word starts, and searches a gate's
 pieces in one search: each test reads the same rows without the memo, or the same texts with FAILURE_ADMITTED
-itself or passes_gate, and asserts the two agree.
+itself or passes_gate, and asserts the two agree. The scan reads the rows it reads for their parts only (rows left
+out, rows carrying their flags) as row_parts reads them.
 """
 
 from __future__ import annotations
@@ -13,11 +14,13 @@ import re
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.one_reading_sample import sample
 from tests.test_markers_fast import TEXTS, rows
+from whileai_train.gates.features import read_scan
 from whileai_train.markers.defaults import FAILURE_ADMITTED, GATES, passes_gate
 from whileai_train.markers.trace_flags import (
     _ADMITS_FAILURE,
@@ -25,9 +28,11 @@ from whileai_train.markers.trace_flags import (
     flags_in,
     flags_of,
     gate_search,
+    stamped_flags,
     trace_markers,
 )
 from whileai_train.markers.trajectory import read_events
+from whileai_train.tables.trajectories import read_trajectories
 
 
 def _alternatives(pattern: str) -> list[str]:
@@ -160,3 +165,21 @@ def test_the_samples_flag_the_same_with_and_without_the_memo() -> None:
 def test_a_gate_searched_at_once_admits_what_its_pieces_admit(name: str, text: str) -> None:
     for low in (text, *GATES[name]):  # each piece alone is in the text
         assert (gate_search(name)(low) is not None) == passes_gate(low, GATES[name])
+
+
+def test_rows_read_for_their_parts_only_read_as_row_parts_reads_them() -> None:
+    # rows the scan leaves out and rows carrying their flags: parts only, under the scan's memo for messages
+    for name in ("flat/markers", "messages/markers"):
+        batch = trace_markers(sample(name)[:600])
+        wanted = np.arange(len(batch)) % 3 == 0
+        plain = read_trajectories(batch)
+        for scanned in (read_scan(batch), read_scan(batch, wanted=wanted),
+                        read_scan([{k: v for k, v in row.items() if k != "trace_flags"} for row in batch], wanted=wanted)):
+            assert scanned.texts == plain.texts
+            for column in ("n_calls", "turns", "errors", "hashes"):
+                assert (getattr(scanned, column) == getattr(plain, column)).all(), (name, column)
+        assert read_scan(batch).flags == [tuple(stamped_flags(row) or ()) for row in batch]
+        unstamped = read_scan([{k: v for k, v in row.items() if k != "trace_flags"} for row in batch], wanted=wanted)
+        assert unstamped.flags is not None
+        assert all(flags == () for flags, scan in zip(unstamped.flags, wanted, strict=True) if not scan)
+        assert sum(1 for flags in unstamped.flags if flags) > 20

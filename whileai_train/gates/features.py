@@ -157,14 +157,22 @@ def scan_reader(failure: FailureRule = DEFAULT_FAILURE, wanted: Sequence[bool] |
     own_rule = failure is not DEFAULT_FAILURE
     memo = ReadMemo()  # the rows' repeated argument and result texts, decoded once for all of them
     calls: CallMemo = {}  # and their repeated calls, each found once
+    plain = ReadMemo()  # the same for the rows read for their parts only, by row_parts' rule (the default)
+
+    def parts_of(number: int, row: Mapping[str, Any]) -> Parts:
+        """row_parts(row): a flat row by its fast path, messages by the reader under the memo."""
+        if row.get("messages") is None:
+            return row_parts(row)
+        trajectory = read_trajectory(row, number, events=False, memo=plain)
+        return trajectory.texts, trajectory.calls, trajectory.turns, trajectory.errors
 
     def read(number: int, row: Mapping[str, Any]) -> tuple[Parts, tuple[str, ...]]:
         if wanted is not None and not wanted[number]:
-            return row_parts(row), ()
+            return parts_of(number, row), ()
         if not own_rule and row.get("trace_flags") is not None:
             stamped = stamped_flags(row)
             if stamped is not None:
-                return row_parts(row), tuple(stamped)
+                return parts_of(number, row), tuple(stamped)
         if row.get("messages") is None and row.get("steps") is None:
             return row_parts(row), ()
         trajectory = read_trajectory(row, number, failure, memo=memo)
