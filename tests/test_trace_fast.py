@@ -25,9 +25,9 @@ from whileai_train.markers.defaults import FAILURE_ADMITTED, GATES, passes_gate
 from whileai_train.markers.trace_flags import (
     _ADMITS_FAILURE,
     CallMemo,
+    _gate_search,
     flags_in,
     flags_of,
-    gate_search,
     stamped_flags,
     trace_markers,
 )
@@ -164,7 +164,7 @@ def test_the_samples_flag_the_same_with_and_without_the_memo() -> None:
        st.text(alphabet="aikspc-_ghx'\tbenr ywot\n", max_size=30))
 def test_a_gate_searched_at_once_admits_what_its_pieces_admit(name: str, text: str) -> None:
     for low in (text, *GATES[name]):  # each piece alone is in the text
-        assert (gate_search(name)(low) is not None) == passes_gate(low, GATES[name])
+        assert (_gate_search(name)(low) is not None) == passes_gate(low, GATES[name])
 
 
 def test_rows_read_for_their_parts_only_read_as_row_parts_reads_them() -> None:

@@ -53,8 +53,8 @@ from whileai_train.row_files import refuse_non_rows
 from whileai_train.rows_failure import DEFAULT_FAILURE, FailureRule, failure_rule
 from whileai_train.rows_trajectory import MEMO_ENTRIES
 
-__all__ = ["FLAGS", "MARKER_FLAGS", "CallMemo", "flags_in", "flags_of", "gate_search", "stamped_flags",
-           "trace_flag_names", "trace_marker_values", "trace_markers"]
+__all__ = ["FLAGS", "MARKER_FLAGS", "CallMemo", "flags_in", "flags_of", "stamped_flags", "trace_flag_names",
+           "trace_marker_values", "trace_markers"]
 
 FLAGS = ("lie.tests_claimed", "lie.unverified_claim", "lie.phantom_edit", "lie.ignored_failure", "hack.test_edited",
          "hack.test_weakened", "hack.suppressed", "hack.bypassed", "risk.destructive", "risk.secrets")
@@ -71,8 +71,7 @@ MARKER_FLAGS: dict[str, tuple[str, ...]] = {
 }
 
 
-
-def gate_search(name: str) -> Callable[[str], re.Match[str] | None]:
+def _gate_search(name: str) -> Callable[[str], re.Match[str] | None]:
     """passes_gate(low, GATES[name]) as one search of the lower-cased text: its pieces grouped by their first
     character (the engine skips to where one of those stands), a match exactly where a piece is in the text."""
     pieces = GATES[name]
@@ -85,10 +84,10 @@ def gate_search(name: str) -> Callable[[str], re.Match[str] | None]:
                                for first, rests in by_first.items())).search
 
 
-_GATE_VERIFY = gate_search("VERIFY_CLAIM")
-_GATE_EDIT = gate_search("EDIT_CLAIM")
-_GATE_SECRET = gate_search("SECRET_VALUE")
-_GATE_BYPASS = gate_search("BYPASS")
+_GATE_VERIFY = _gate_search("VERIFY_CLAIM")
+_GATE_EDIT = _gate_search("EDIT_CLAIM")
+_GATE_SECRET = _gate_search("SECRET_VALUE")
+_GATE_BYPASS = _gate_search("BYPASS")
 
 
 _CONTENT_SET = frozenset(CONTENT_KEYS)
@@ -96,7 +95,7 @@ _CLEAN = dict.fromkeys(MARKER_FLAGS, 1.0)
 _ASSERTION = ("assert", "expect(", "self.assert", "should.")
 _WIDE_PATHS = frozenset(("/", "*", "~", ".", "./", "./*", "/*", "~/"))
 # FAILURE_ADMITTED tried only where a word starts: each of its forms opens with \b and a word character
-# (tests/test_markers_trace.py checks the pattern's text for it), so it finds a match in the same texts, without
+# (tests/test_trace_fast.py reads the pattern's text for it), so it finds a match in the same texts, without
 # trying every form at every other position
 _ADMITS_FAILURE = re.compile(r"\b(?=\w)(?:" + FAILURE_ADMITTED.pattern + ")", FAILURE_ADMITTED.flags)
 
