@@ -53,13 +53,17 @@ def text_of(value: Any) -> str:
 class Call:
     """One tool call: its name, decoded arguments, its result as given (None while none came back), whether that
     result reports failure (by the reading's failure rule), and where it sits in the row. Calls read under one
-    :class:`ReadMemo` whose arguments were written the same share one arguments dict: read it, never change it."""
+    :class:`ReadMemo` whose arguments were written the same share one arguments dict: read it, never change it.
+    `written`: the arguments as the row wrote them when that was JSON text (else None), what a check that
+    remembers its verdict per distinct call keys it by."""
 
-    __slots__ = ("_failed", "_rule", "_text", "arguments", "name", "raw_result", "where")
+    __slots__ = ("_failed", "_rule", "_text", "arguments", "name", "raw_result", "where", "written")
 
-    def __init__(self, name: str, arguments: dict[str, Any], where: int | tuple[str, int, int]) -> None:
+    def __init__(self, name: str, arguments: dict[str, Any], where: int | tuple[str, int, int],
+                 written: str | None = None) -> None:
         self.name = name
         self.arguments = arguments
+        self.written = written
         self.raw_result: Any = None
         self.where = where  # a flat row's step number, or (a field template, its two numbers) in messages
         self._failed = False
@@ -310,7 +314,7 @@ def _read_flat(out: Trajectory, row: Mapping[str, Any], index: int | None, how: 
                 if text:
                     append((SAID, said))
                 call = Call(name, raw if raw.__class__ is dict else _arguments(
-                    out, raw, index, f"steps[{number}].arguments"), number)
+                    out, raw, index, f"steps[{number}].arguments"), number, raw if raw.__class__ is str else None)
                 append((CALLED, call))
                 if "result" in step:
                     result = get("result")
@@ -423,7 +427,7 @@ def _walk_messages(out: Trajectory, messages: list[Any], index: int | None, how:
                         else:
                             decoded = _arguments(out, arguments, index,
                                                  call_field.format(number, call_number) + ".function.arguments")
-                        call = Call(name, decoded, where)
+                        call = Call(name, decoded, where, arguments if arguments.__class__ is str else None)
                         call_id = raw.get("id") or f"call_{number}_{call_number}"
                         pending[call_id if call_id.__class__ is str else str(call_id)] = call
                         waiting.append(call)
@@ -441,7 +445,14 @@ def _walk_messages(out: Trajectory, messages: list[Any], index: int | None, how:
                 if failed:
                     errors += 1
                 if with_events:
-                    _result(out, text, get("tool_call_id"), failed, pending, waiting)
+                    call_id = get("tool_call_id")
+                    found = pending.pop(call_id, None) if call_id.__class__ is str else None
+                    if found is None:  # an id given another way, or none: _result's matching
+                        _result(out, text, call_id, failed, pending, waiting)
+                    else:  # the common case, as _result reads it
+                        found.raw_result = found._text = text
+                        found._failed = failed
+                        append((RESULT, found))
             elif role == "user":
                 results = blocks.results if blocks is not None else ()
                 for _, block in results:  # Anthropic: each tool_result is a tool turn of its own

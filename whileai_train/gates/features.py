@@ -26,7 +26,7 @@ import scipy.sparse as sp
 
 from whileai_train.errors import ConfigError, RowError
 from whileai_train.gates.defaults import AUTO_TOP_PAIRS, AUTO_TOP_WORDS, PAIR_CANDIDATE_WORDS
-from whileai_train.markers.trace_flags import flags_in, stamped_flags
+from whileai_train.markers.trace_flags import CallMemo, flags_in, stamped_flags
 from whileai_train.progress import rows_progress
 from whileai_train.rows_failure import DEFAULT_FAILURE, FailureRule
 from whileai_train.rows_text import word_tokens
@@ -156,20 +156,31 @@ def scan_reader(failure: FailureRule = DEFAULT_FAILURE, wanted: Sequence[bool] |
     raises no flag. `wanted`: a mask of the rows the scan will read (the others: their parts only, no flags)."""
     own_rule = failure is not DEFAULT_FAILURE
     memo = ReadMemo()  # the rows' repeated argument and result texts, decoded once for all of them
+    calls: CallMemo = {}  # and their repeated calls, each found once
+    plain = ReadMemo()  # the same for the rows read for their parts only, by row_parts' rule (the default)
+
+    def parts_of(number: int, row: Mapping[str, Any]) -> Parts:
+        """row_parts(row): a flat row by its fast path, messages by the reader under the memo."""
+        if row.get("messages") is None:
+            return row_parts(row)
+        trajectory = read_trajectory(row, number, events=False, memo=plain)
+        return trajectory.texts, trajectory.calls, trajectory.turns, trajectory.errors
 
     def read(number: int, row: Mapping[str, Any]) -> tuple[Parts, tuple[str, ...]]:
         if wanted is not None and not wanted[number]:
-            return row_parts(row), ()
+            return parts_of(number, row), ()
         if not own_rule and row.get("trace_flags") is not None:
             stamped = stamped_flags(row)
             if stamped is not None:
-                return row_parts(row), tuple(stamped)
-        if row.get("steps") is None and row.get("messages") is None:
+                return parts_of(number, row), tuple(stamped)
+        if row.get("messages") is None and row.get("steps") is None:
             return row_parts(row), ()
         trajectory = read_trajectory(row, number, failure, memo=memo)
+        parts = (trajectory.texts, trajectory.calls, trajectory.turns, trajectory.errors)
         if trajectory.problem is not None:
-            return trajectory.parts, ()
-        return trajectory.parts, tuple(flags_in(trajectory.events))
+            return parts, ()
+        flags = flags_in(trajectory.events, memo=calls)
+        return parts, tuple(flags) if flags else ()
 
     return read
 

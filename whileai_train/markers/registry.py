@@ -74,9 +74,10 @@ def marker_values(rows: Sequence[Mapping[str, Any]], markers: Sequence[MarkerEnt
 
         readers.append(grounding_in)
     if "trace" in families:
-        from whileai_train.markers.trace_flags import flags_in, trace_marker_values
+        from whileai_train.markers.trace_flags import CallMemo, flags_in, trace_marker_values
 
-        readers.append(lambda events: trace_marker_values(flags_in(events)))
+        calls: CallMemo = {}
+        readers.append(lambda events: trace_marker_values(flags_in(events, memo=calls)))
     style_of: Callable[[Mapping[str, Any], int], Mapping[str, float]] | None = None
     if "style" in families:
         from whileai_train.markers.style import style_of as read_style

@@ -45,15 +45,15 @@ from whileai_train.markers.defaults import (
     TESTS_CLAIM,
     VERIFY_CLAIM,
     WEAKENING,
-    passes_gate,
 )
 from whileai_train.markers.families import stamped_markers
 from whileai_train.markers.kinds import CallKind, check_kinds, classify, path_of, warn_unused_kinds
 from whileai_train.markers.trajectory import CALLED, RESULT, SAID, Call, read_events, text_of
 from whileai_train.row_files import refuse_non_rows
 from whileai_train.rows_failure import DEFAULT_FAILURE, FailureRule, failure_rule
+from whileai_train.rows_trajectory import MEMO_ENTRIES
 
-__all__ = ["FLAGS", "MARKER_FLAGS", "flags_in", "flags_of", "stamped_flags", "trace_flag_names",
+__all__ = ["FLAGS", "MARKER_FLAGS", "CallMemo", "flags_in", "flags_of", "stamped_flags", "trace_flag_names",
            "trace_marker_values", "trace_markers"]
 
 FLAGS = ("lie.tests_claimed", "lie.unverified_claim", "lie.phantom_edit", "lie.ignored_failure", "hack.test_edited",
@@ -70,17 +70,34 @@ MARKER_FLAGS: dict[str, tuple[str, ...]] = {
     "no_secrets": ("risk.secrets",),
 }
 
-_GATE_TESTS = GATES["TESTS_CLAIM"]
-_GATE_VERIFY = GATES["VERIFY_CLAIM"]
-_GATE_EDIT = GATES["EDIT_CLAIM"]
-_GATE_SECRET = GATES["SECRET_VALUE"]
-_GATE_BYPASS = GATES["BYPASS"]
+
+def _gate_search(name: str) -> Callable[[str], re.Match[str] | None]:
+    """passes_gate(low, GATES[name]) as one search of the lower-cased text: its pieces grouped by their first
+    character (the engine skips to where one of those stands), a match exactly where a piece is in the text."""
+    pieces = GATES[name]
+    if not all(pieces):  # an empty piece is in every text
+        return re.compile("").search
+    by_first: dict[str, list[str]] = {}
+    for piece in pieces:
+        by_first.setdefault(piece[0], []).append(re.escape(piece[1:]))
+    return re.compile("|".join(re.escape(first) + "(?:" + "|".join(rests) + ")"
+                               for first, rests in by_first.items())).search
+
+
+_GATE_VERIFY = _gate_search("VERIFY_CLAIM")
+_GATE_EDIT = _gate_search("EDIT_CLAIM")
+_GATE_SECRET = _gate_search("SECRET_VALUE")
+_GATE_BYPASS = _gate_search("BYPASS")
 
 
 _CONTENT_SET = frozenset(CONTENT_KEYS)
 _CLEAN = dict.fromkeys(MARKER_FLAGS, 1.0)
 _ASSERTION = ("assert", "expect(", "self.assert", "should.")
 _WIDE_PATHS = frozenset(("/", "*", "~", ".", "./", "./*", "/*", "~/"))
+# FAILURE_ADMITTED tried only where a word starts: each of its forms opens with \b and a word character
+# (tests/test_trace_fast.py reads the pattern's text for it), so it finds a match in the same texts, without
+# trying every form at every other position
+_ADMITS_FAILURE = re.compile(r"\b(?=\w)(?:" + FAILURE_ADMITTED.pattern + ")", FAILURE_ADMITTED.flags)
 
 
 def _fragment(text: str, start: int, end: int) -> str:
@@ -164,11 +181,11 @@ def _call_flags(call: Call, what: CallKind, flags: dict[str, str]) -> None:
     if sent:
         joined = "\n".join(sent)
         low = joined.lower()
-        if "hack.bypassed" not in flags and passes_gate(low, _GATE_BYPASS):
+        if "hack.bypassed" not in flags and _GATE_BYPASS(low):
             match = BYPASS.search(joined)
             if match:
                 flags["hack.bypassed"] = _fragment(joined, match.start(), match.end())
-        if "risk.secrets" not in flags and passes_gate(low, _GATE_SECRET) and SECRET_VALUE.search(joined):
+        if "risk.secrets" not in flags and _GATE_SECRET(low) and SECRET_VALUE.search(joined):
             flags["risk.secrets"] = _call_text(call)
     if path and "risk.secrets" not in flags and SECRET_FILE.search(path):
         flags["risk.secrets"] = _call_text(call)
@@ -178,15 +195,34 @@ def _call_flags(call: Call, what: CallKind, flags: dict[str, str]) -> None:
             flags["risk.destructive"] = _call_text(call)
 
 
+CallMemo = dict[tuple[str, str], tuple[CallKind, tuple[tuple[str, str], ...]]]
+"""What the calls of one reading were found to be, per distinct call written as text (its name, its arguments'
+JSON): its kind and the flags it raises alone, in the order it raises them. One memo serves one `kinds`."""
+
+# A task's rollouts repeat their calls: a memo keeps the recent distinct calls and is emptied when it holds this many
+# (the reader's memo size, for the same reason: what it holds never grows with the rows)
+_CALL_MEMO_ENTRIES = MEMO_ENTRIES
+
+
+def _call_facts(call: Call, kinds: Mapping[str, str] | None) -> tuple[CallKind, tuple[tuple[str, str], ...]]:
+    """What the call does and the flags it raises on its own, in the order _call_flags raises them."""
+    what = classify(call.name, call.arguments, kinds)
+    raised: dict[str, str] = {}
+    _call_flags(call, what, raised)
+    return what, tuple(raised.items())
+
+
 def flags_of(row: Any, index: int | None = None, kinds: Mapping[str, str] | None = None,
-             seen: set[str] | None = None, failure: FailureRule = DEFAULT_FAILURE) -> dict[str, str]:
+             seen: set[str] | None = None, failure: FailureRule = DEFAULT_FAILURE,
+             memo: CallMemo | None = None) -> dict[str, str]:
     """flag -> the fragment that raised it, for one row (empty when clean). `seen` collects the tools called;
-    `failure` decides which tool results failed."""
-    return flags_in(read_events(row, index, failure), kinds, seen)
+    `failure` decides which tool results failed; `memo` (one dict per `kinds`, for the rows of one pass) keeps
+    what each distinct call was found to be."""
+    return flags_in(read_events(row, index, failure), kinds, seen, memo)
 
 
 def flags_in(events: Iterable[tuple[int, Any]], kinds: Mapping[str, str] | None = None,
-             seen: set[str] | None = None) -> dict[str, str]:
+             seen: set[str] | None = None, memo: CallMemo | None = None) -> dict[str, str]:
     """flags_of on a trajectory already read (rows_trajectory.read_trajectory(...).checked_events())."""
     flags: dict[str, str] = {}
     answered = False  # a call has returned: later claims of checking are backed
@@ -195,7 +231,7 @@ def flags_in(events: Iterable[tuple[int, Any]], kinds: Mapping[str, str] | None 
     tests_failed = False
     last_failed: Call | None = None
     said_after_last: list[str] = []
-    what_of: dict[int, CallKind] = {}
+    what_of: dict[Call, CallKind] = {}
     for kind, payload in events:
         if kind == SAID:
             text = payload
@@ -204,11 +240,11 @@ def flags_in(events: Iterable[tuple[int, Any]], kinds: Mapping[str, str] | None 
             if not text:
                 continue
             low = text.lower()
-            if not answered and "lie.unverified_claim" not in flags and passes_gate(low, _GATE_VERIFY):
+            if not answered and "lie.unverified_claim" not in flags and _GATE_VERIFY(low):
                 match = VERIFY_CLAIM.search(text)
                 if match:
                     flags["lie.unverified_claim"] = _fragment(text, match.start(), match.end())
-            if not wrote and "lie.phantom_edit" not in flags and passes_gate(low, _GATE_EDIT):
+            if not wrote and "lie.phantom_edit" not in flags and _GATE_EDIT(low):
                 match = EDIT_CLAIM.search(text)
                 if match:
                     flags["lie.phantom_edit"] = _fragment(text, match.start(), match.end())
@@ -216,7 +252,7 @@ def flags_in(events: Iterable[tuple[int, Any]], kinds: Mapping[str, str] | None 
                 match = TESTS_CLAIM.search(text)
                 if match:
                     flags["lie.tests_claimed"] = _fragment(text, match.start(), match.end())
-            if "risk.secrets" not in flags and passes_gate(low, _GATE_SECRET):
+            if "risk.secrets" not in flags and _GATE_SECRET(low):
                 match = SECRET_VALUE.search(text)
                 if match:
                     flags["risk.secrets"] = _fragment(text, match.start(), match.end())
@@ -224,21 +260,35 @@ def flags_in(events: Iterable[tuple[int, Any]], kinds: Mapping[str, str] | None 
             call = payload
             if seen is not None:
                 seen.add(call.name)
-            what = classify(call.name, call.arguments, kinds)
-            what_of[id(call)] = what
-            _call_flags(call, what, flags)
+            written = call.written
+            if memo is None or written is None:
+                what = classify(call.name, call.arguments, kinds)
+                _call_flags(call, what, flags)
+            else:  # the same call (name and arguments' text) found once per pass
+                key = (call.name, written)
+                facts = memo.get(key)
+                if facts is None:
+                    if len(memo) >= _CALL_MEMO_ENTRIES:
+                        memo.clear()
+                    facts = memo[key] = _call_facts(call, kinds)
+                what, raised = facts
+                for flag, fragment in raised:
+                    if flag not in flags:
+                        flags[flag] = fragment
+            what_of[call] = what
         elif kind == RESULT:
             call = payload
             answered = True
-            what = what_of.get(id(call)) or classify(call.name, call.arguments, kinds)
-            if what.writes and not call.failed:
+            what = what_of.get(call) or classify(call.name, call.arguments, kinds)
+            failed = call.failed
+            if what.writes and not failed:
                 wrote = True
             if what.test_run:
                 tests_run = True
-                tests_failed = call.failed or FAILED_OUTPUT.search(call.result or "") is not None
-            last_failed = call if call.failed else None
+                tests_failed = failed or FAILED_OUTPUT.search(call.result or "") is not None
+            last_failed = call if failed else None
             said_after_last = []
-    if last_failed is not None and not any(FAILURE_ADMITTED.search(text) for text in said_after_last):
+    if last_failed is not None and not any(_ADMITS_FAILURE.search(text) for text in said_after_last):
         flags["lie.ignored_failure"] = _ignored_failure(last_failed, " ".join(said_after_last).strip())
     return flags
 
@@ -304,10 +354,11 @@ def trace_markers(rows: Sequence[Mapping[str, Any]], *, kinds: Mapping[str, str]
     overrides = check_kinds(kinds)
     rule = failure_rule(failure)
     seen: set[str] = set()
+    memo: CallMemo = {}
     out: list[dict[str, Any]] = []
     append = out.append
     for index, row in enumerate(rows):
-        flags = flags_of(row, index, overrides, seen, rule)
+        flags = flags_of(row, index, overrides, seen, rule, memo)
         fired: tuple[dict[str, str], ...] = tuple(
             {"flag": name, "fragment": flags[name]} for name in FLAGS if name in flags) if flags else ()
         append({**row, "trace_flags": fired, "markers": stamped_markers(row, index, trace_marker_values(flags))})

@@ -26,6 +26,7 @@ from whileai_train.markers.kinds import check_kinds, warn_unused_kinds
 from whileai_train.markers.trace_flags import (
     FLAGS,
     MARKER_FLAGS,
+    CallMemo,
     flags_of,
     stamped_flags,
     trace_marker_values,
@@ -123,11 +124,12 @@ def trace_flag_report(rows: Sequence[Mapping[str, Any]], *, kinds: Mapping[str, 
     rule = failure_rule(failure)
     custom = bool(overrides) or rule is not DEFAULT_FAILURE
     seen: set[str] = set()
+    memo: CallMemo = {}
     fired: list[dict[str, str]] = []
     rewards: list[float | None] = []
     for index, row in enumerate(rows):
         stamped = stamped_flags(row) if not custom else None
-        fired.append(stamped if stamped is not None else flags_of(row, index, overrides, seen, rule))
+        fired.append(stamped if stamped is not None else flags_of(row, index, overrides, seen, rule, memo))
         rewards.append(reward_of(row, index))
     if overrides:
         warn_unused_kinds(overrides, seen, "trace_flag_report")
