@@ -133,7 +133,7 @@ class FailureRule:
     False decides, None leaves it to the words). Built once per call by :func:`failure_rule`.
     """
 
-    __slots__ = ("function", "words", "_head", "_status")
+    __slots__ = ("_head", "_status", "function", "words")
 
     def __init__(self, words: Iterable[str] = (), function: Callable[[Any], bool | None] | None = None) -> None:
         self.words = tuple(FAILURE_WORDS) + tuple(words)
@@ -231,6 +231,7 @@ class FailureRule:
 
 
 DEFAULT_FAILURE = FailureRule()
+
 
 def failure_rule(failure: Any) -> FailureRule:
     """`failure=` as a FailureRule: None (the vocabulary), extra status words (a list), or a function of a tool result

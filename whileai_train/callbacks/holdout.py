@@ -23,7 +23,7 @@ from whileai_train.callbacks.alarms import EvalRecord
 from whileai_train.callbacks.reward_wrap import prompt_text
 from whileai_train.errors import ConfigError
 from whileai_train.markers.registry import marker_values
-from whileai_train.sampling.rewards import ScoreSink, call_reward
+from whileai_train.sampling.rewards import ScoreSink, call_reward, weighted_total
 from whileai_train.sampling.samples import Sampler, Samples, trajectory_row
 
 __all__ = ["ask_of", "choose_holdout", "eval_record", "holdout_from_dataset", "holdout_rows", "marker_means",
@@ -116,10 +116,8 @@ def score_completions(samples: Samples, proxy: Sequence[tuple[Callable[..., Any]
     reward functions, each called as TRL calls it (sampling/rewards.py)."""
     proxy_total: list[float] | None = None
     if proxy:
-        matrix = np.array([call_reward(fn, samples, trainer_state, sink) for fn, _ in proxy], dtype=float)
-        weights = np.array([w for _, w in proxy], dtype=float)[:, None]
-        all_nan = np.isnan(matrix).all(axis=0)
-        proxy_total = np.where(all_nan, np.nan, np.nansum(matrix * weights, axis=0)).tolist()
+        proxy_total = weighted_total([call_reward(fn, samples, trainer_state, sink) for fn, _ in proxy],
+                                     [w for _, w in proxy])
     gold_values = call_reward(gold, samples, trainer_state, sink) if gold is not None else None
     return [{"ask": ask_of(samples.rows[s.row_index]),
              "proxy": None if proxy_total is None else proxy_total[j],

@@ -512,7 +512,7 @@ class RewardMonitor(WhileCallback):
         """Rank 0: the eval's tool calls (kept for the summary; a warning the first time calls failed) and the
         points that sit beside TRL's tools/call_frequency and tools/failure_frequency (same definitions)."""
         counts = tool_counts(scored)
-        completions, calling, calls, failed = counts
+        completions, _, calls, failed = counts
         if not calls and not any(self._tools.values()):
             return {}
         self._tools[step] = counts

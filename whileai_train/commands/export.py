@@ -74,7 +74,13 @@ def _tools(path: str | None) -> list[Any] | None:
 
 def run(args: argparse.Namespace) -> int:
     from whileai_train.commands import same_file
-    from whileai_train.errors import ConfigError, ExportRefusedError, InputError, TemplateDropError, WhileAIError
+    from whileai_train.errors import (
+        ConfigError,
+        ExportRefusedError,
+        InputError,
+        TemplateDropError,
+        WhileAIError,
+    )
 
     for given, what in ((args.rows, "the rows"), (args.tools, "the tool schemas")):
         if given is not None and same_file(given, args.out):

@@ -11,6 +11,7 @@ __all__ = [
     "MIN_MIXED_TASKS",
     "PRIVILEGED_MIN_CHARS",
     "RESERVED_REWARD_COLUMNS",
+    "SHOWN_ROWS",
     "STAMP_COLUMNS",
     "TOOL_OUTPUT_MARKER",
     "TRL_MAX_LENGTH",
@@ -23,6 +24,10 @@ TOOL_OUTPUT_MARKER = "[... {n} chars of tool output truncated]"
 # SFTConfig.max_length and DPOConfig.max_length default in trl 1.16 (measured, docs/trl_facts.md): rows with
 # more tokens are truncated, and those left with no trained token are dropped without a word, so the report counts them.
 TRL_MAX_LENGTH = 1024
+
+# How many row numbers a refusal (a privileged leak, what a template drops) names before "...": enough to find
+# the rows, short enough to read in one error line; the error's `rows` holds them all. Our choice.
+SHOWN_ROWS = 20
 
 # A privileged value shorter than this is not searched for in replies: short strings ("A1", "yes", "3") occur
 # by chance. Our choice, not a measured figure; raise it if common words in `privileged` cause false refusals.

@@ -33,7 +33,7 @@ from whileai_train.exporters.defaults import (
 from whileai_train.exporters.jsonl import atomic_jsonl, dumps
 from whileai_train.exporters.leaks import quotes_privileged
 from whileai_train.exporters.options import check_common, default_path
-from whileai_train.exporters.report import ExportReport
+from whileai_train.exporters.report import ExportReport, shown_rows
 from whileai_train.exporters.selection import (
     check_selection_options,
     count_rewards,
@@ -273,7 +273,7 @@ def preference_rows(pairs_or_rows: Any, *, format: str = FORMAT, max_tool_output
     if leaks and validate:
         raise PrivilegedLeakError(
             f"privileged_leak: {len(leaks)} pairs quote their own privileged context in a reply (rows "
-            f"{', '.join(map(str, leaks[:20]))}); nothing was written. Fix: drop the rows that "
+            f"{shown_rows(leaks)}); nothing was written. Fix: drop the rows that "
             "whileai_train.exporters.leaks.leak_report(rows) names, "
             "or pass validate=False", rows=leaks)
     if template is not None:

@@ -26,7 +26,6 @@ import json
 from collections.abc import Sequence, Sized
 from typing import Any
 
-
 from whileai_train.errors import ConfigError, ExportRefusedError
 from whileai_train.exporters.defaults import MIN_MIXED_TASKS, RESERVED_REWARD_COLUMNS
 from whileai_train.exporters.jsonl import atomic_jsonl, dumps

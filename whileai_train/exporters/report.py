@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from whileai_train.exporters.defaults import SHOWN_ROWS
 from whileai_train.report import Report
 from whileai_train.tables.defaults import PASS_THRESHOLD
 
-__all__ = ["DroppedTasks", "ExportReport", "Selection", "ToolCallRoundtrip"]
+__all__ = ["DroppedTasks", "ExportReport", "Selection", "ToolCallRoundtrip", "shown_rows"]
+
+
+def shown_rows(rows: Sequence[int]) -> str:
+    """The row numbers a refusal names: the first SHOWN_ROWS, then " ..." when there are more."""
+    return ", ".join(str(i) for i in rows[:SHOWN_ROWS]) + (" ..." if len(rows) > SHOWN_ROWS else "")
 
 
 class ToolCallRoundtrip(BaseModel):

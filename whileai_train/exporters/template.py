@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 from whileai_train.errors import ChatTemplateError, TemplateDropError
 from whileai_train.exporters.inspect import trained_spans
+from whileai_train.exporters.report import shown_rows
 
 __all__ = ["DROP_CAUSES", "TemplateCheck", "template_name"]
 
@@ -323,7 +324,7 @@ class TemplateCheck:
         """Raise TemplateDropError (nothing written) when the template loses part of a row, unless validate=False."""
         if self.drops and validate:
             lost = "; ".join(f"{count} {DROP_CAUSES[cause]}" for cause, count in self.drops.items())
-            shown = ", ".join(str(i) for i in self.drop_rows[:20]) + (" ..." if len(self.drop_rows) > 20 else "")
+            shown = shown_rows(self.drop_rows)
             raise TemplateDropError(
                 f"{self.label} would not train what {len(self.drop_rows)} rows hold (rows {shown}): {lost}; nothing "
                 "was written. Fix: give one tool call per agent turn and put an agent's words in a turn of their "

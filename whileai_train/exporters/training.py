@@ -38,7 +38,7 @@ from whileai_train.exporters.defaults import FORMAT, STAMP_COLUMNS, TRL_MAX_LENG
 from whileai_train.exporters.jsonl import atomic_jsonl, dumps, write_rows
 from whileai_train.exporters.leaks import quotes_privileged
 from whileai_train.exporters.options import check_common, check_training, default_path
-from whileai_train.exporters.report import ExportReport
+from whileai_train.exporters.report import ExportReport, shown_rows
 from whileai_train.exporters.selection import SftTally, check_selection_options
 from whileai_train.exporters.shape import (
     CONSUMED,
@@ -405,11 +405,10 @@ class _Export:
     def refuse_leaks(self) -> None:
         leaks = self.report.privileged_leaks
         if leaks and self.validate:
-            shown = ", ".join(str(i) for i in leaks[:20]) + (" ..." if len(leaks) > 20 else "")
             raise PrivilegedLeakError(
-                f"privileged_leak: {len(leaks)} rows quote their own privileged context in a reply (rows {shown}); "
-                "nothing was written. Fix: drop the rows that whileai_train.exporters.leaks.leak_report(rows) "
-                "names, or pass validate=False", rows=leaks)
+                f"privileged_leak: {len(leaks)} rows quote their own privileged context in a reply (rows "
+                f"{shown_rows(leaks)}); nothing was written. Fix: drop the rows that "
+                "whileai_train.exporters.leaks.leak_report(rows) names, or pass validate=False", rows=leaks)
 
 
 @progress_call("training_rows")

@@ -29,6 +29,7 @@ from itertools import pairwise
 from typing import Any
 
 import numpy as np
+
 from whileai_train.errors import ConfigError, InputError
 from whileai_train.gates.defaults import (
     EVAL_TEXT_KEYS,

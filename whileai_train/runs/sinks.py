@@ -29,7 +29,7 @@ from typing import Any, Protocol
 
 from whileai_train.errors import RunFinishedError
 from whileai_train.runs.credentials import Credential, redact
-from whileai_train.runs.defaults import REQUEST_DEADLINE_S
+from whileai_train.runs.defaults import CONNECT_TIMEOUT_S, READ_TIMEOUT_S, REQUEST_DEADLINE_S
 from whileai_train.runs.run_ids import new_run_id, this_process
 from whileai_train.runs.store import LocalStore
 
@@ -214,8 +214,8 @@ class HttpSink:
     kind = "platform"
     durable = False
 
-    def __init__(self, url: str, credential: Credential, *, connect_timeout_s: float = 2.0,
-                 read_timeout_s: float = 5.0, deadline_s: float = REQUEST_DEADLINE_S) -> None:
+    def __init__(self, url: str, credential: Credential, *, connect_timeout_s: float = CONNECT_TIMEOUT_S,
+                 read_timeout_s: float = READ_TIMEOUT_S, deadline_s: float = REQUEST_DEADLINE_S) -> None:
         import httpx
 
         from whileai_train.runs.deadline import deadline_client

@@ -97,12 +97,14 @@ _SEQ_MODES = {True: "client", False: "store"}
 _ALARM_KEY = '"alarm/'  # the reward monitor logs alarm/<name> = 1 at the alarm's step
 
 
-def alarm_names(point: dict[str, Any]) -> list[str]:
+def _alarm_names(point: dict[str, Any]) -> list[str]:
     """The alarms a stored point raises: its alarm/<name> keys whose value says so (a non-zero number;
     alarm/x = 0 or null is no alarm)."""
     return [key[len("alarm/"):] for key, value in point.items()
             if key.startswith("alarm/") and isinstance(value, (int, float)) and not isinstance(value, bool)
             and value != 0]
+
+
 _ALARM_NOTE = re.compile(r"^\*\*Alarm: (?P<name>[^*]+)\*\* at step (?P<step>-?\d+): (?P<message>.*)$", re.DOTALL)
 
 _ROWS_PER_INSERT = 500  # a full HTTP batch (product text: up to 500 points a call) in one statement
@@ -318,7 +320,7 @@ class LocalStore:
         """Keep the runs table's alarm count and last loss current (the runs list reads them, not the points)."""
         if any(_ALARM_KEY in row[4] for row in rows):  # recounted, so a re-sent alarm point is counted once
             count = sum(1 for (data,) in conn.execute("SELECT data FROM points WHERE run_id = ? AND instr(data, ?) > 0",
-                                                      (run_id, _ALARM_KEY)) if alarm_names(_loads(data)))
+                                                      (run_id, _ALARM_KEY)) if _alarm_names(_loads(data)))
             conn.execute("UPDATE runs SET alarm_count = ? WHERE id = ?", (count, run_id))
         best: tuple[int, float] | None = None
         for row in sorted((r for r in rows if '"loss":' in r[4]), key=lambda r: r[1], reverse=True):
@@ -416,7 +418,7 @@ class LocalStore:
         alarms = []
         for step, data in conn.execute("SELECT step, data FROM points WHERE run_id = ? AND instr(data, ?) > 0"
                                        " ORDER BY step, seq", (run_id, _ALARM_KEY)):
-            for name in alarm_names(_loads(data)):
+            for name in _alarm_names(_loads(data)):
                 alarms.append({"name": name, "step": step,
                                "message": texts.get((name, step), f"{name} alarm at step {step}")})
         return alarms

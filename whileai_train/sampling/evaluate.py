@@ -33,8 +33,21 @@ from whileai_train.row_files import read_rows
 from whileai_train.rows import task_key
 from whileai_train.sampling import defaults as D
 from whileai_train.sampling.eval_output import EvalOutput, row_identity
-from whileai_train.sampling.rewards import ScoreSink, WrongRewardCount, call_reward, callable_name, is_async
-from whileai_train.sampling.samples import GenerationSettings, Sampler, Samples, settings_from_config, trajectory_row
+from whileai_train.sampling.rewards import (
+    ScoreSink,
+    WrongRewardCount,
+    call_reward,
+    callable_name,
+    is_async,
+    weighted_total,
+)
+from whileai_train.sampling.samples import (
+    GenerationSettings,
+    Sampler,
+    Samples,
+    settings_from_config,
+    trajectory_row,
+)
 from whileai_train.sampling.tools import factories_of
 
 __all__ = ["evaluate"]
@@ -248,9 +261,7 @@ def _grade(samples: Samples, scorers: list[tuple[str, Callable[..., Any], float]
                 "return one float (or None) per completion, in order" if wrong_length else
                 "make it accept GRPOTrainer's keywords (prompts=, completions=, completion_ids=, the task columns, "
                 "**kwargs) and handle these rows") from exc
-    weights = np.array([w for _, _, w in scorers], dtype=float)[:, None]
-    matrix = np.array([columns[name] for name, _, _ in scorers], dtype=float)
-    totals = np.where(np.isnan(matrix).all(axis=0), np.nan, np.nansum(matrix * weights, axis=0)).tolist()
+    totals = weighted_total([columns[name] for name, _, _ in scorers], [w for _, _, w in scorers])
     out: list[dict[str, Any]] = []
     for j, s in enumerate(samples.samples):
         task_index = indices[s.row_index]

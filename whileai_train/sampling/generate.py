@@ -146,7 +146,7 @@ class GenerateSampler:
         (read once per environment name from the first instance that could be built, as TRL probes one)."""
         if self.pool is None:
             return self.tools
-        name = row.get("environment") if set(self.pool.factories) != {None} else None
+        name = self.pool.name_of(row)
         if name not in self._schema_tools and slot.environment is not None:
             self._schema_tools[name] = environment_methods(slot.environment)
         return self.tools + self._schema_tools.get(name, [])

@@ -15,14 +15,16 @@ import functools
 import inspect
 import math
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from whileai_train.sampling.samples import Samples
 
 __all__ = ["RESERVED_COLUMNS", "ScoreSink", "WrongRewardCount", "call_reward", "callable_name", "is_async",
-           "reward_columns", "run_coroutine"]
+           "reward_columns", "run_coroutine", "weighted_total"]
 
 # The row keys TRL never passes to a reward function as a column.
 RESERVED_COLUMNS = ("prompt", "completion", "completion_ids")
@@ -100,3 +102,11 @@ def call_reward(fn: Callable[..., Any], samples: Samples, trainer_state: Any, si
         raise WrongRewardCount(f"reward function {callable_name(fn)!r} returned {len(values)} rewards for {len(samples)} "
                          "completions; it must return one per completion")
     return values
+
+
+def weighted_total(columns: Sequence[Sequence[float]], weights: Sequence[float]) -> list[float]:
+    """Each completion's reward as TRL sums its reward functions' columns: the weighted nansum, NaN where every
+    function gave None (NaN)."""
+    matrix = np.array(columns, dtype=float)
+    totals = np.nansum(matrix * np.array(weights, dtype=float)[:, None], axis=0)
+    return np.where(np.isnan(matrix).all(axis=0), np.nan, totals).tolist()  # type: ignore[no-any-return]

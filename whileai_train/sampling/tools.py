@@ -72,14 +72,22 @@ class EnvironmentPool:
 
     factories: dict[Any, Callable[[], Any]]
     pools: dict[Any, list[Slot]] = field(default_factory=dict)
+    # whether the factories are named ({name: factory}), each row naming its own in its `environment` column
+    named: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.named = set(self.factories) != {None}
+
+    def name_of(self, row: Mapping[str, Any]) -> Any:
+        """The factory a row uses: its `environment` column when the factories are named, else the one (None)."""
+        return row.get("environment") if self.named else None
 
     def take(self, rows: Sequence[Mapping[str, Any]]) -> list[Slot]:
         """One reset environment per row (rows repeated k times come in k times), in order."""
-        multi = set(self.factories) != {None}
         cursor: dict[Any, int] = {}
         slots: list[Slot] = []
         for row in rows:
-            name = row.get("environment") if multi else None
+            name = self.name_of(row)
             if name not in self.factories:
                 slots.append(Slot(None, f"the row names environment {name!r}, which is not among "
                                         f"{list(self.factories)}"))
@@ -120,11 +128,10 @@ def reset_environments(pool: EnvironmentPool | None, rows: Sequence[Mapping[str,
     not be built or reset is said once in `warnings`; that row goes on without its environment."""
     if pool is None:
         return [Slot() for _ in rows], [row["prompt"] for row in rows]
-    multi = set(pool.factories) != {None}
     slots: list[Slot] = []
     prompts: list[Any] = []
     for slot, row in zip(pool.take(rows), rows, strict=True):
-        slot, observation = EnvironmentPool.reset(slot, row, multi)
+        slot, observation = EnvironmentPool.reset(slot, row, pool.named)
         if slot.error is not None:
             warnings.append(f"environment: {slot.error}")
         slots.append(slot)

@@ -100,9 +100,8 @@ class TrainerSampler:
         with own_random_stream(trainer.model, seed):
             try:
                 if self.pool is not None:
-                    multi = set(self.pool.factories) != {None}
                     trainer.environments = [slot.environment for slot in slots]
-                    trainer._batch_environments = [row.get("environment") if multi else None for row in expanded]
+                    trainer._batch_environments = [self.pool.name_of(row) for row in expanded]
                 if trainer.tools:
                     self._tool_dicts(slots, successes)
                 trainer.num_generations_eval = k

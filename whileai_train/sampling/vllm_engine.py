@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from whileai_train.errors import ConfigError
-from whileai_train.sampling.defaults import ENGINES
+from whileai_train.sampling.defaults import ENGINES, EVAL_SEED
 from whileai_train.sampling.generate import parse_completions, render_prompts
 from whileai_train.sampling.samples import GenerationSettings, Sample, Samples, finish_reason
 
@@ -61,7 +61,7 @@ class VLLMSampler:
         **engine_kwargs: passed to `vllm.LLM` (gpu_memory_utilization, max_model_len, dtype, ...).
     """
 
-    def __init__(self, model: Any, tokenizer: Any, settings: GenerationSettings, *, seed: int = 0,
+    def __init__(self, model: Any, tokenizer: Any, settings: GenerationSettings, *, seed: int = EVAL_SEED,
                  **engine_kwargs: Any) -> None:
         from vllm import LLM
 

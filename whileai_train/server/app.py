@@ -27,7 +27,6 @@ from whileai_train.server.defaults import (
     SESSION_COOKIE,
 )
 from whileai_train.server.guard import PARSED_BODY, SESSION_PATH, Guard, allowed_host_names
-from whileai_train.server.sessions import LoginLimit, Sessions
 from whileai_train.server.models import (
     ErrorBody,
     FinishBody,
@@ -43,6 +42,7 @@ from whileai_train.server.models import (
     RunRecord,
     RunsList,
 )
+from whileai_train.server.sessions import LoginLimit, Sessions
 
 __all__ = ["make_app"]
 

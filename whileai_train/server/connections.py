@@ -80,10 +80,6 @@ class ConnectionWatch:
         return (f"ConnectionWatch({len(self._open)} open, at most {self.max_connections}, headers within "
                 f"{self.headers_timeout_s:g} s)")
 
-    @property
-    def open_count(self) -> int:
-        return len(self._open)
-
     def protocol_class(self, inner: type[asyncio.Protocol] | None = None) -> type[asyncio.Protocol]:
         """A uvicorn HTTP protocol class (uvicorn.Config(http=...)) that wraps `inner` (uvicorn's h11 protocol
         by default) with this watch."""
