@@ -61,11 +61,11 @@ row holds are read and checked; the others come from a prebuilt row of nulls):
     final      133k-137k (0.73-0.75)        84k-86k (1.16-1.18)           100k-102k (0.98-1.00)
     unroll     105k-107k (0.93-0.95)        65k (1.53-1.54)               77k-78k (1.29)
 
-"now" is 1.34x-1.37x the CPU time of "before" (issue 12 asked for 1.10x): what is left is the work the
+"now" is 1.34x-1.37x the CPU time of "before" (the target was 1.10x): what is left is the work the
 change added. Per row (in-process CPU time, rows made beforehand, ablation): carrying the stamps ~0.9 us (of
 which orjson writing the 190 more bytes ~0.25 us), the train-step tally and the task key ~0.3 us, the
 final-reply rule and the Shaped ~0.3 us, the rest of the one path ~1 us. The flat walk itself is ~3.9 us, of
-which ~0.9 us is rows._as_text turning the tool result object into text; the leak guard ~0.7 us; orjson and
+which ~0.9 us was turning the tool result object into text; the leak guard ~0.7 us; orjson and
 the write ~1.3 us.
 """
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 __all__ = [
     "CHECKS",
-    "ENCODINGS",
     "FORMAT",
     "FORMATS",
     "MASK_MODES",
@@ -46,10 +45,6 @@ FORMATS = ("openai", "trl")
 # trainers; the OpenAI wire rows are there by asking, format="openai").
 FORMAT = "trl"
 MASK_MODES = ("assistant", "final")
-# How a tool call's `function.arguments` is written: a JSON object (HF templates render it with `| tojson`)
-# or a JSON string (the OpenAI wire format; DeepSeek-V3's template). docs/trl_facts.md: "Tool-call
-# function.arguments".
-ENCODINGS = ("dict", "json_string")
 
 # The train-step check's two answers (the product text, "Train a model": SFT on failing rows is refused with
 # TrainingSelectionError unless check="warn", which trains on them on purpose).

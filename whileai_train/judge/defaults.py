@@ -8,7 +8,6 @@ __all__ = [
     "AGREEMENT_FLOOR",
     "CONSISTENCY_SAMPLE",
     "FILLER_TEXT",
-    "GOLD_KINDS",
     "KAPPA_FLOOR",
     "LABEL_KINDS",
     "MAX_SKIPPED_SHARE",
@@ -23,8 +22,6 @@ __all__ = [
 
 # attach_labels(kind=): who wrote the labels. "verifier" reads as "program" (product text, "Trust the numbers").
 LABEL_KINDS: dict[str, str] = {"human": "human", "program": "program", "verifier": "program", "model": "model"}
-# gold_kind values judge_trust knows; rows with gold_reward but no gold_kind count as "unknown" (product text).
-GOLD_KINDS = ("human", "program", "model", "unknown")
 
 # The judge passes when the lower Wilson bound of its agreement with the gold labels is at least 0.80 and
 # Cohen's kappa at least 0.60 (product text; 0.6 is the bottom of "substantial" in Landis & Koch 1977).
