@@ -50,7 +50,7 @@ from whileai_train.server.defaults import (
 )
 from whileai_train.server.models import FinishBody, LogBody, NoteBody, OpenRun, PatchBody, Point
 
-__all__ = ["RunsAPI", "dump_json", "make_handler", "summary_digest", "validate"]
+__all__ = ["RunsAPI", "dump_json", "key_is", "make_handler", "summary_digest", "validate"]
 
 Response = tuple[int, dict[str, Any]]
 M = TypeVar("M", bound=BaseModel)
@@ -91,6 +91,11 @@ def validate(model: type[M], data: Any) -> M:
         raise from_validation_error(exc) from None
 
 
+def key_is(given: str | None, key: str) -> bool:
+    """Whether a request's key is `key`, compared in constant time (how long it takes says nothing of the key)."""
+    return given is not None and hmac.compare_digest(given.encode(), key.encode())
+
+
 class RunsAPI:
     """The runs API over `store`. `api_key` None accepts any caller (a loopback server)."""
 
@@ -107,9 +112,7 @@ class RunsAPI:
         return self._api_key
 
     def key_matches(self, given: str | None) -> bool:
-        if self._api_key is None:
-            return True
-        return given is not None and hmac.compare_digest(given.encode(), self._api_key.encode())
+        return self._api_key is None or key_is(given, self._api_key)
 
     # -- writes ---------------------------------------------------------------------------------------
     def _known(self, run_id: str) -> None:

@@ -19,7 +19,6 @@
 from __future__ import annotations
 
 import asyncio
-import hmac
 import ipaddress
 import socket
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
@@ -29,7 +28,7 @@ from urllib.parse import urlsplit
 import anyio.to_thread
 import orjson
 
-from whileai_train.server.api import dump_json
+from whileai_train.server.api import dump_json, key_is
 from whileai_train.server.body import ApiError, parse_json_body
 from whileai_train.server.connections import ConnectionWatch
 from whileai_train.server.defaults import (
@@ -166,8 +165,7 @@ class Guard:
 
     def _check_key(self, headers: dict[str, str], scope: Scope) -> None:
         assert self.api_key is not None
-        given = headers.get("x-api-key")
-        if given is not None and hmac.compare_digest(given.encode(), self.api_key.encode()):
+        if key_is(headers.get("x-api-key"), self.api_key):
             return
         if self.sessions.valid(_cookie(headers.get("cookie", ""), SESSION_COOKIE)):
             return
