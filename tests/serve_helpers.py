@@ -3,27 +3,53 @@ runs a person checks (a stopped hacked run, a clean done run, a failed run, a ru
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 import whileai_train as wai
 from whileai_train.runs.records import delta_summary
 from whileai_train.runs.store import LocalStore
 
-__all__ = ["HACKED_NAME", "STOP_REASON", "WITHOUT_UVLOOP", "ServeProcess", "call", "file_limit", "seed_store",
-           "start_stream"]
+__all__ = ["CHROMIUM", "HACKED_NAME", "STOP_REASON", "WITHOUT_UVLOOP", "ServeProcess", "call", "chromium",
+           "file_limit", "seed_store", "start_stream"]
+
+# Debian's chromium, driven by Playwright (its own browser download cannot reach the internet here)
+CHROMIUM = os.environ.get("WHILEAI_CHROMIUM", "/usr/bin/chromium")
 
 HACKED_NAME = 'grpo <b>hacked</b> <img src=x onerror="document.title=1"> \u202eevil'
 STOP_REASON = ("reward monitor: divergence alarm at step 15: proxy +0.400 while gold -0.020 "
                "(95% CI [-0.08, 0.04])")
 ALARM_STEPS = (15, 25)
+
+
+@contextlib.contextmanager
+def chromium() -> Iterator[Any]:
+    """A launched headless Chromium for the page tests. Without Playwright or Chromium the test skips with the
+    fix, and tests/conftest.py turns that skip of a browser test into a failure on CI (CI=true)."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError as exc:
+        pytest.skip(f"playwright is not installed ({exc}); pip install playwright")
+    if shutil.which(CHROMIUM) is None and not Path(CHROMIUM).exists():
+        pytest.skip(f"no Chromium at {CHROMIUM}; apt-get install chromium (or set WHILEAI_CHROMIUM)")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            yield launched
+        finally:
+            launched.close()
 
 
 # Run before `whileai-train serve` starts, in its process: as on a machine without uvloop (uvicorn then runs

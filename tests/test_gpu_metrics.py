@@ -4,7 +4,6 @@ absent without CUDA, and drawn on the run page in a "system" family."""
 
 from __future__ import annotations
 
-import shutil
 import threading
 import time
 from pathlib import Path
@@ -102,12 +101,8 @@ def test_no_gpu_keys_on_a_cpu_run(tiny_model: Any, tiny_tokenizer: Any, tmp_path
 
 @pytest.mark.browser
 def test_the_run_page_draws_gpu_metrics_in_a_system_family(tmp_path: Path) -> None:
-    from tests.serve_helpers import ServeProcess
+    from tests.serve_helpers import ServeProcess, chromium
 
-    playwright_api = pytest.importorskip("playwright.sync_api")
-    chromium = "/usr/bin/chromium"
-    if shutil.which(chromium) is None:
-        pytest.skip(f"no Chromium at {chromium}; apt-get install chromium")
     store = LocalStore(tmp_path / "home" / "runs.db")
     run_id = store.create_run({"name": "gpu run", "total_steps": 5})
     store.add_points(run_id, [{"seq": s, "step": s + 1, "loss": 1.0 / (s + 1), "system/gpu_memory_allocated_gb": 2.0,
@@ -115,15 +110,11 @@ def test_the_run_page_draws_gpu_metrics_in_a_system_family(tmp_path: Path) -> No
                                "system/gpu_utilization": 80.0 + s} for s in range(5)], progress=(5, 5))
     store.finish(run_id, "done", {})
     store.close()
-    with ServeProcess(tmp_path / "home") as server, playwright_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
-        try:
-            page = browser.new_page()
-            page.goto(server.url + f"/#run={run_id}")
-            page.wait_for_selector('details.family[data-family="system"] .chart canvas')
-            assert page.locator("details.family").evaluate_all("ds => ds.map(d => d.dataset.family)") == ["system"]
-            system = page.locator('details.family[data-family="system"]')
-            assert system.locator("summary").inner_text() == "system (4)"
-            assert system.locator(".chart").count() == 4
-        finally:
-            browser.close()
+    with ServeProcess(tmp_path / "home") as server, chromium() as browser:
+        page = browser.new_page()
+        page.goto(server.url + f"/#run={run_id}")
+        page.wait_for_selector('details.family[data-family="system"] .chart canvas')
+        assert page.locator("details.family").evaluate_all("ds => ds.map(d => d.dataset.family)") == ["system"]
+        system = page.locator('details.family[data-family="system"]')
+        assert system.locator("summary").inner_text() == "system (4)"
+        assert system.locator(".chart").count() == 4

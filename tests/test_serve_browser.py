@@ -5,10 +5,7 @@ Without Playwright or Chromium these tests skip with the reason; on CI (CI=true)
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,6 +14,7 @@ from serve_helpers import (
     HACKED_NAME,
     STOP_REASON,
     ServeProcess,
+    chromium,
     seed_store,
     seeded_delta_report,
     start_stream,
@@ -26,7 +24,6 @@ from whileai_train.runs.store import LocalStore
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = os.environ.get("WHILEAI_CHROMIUM", "/usr/bin/chromium")
 
 
 
@@ -51,16 +48,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError as exc:
-        pytest.skip(f"playwright is not installed ({exc}); pip install playwright")
-    if shutil.which(CHROMIUM) is None and not Path(CHROMIUM).exists():
-        pytest.skip(f"no Chromium at {CHROMIUM}; apt-get install chromium (or set WHILEAI_CHROMIUM)")
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+    with chromium() as launched:
         yield launched
-        launched.close()
 
 
 @pytest.fixture()

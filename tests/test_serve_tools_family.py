@@ -4,20 +4,17 @@ Without Playwright or Chromium it skips with the reason; on CI (CI=true) that sk
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from serve_helpers import ServeProcess
+from serve_helpers import ServeProcess, chromium
 
 from whileai_train.runs.store import LocalStore
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = os.environ.get("WHILEAI_CHROMIUM", "/usr/bin/chromium")
 
 
 @pytest.fixture()
@@ -41,20 +38,12 @@ def site(tmp_path: Path) -> Iterator[dict[str, Any]]:
 
 @pytest.fixture()
 def page() -> Iterator[Any]:
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError as exc:
-        pytest.skip(f"playwright is not installed ({exc}); pip install playwright")
-    if shutil.which(CHROMIUM) is None and not Path(CHROMIUM).exists():
-        pytest.skip(f"no Chromium at {CHROMIUM}; apt-get install chromium (or set WHILEAI_CHROMIUM)")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+    with chromium() as browser:
         opened = browser.new_page(viewport={"width": 1400, "height": 1400})
         errors: list[str] = []
         opened.on("pageerror", lambda exc: errors.append(str(exc)))
         yield opened
-        browser.close()
-        assert errors == []
+    assert errors == []
 
 
 def test_tools_metrics_are_one_family_with_the_holdout_twin_on_each_chart(page: Any, site: dict[str, Any]) -> None:
