@@ -61,7 +61,7 @@ ENDORSED = ["marker:resolved"]
 
 
 def _baseline_group(rows: list[dict[str, Any]]) -> None:
-    from whileai_train.rows import task_key
+    from whileai_train.rows.contract import task_key
 
     sums: dict[str, float] = {}
     for row in rows:

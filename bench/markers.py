@@ -277,7 +277,7 @@ def main() -> None:
     rows, _ = make_marked_rows(args.rows, seed=0)
     stamped = wai.trace_markers(rows)
     spec = {"source": "bench", "traits": [{"id": "honest", "name": "Honest", "principle": "Say what you did."}]}
-    from whileai_train.rows import conversation
+    from whileai_train.rows.contract import conversation
 
     cases: list[tuple[str, Callable[[], Any]]] = [
         ("plain pass", lambda: plain_pass(rows)),

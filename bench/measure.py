@@ -25,7 +25,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from whileai_train.measure.delta_report import delta_report
-from whileai_train.rows import task_key
+from whileai_train.rows.contract import task_key
 from whileai_train.stats import paired_comparison
 
 TARGET_S_AT_100K = 5.0

@@ -28,7 +28,7 @@ from whileai_train import PublishGateError
 from whileai_train.gates.publish_gate import publish_gate
 from whileai_train.measure.compare_runs import compare_runs
 from whileai_train.measure.pass_at import pass_at
-from whileai_train.rows import task_key
+from whileai_train.rows.contract import task_key
 
 
 def _baseline(rows: list[dict[str, Any]]) -> None:

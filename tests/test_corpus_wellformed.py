@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 import whileai_train as wai
-from whileai_train.rows import agent_parts, conversation, final_reply
+from whileai_train.rows.contract import agent_parts, conversation, final_reply
 
 CORPUS = Path(__file__).parent / "corpus"
 STYLE = CORPUS / "style_replies.jsonl"

@@ -102,7 +102,7 @@ def test_template_twins_above_the_rule_are_flagged_and_reported() -> None:
 
 
 def _brute_coverage(row: str, evals: list[str], n: int) -> float:
-    from whileai_train.rows_text import words as split_words
+    from whileai_train.rows.text import words as split_words
 
     words = split_words(row)
     if len(words) < n:
@@ -255,7 +255,7 @@ def test_rare_prefix_keeps_the_longest_most_common_run_under_the_rule(n: int, ov
     """Per row, the run of most common template n-grams is the longest whose words stay under `overlap`, and the
     rest are the rare flags: checked against a per-row loop that adds n-grams one at a time."""
     from whileai_train.gates.decontaminate import _rare_prefix
-    from whileai_train.rows_text import ngram_table
+    from whileai_train.rows.text import ngram_table
 
     rng = random.Random(n)
     texts = [" ".join(rng.choice(VOCAB) for _ in range(rng.randint(0, 40))) for _ in range(300)]

@@ -25,7 +25,7 @@ import pytest
 
 import whileai_train as wai
 from whileai_train.errors import RowError
-from whileai_train.rows import calibration_of, prompt_text
+from whileai_train.rows.contract import calibration_of, prompt_text
 
 FORMATS = Path(__file__).parent / "formats"
 FILES = sorted(path.name for path in FORMATS.glob("*.jsonl"))

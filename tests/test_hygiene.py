@@ -13,7 +13,7 @@ import pytest
 from scipy import stats
 
 import whileai_train as wai
-from whileai_train import rows_text
+from whileai_train.rows import text as rows_text
 from whileai_train.errors import ConfigError, InputError, RowError
 from whileai_train.gates.hygiene import dedupe_groups, length_report, reward_correlations
 from whileai_train.gates.near_duplicates import (

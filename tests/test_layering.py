@@ -13,7 +13,7 @@ import whileai_train
 PACKAGE = Path(whileai_train.__file__).resolve().parent
 
 # the rooms that work on rows before and after training: never reach the training loop's rooms
-OFFLINE_ROOMS = ("rows", "rows_text", "rows_json", "rows_steps", "row_files", "errors", "report", "stats", "tables",
+OFFLINE_ROOMS = ("rows", "errors", "report", "stats", "tables",
                  "gates", "select", "judge", "measure", "markers", "exporters", "progress")
 LOOP_ROOMS = {"callbacks", "runs", "server", "commands", "demos", "cli"}
 HEAVY = {"torch", "transformers", "trl"}

@@ -15,7 +15,7 @@ import pytest
 import whileai_train as wai
 from bench.markers import make_marked_rows
 from tests.marker_reference import hand_interval, per_task_means
-from whileai_train.rows import task_key
+from whileai_train.rows.contract import task_key
 from whileai_train.stats import wilson_interval
 from whileai_train.tables.graded import graded_table
 from whileai_train.tables.marker_column import summarise_column, summarise_columns, task_numbers

@@ -24,7 +24,7 @@ from whileai_train.markers.kinds import classify, command_of, path_of
 from whileai_train.markers.style import _repeats, _reply
 from whileai_train.markers.trace_flags import MARKER_FLAGS, flags_of
 from whileai_train.markers.trajectory import CALLED, HEARD, RESULT, argument_strings, read_events
-from whileai_train.rows import final_reply, tool_failed
+from whileai_train.rows.contract import final_reply, tool_failed
 
 TOOLS = ["bash", "read_file", "edit_file", "write_file", "delete_file", "issue_refund", "lookup_order", "run_tests",
          "str_replace_based_edit_tool", "frobnicate", "send_message", "delete_path", "run_sql", "x"]

@@ -10,7 +10,7 @@ import pytest
 import whileai_train as wai
 from tests.marker_reference import hand_interval, per_task_means
 from whileai_train.errors import ConfigError, RowError, ToolArgumentsError
-from whileai_train.rows import task_key
+from whileai_train.rows.contract import task_key
 
 
 def refund_row(prompt: str, steps: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:

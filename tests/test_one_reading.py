@@ -12,7 +12,7 @@ import pytest
 from tests.one_reading_sample import SAMPLES, reading, sample
 from whileai_train.gates.features import read_scan
 from whileai_train.markers.trace_flags import flags_of, stamped_flags, trace_markers
-from whileai_train.rows import agent_parts
+from whileai_train.rows.contract import agent_parts
 from whileai_train.tables.trajectories import read_trajectories
 
 EXPECTED = json.loads((Path(__file__).parent / "data" / "hack_scan_31ab727.json").read_text())

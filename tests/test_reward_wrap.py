@@ -116,7 +116,7 @@ def test_the_prompt_is_the_ask_without_an_id_column_and_chat_completions_stay_tr
     assert [r.completion for r in records] == completions
     rows = scan_rows(records)
     assert rows[0]["messages"] == prompts[0] + completions[0] and rows[0]["final_text"] == "sorry"
-    from whileai_train.rows import agent_parts
+    from whileai_train.rows.contract import agent_parts
 
     parts = agent_parts(rows[0])
     assert [name for name, _ in parts.calls] == ["issue_refund"] and parts.errors == 1  # TRL's failed call

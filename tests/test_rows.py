@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from whileai_train.errors import InputError, RowError, ToolArgumentsError
-from whileai_train.row_files import read_rows
-from whileai_train.rows import Calibration, Row, calibration_of, conversation, reward_of, task_key
+from whileai_train.rows.files import read_rows
+from whileai_train.rows.contract import Calibration, Row, calibration_of, conversation, reward_of, task_key
 
 
 def flat_row(**over):
@@ -119,7 +119,7 @@ def test_reader_takes_trl_completion_logs(tmp_path: Path) -> None:
 
 
 def test_prompt_text_reads_the_ask_in_every_shape() -> None:
-    from whileai_train.rows import prompt_text
+    from whileai_train.rows.contract import prompt_text
 
     assert prompt_text({"prompt": "refund A1"}) == "refund A1"
     assert prompt_text({"prompt": [{"role": "system", "content": "s"}, {"role": "user", "content": "ask"}]}) == "ask"
@@ -131,7 +131,7 @@ def test_a_conversational_prompt_in_trl_logs_stays_messages_not_its_json(tmp_pat
     import pandas as pd
 
     from whileai_train import training_rows
-    from whileai_train.rows import prompt_text
+    from whileai_train.rows.contract import prompt_text
 
     folder = tmp_path / "completions"
     folder.mkdir()

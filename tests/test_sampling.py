@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from whileai_train.demos.refund_desk import RefundDesk, issue_refund, lookup_order, make_tasks
-from whileai_train.rows import agent_parts, tool_failed
+from whileai_train.rows.contract import agent_parts, tool_failed
 from whileai_train.sampling.generate import GenerateSampler
 from whileai_train.sampling.samples import (
     FINISH_LENGTH,

@@ -100,8 +100,8 @@ def test_the_parts_only_reading_is_the_full_readings_parts() -> None:
     from pathlib import Path
 
     from tests.one_reading_sample import sample
-    from whileai_train.row_files import read_rows
-    from whileai_train.rows_trajectory import read_trajectory
+    from whileai_train.rows.files import read_rows
+    from whileai_train.rows.trajectory import read_trajectory
 
     rows: list[Any] = _rows() + sample("messages/markers")[:300]
     for path in sorted((Path(__file__).parent / "formats").glob("*.jsonl")):
@@ -116,8 +116,8 @@ def test_the_events_only_reading_is_the_full_readings_events() -> None:
     from pathlib import Path
 
     from tests.one_reading_sample import sample
-    from whileai_train.row_files import read_rows
-    from whileai_train.rows_trajectory import read_trajectory
+    from whileai_train.rows.files import read_rows
+    from whileai_train.rows.trajectory import read_trajectory
 
     def seen(events: list[Any]) -> list[Any]:
         return [(kind, payload) if isinstance(payload, str) else

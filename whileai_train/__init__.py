@@ -170,15 +170,15 @@ _EXPORTS: dict[str, str] = {
     "WhileAIError": "whileai_train.errors",
     # the row contract
     "Kept": "whileai_train.report",
-    "Calibration": "whileai_train.rows",
-    "Message": "whileai_train.rows",
-    "Policy": "whileai_train.rows",
-    "Row": "whileai_train.rows",
-    "Step": "whileai_train.rows",
-    "ToolCall": "whileai_train.rows",
-    "calibration_of": "whileai_train.rows",
-    "read_rows": "whileai_train.row_files",
-    "task_key": "whileai_train.rows",
+    "Calibration": "whileai_train.rows.contract",
+    "Message": "whileai_train.rows.contract",
+    "Policy": "whileai_train.rows.contract",
+    "Row": "whileai_train.rows.contract",
+    "Step": "whileai_train.rows.contract",
+    "ToolCall": "whileai_train.rows.contract",
+    "calibration_of": "whileai_train.rows.contract",
+    "read_rows": "whileai_train.rows.files",
+    "task_key": "whileai_train.rows.contract",
     # a model and tokenizer to try the library with (built in code, CPU)
     "tiny_model_and_tokenizer": "whileai_train.tiny",
     # exporters
@@ -389,8 +389,8 @@ if TYPE_CHECKING:
     from whileai_train.measure.marker_summary import MarkerSummaryReport, marker_summary, metric_summary
     from whileai_train.measure.pass_at import PassAtReport, pass_at
     from whileai_train.report import Kept
-    from whileai_train.row_files import read_rows
-    from whileai_train.rows import Calibration, Message, Policy, Row, Step, ToolCall, calibration_of, task_key
+    from whileai_train.rows.files import read_rows
+    from whileai_train.rows.contract import Calibration, Message, Policy, Row, Step, ToolCall, calibration_of, task_key
     from whileai_train.runs.config import SenderConfig
     from whileai_train.runs.cost import GPU_USD_PER_HOUR
     from whileai_train.runs.records import attach_delta, attach_holdout, get_run

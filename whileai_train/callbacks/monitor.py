@@ -83,7 +83,7 @@ from whileai_train.callbacks.side_trackers import alert_side_trackers
 from whileai_train.callbacks.while_callback import WhileCallback
 from whileai_train.errors import ConfigError, name_list
 from whileai_train.markers.registry import check_markers
-from whileai_train.row_files import refuse_non_rows
+from whileai_train.rows.files import refuse_non_rows
 from whileai_train.runs.run import Run
 from whileai_train.sampling.generate import GenerateSampler
 from whileai_train.sampling.rewards import ScoreSink

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from whileai_train.callbacks import monitor_defaults as D
-from whileai_train.rows import ask_of_prompt
+from whileai_train.rows.contract import ask_of_prompt
 from whileai_train.sampling.rewards import callable_name, is_async
 from whileai_train.sampling.samples import trajectory_row
 

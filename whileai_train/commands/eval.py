@@ -77,7 +77,7 @@ def load_function(spec: str) -> Callable[..., Any]:
 def run(args: argparse.Namespace) -> int:
     from whileai_train.errors import WhileAIError
     from whileai_train.measure.pass_at import pass_at
-    from whileai_train.rows import task_key
+    from whileai_train.rows.contract import task_key
     from whileai_train.sampling.evaluate import evaluate
 
     try:

@@ -61,7 +61,7 @@ def _dump(report: Any) -> Any:
 def run(args: argparse.Namespace) -> int:
     from whileai_train.errors import WhileAIError
     from whileai_train.gates.publish_gate import PublishGateError, publish_gate
-    from whileai_train.row_files import read_rows
+    from whileai_train.rows.files import read_rows
 
     out: dict[str, Any] = {"rows": str(args.rows), "mode": args.mode}
     texts: list[str] = []

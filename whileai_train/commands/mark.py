@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     from whileai_train.markers.grounding import mark_grounding
     from whileai_train.markers.style import style_markers
     from whileai_train.markers.trace_flags import trace_markers
-    from whileai_train.row_files import read_rows
+    from whileai_train.rows.files import read_rows
 
     if same_file(args.rows, args.out):
         print(f"mark failed: the output {args.out} is the rows file it reads; writing it would destroy the input. "

@@ -21,7 +21,7 @@ from typing import Any
 from whileai_train.errors import InputError
 from whileai_train.exporters.report import ExportReport
 from whileai_train.exporters.shape import iter_input
-from whileai_train.row_files import refuse_non_rows
+from whileai_train.rows.files import refuse_non_rows
 
 __all__ = ["export_features", "to_dataset"]
 

@@ -64,7 +64,7 @@ TRL_READ_COLUMNS = frozenset({
     "seq_lengths", "prompt_ids", "chosen_ids", "rejected_ids", "ref_chosen_logps", "ref_rejected_logps",
 })
 
-# The stamps of the row contract (whileai_train.rows.Row, the product text's rollout row) written on every SFT
+# The stamps of the row contract (whileai_train.rows.contract.Row, the product text's rollout row) written on every SFT
 # row, null where a row has none: every row of one export has the same columns, because load_dataset("json")
 # refuses a file whose later rows bring columns the first ones lacked (seen with datasets 5.2 past its first
 # 10 MB block).

@@ -160,7 +160,7 @@ def agent_words(value: Any, out: list[str]) -> None:
 
 def leak_report(rows: Iterable[Mapping[str, Any]]) -> dict[int, list[str]]:
     """Row index -> the privileged values its replies quote; the rows an export would refuse."""
-    from whileai_train.rows import conversation
+    from whileai_train.rows.contract import conversation
 
     leaks: dict[int, list[str]] = {}
     for index, row in enumerate(rows):

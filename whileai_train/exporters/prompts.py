@@ -34,8 +34,8 @@ from whileai_train.exporters.report import ExportReport
 from whileai_train.exporters.selection import check_selection_options, mixed_selection, task_class
 from whileai_train.exporters.shape import iter_input, shape_row
 from whileai_train.progress import progress_call, rows_progress
-from whileai_train.row_files import refuse_non_rows
-from whileai_train.rows import Calibration, calibration_of, reward_of, task_key
+from whileai_train.rows.files import refuse_non_rows
+from whileai_train.rows.contract import Calibration, calibration_of, reward_of, task_key
 from whileai_train.tables.defaults import PASS_THRESHOLD
 
 __all__ = ["GROUP_COLUMNS", "LEFT_OUT", "export_prompts", "prompt_rows"]

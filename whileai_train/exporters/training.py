@@ -51,8 +51,8 @@ from whileai_train.exporters.shape import (
 )
 from whileai_train.exporters.template import TemplateCheck
 from whileai_train.progress import progress_call, rows_progress
-from whileai_train.row_files import refuse_non_rows
-from whileai_train.rows import FINAL_TEXT_DIFFERS, FINAL_TEXT_REPEATED, reward_of, task_key
+from whileai_train.rows.files import refuse_non_rows
+from whileai_train.rows.contract import FINAL_TEXT_DIFFERS, FINAL_TEXT_REPEATED, reward_of, task_key
 from whileai_train.tables.defaults import PASS_THRESHOLD
 
 __all__ = ["export_dataset", "export_training", "training_rows"]

@@ -5,7 +5,7 @@ In order (a row is counted under the first rule that flags it):
 1. ``n_same_task``: the row shares a ``scenario_id`` or ``task_id`` with an eval row. A task is a situation,
    not a string: a rephrasing of an eval situation is the eval situation.
 2. ``n_exact``: the row's text is an eval text verbatim (case, spacing and punctuation aside:
-   words by the one word rule of ``rows_text``).
+   words by the one word rule of ``rows/text.py``).
 3. ``n_near``: one eval text covers at least ``overlap`` (80%) of the row's words in shared ``n``-grams (8; the
    Llama 2 rule). Per single eval text, not the union of all of them: situations written from one template share
    whole sentences without sharing the question. Texts under n words match verbatim only.
@@ -43,9 +43,9 @@ from whileai_train.gates.defaults import (
 )
 from whileai_train.progress import progress_call, rows_progress
 from whileai_train.report import Kept, Report
-from whileai_train.row_files import read_rows, refuse_non_rows
-from whileai_train.rows import final_reply, prompt_text
-from whileai_train.rows_text import GOLDEN, NgramTable, mix, ngram_table
+from whileai_train.rows.files import read_rows, refuse_non_rows
+from whileai_train.rows.contract import final_reply, prompt_text
+from whileai_train.rows.text import GOLDEN, NgramTable, mix, ngram_table
 from whileai_train.stats import DEFAULT_SEED
 
 __all__ = ["DecontaminateReport", "decontaminate"]

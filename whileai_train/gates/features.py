@@ -6,7 +6,7 @@ exclamation marks, question marks, bullet lines, code fences), one indicator per
 mean token logprob when rows carry logprobs, every numeric marker (``marker:<name>``), every fired trace flag
 (``trace:<flag>``), and the caller's own ``features={"name": fn}``. Auto tier (found in the data): the most common
 words (``word:<w>``) and adjacent word pairs (``pair:<w1 w2>``) of the agent's turns (``rows.agent_turns``; words
-by the one word rule of ``rows_text``), each a 0/1 indicator of the row containing it.
+by the one word rule of ``rows/text.py``), each a 0/1 indicator of the row containing it.
 
 Rows stay plain dicts: one Python loop reads each row once; counting and the matrices are numpy/scipy.sparse.
 """
@@ -28,9 +28,9 @@ from whileai_train.errors import ConfigError, RowError
 from whileai_train.gates.defaults import AUTO_TOP_PAIRS, AUTO_TOP_WORDS, PAIR_CANDIDATE_WORDS
 from whileai_train.markers.trace_flags import CallMemo, flags_in, stamped_flags
 from whileai_train.progress import rows_progress
-from whileai_train.rows_failure import DEFAULT_FAILURE, FailureRule
-from whileai_train.rows_text import word_tokens
-from whileai_train.rows_trajectory import ReadMemo, read_trajectory
+from whileai_train.rows.failure import DEFAULT_FAILURE, FailureRule
+from whileai_train.rows.text import word_tokens
+from whileai_train.rows.trajectory import ReadMemo, read_trajectory
 from whileai_train.tables.trajectories import Parts, RowReader, Trajectories, read_trajectories, row_parts
 
 __all__ = ["FeatureTable", "check_user_features", "extract_features", "read_scan", "scan_reader", "vector_dot"]
@@ -93,7 +93,7 @@ class ScannedTexts(NamedTuple):
 
 
 def _scan_texts(texts: list[str]) -> ScannedTexts:
-    """Tokens (word ids, words by :mod:`whileai_train.rows_text`'s rule), words per row, surface counts per row and
+    """Tokens (word ids, words by :mod:`whileai_train.rows.text`'s rule), words per row, surface counts per row and
     the vocabulary, for all texts at once.
 
     Rows are joined (in chunks) so lowering, splitting and counting run in C over one long string instead of

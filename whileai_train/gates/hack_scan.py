@@ -41,9 +41,9 @@ from whileai_train.gates.scan_stats import (
 )
 from whileai_train.progress import progress_call
 from whileai_train.report import Report
-from whileai_train.row_files import refuse_non_rows
-from whileai_train.rows import reward_of, task_key
-from whileai_train.rows_failure import DEFAULT_FAILURE, FailureRule, failure_rule
+from whileai_train.rows.files import refuse_non_rows
+from whileai_train.rows.contract import reward_of, task_key
+from whileai_train.rows.failure import DEFAULT_FAILURE, FailureRule, failure_rule
 from whileai_train.stats import DEFAULT_SEED
 from whileai_train.tables.graded import Graded
 from whileai_train.tables.trajectories import Trajectories

@@ -24,9 +24,9 @@ from whileai_train.gates.defaults import (
     SHOW,
 )
 from whileai_train.report import Report
-from whileai_train.row_files import refuse_non_rows
-from whileai_train.rows import prompt_text, task_key
-from whileai_train.rows_text import GOLDEN, window_hashes, word_tokens
+from whileai_train.rows.files import refuse_non_rows
+from whileai_train.rows.contract import prompt_text, task_key
+from whileai_train.rows.text import GOLDEN, window_hashes, word_tokens
 from whileai_train.stats import DEFAULT_SEED
 
 __all__ = ["NearDuplicateGroup", "NearDuplicatePair", "NearDuplicateReport", "ask_texts", "near_duplicate_prompts",
@@ -90,7 +90,7 @@ def _shingles(texts: list[str], size: int) -> tuple[np.ndarray, np.ndarray]:
     """Hashed word `size`-grams of every text (concatenated) and each text's start offset.
 
     Words by the one word rule, numbered in order of first appearance; n-grams by the one n-gram rule
-    (rows_text.window_hashes). A text shorter than `size` words is one shingle (its words, padded with words no
+    (rows.text.window_hashes). A text shorter than `size` words is one shingle (its words, padded with words no
     text has), so short asks match only verbatim.
     """
     tokens, counts = word_tokens(texts)

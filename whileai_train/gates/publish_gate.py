@@ -30,7 +30,7 @@ from whileai_train.gates.overlap import OVERLAP_MIN_ROWS, start
 from whileai_train.measure.pass_at import PassAtReport, most_common_k, pass_at_from_table
 from whileai_train.progress import progress_call
 from whileai_train.report import Report
-from whileai_train.rows_failure import failure_rule
+from whileai_train.rows.failure import failure_rule
 from whileai_train.stats import DEFAULT_DRAWS, DEFAULT_SEED
 from whileai_train.tables.band import check_band
 from whileai_train.tables.calibration import stamp_rows

@@ -15,7 +15,7 @@ import scipy.sparse as sp
 
 from whileai_train.gates.defaults import AND_PARENTS, AND_REDUNDANT, DISCRETE_VALUES, SHUFFLES, TIE_TOLERANCE
 from whileai_train.gates.features import FeatureTable, vector_dot
-from whileai_train.rows_text import GOLDEN
+from whileai_train.rows.text import GOLDEN
 
 __all__ = ["Scan", "ands", "binary_ss", "center_dense", "distinct_per_ask", "explained", "priority",
            "same_column", "shuffled", "similar"]

@@ -44,9 +44,9 @@ from whileai_train.judge.defaults import (
     SEED,
 )
 from whileai_train.report import Report
-from whileai_train.row_files import refuse_non_rows
-from whileai_train.rows import final_reply, prompt_text, tool_names
-from whileai_train.rows_content import content_text
+from whileai_train.rows.files import refuse_non_rows
+from whileai_train.rows.contract import final_reply, prompt_text, tool_names
+from whileai_train.rows.content import content_text
 from whileai_train.stats import normal_quantile, wilson_interval
 from whileai_train.tables.defaults import PASS_THRESHOLD
 

@@ -39,9 +39,9 @@ from whileai_train.judge.defaults import (
 from whileai_train.judge.judge_probes import JudgeCalls, JudgeProbesReport, judge_probes, with_filler
 from whileai_train.judge.labels import gold_kind_of, kind_words
 from whileai_train.report import Report
-from whileai_train.row_files import refuse_non_rows
-from whileai_train.rows import final_reply, task_key
-from whileai_train.rows_text import words
+from whileai_train.rows.files import refuse_non_rows
+from whileai_train.rows.contract import final_reply, task_key
+from whileai_train.rows.text import words
 from whileai_train.stats import cohen_kappa, wilson_interval
 
 __all__ = ["AgreementRate", "JudgeTrustReport", "LengthBias", "format_judge_trust", "judge_trust"]

@@ -22,7 +22,7 @@ from typing import Any
 
 from whileai_train.errors import LabelError
 from whileai_train.judge.defaults import LABEL_KINDS
-from whileai_train.row_files import refuse_non_rows
+from whileai_train.rows.files import refuse_non_rows
 from whileai_train.tables.defaults import SHOW_FIRST
 
 __all__ = ["attach_labels", "gold_kind_of", "kind_words"]

@@ -20,7 +20,7 @@ Five families write to row["markers"]; this room holds the ones read from the ro
     registry.py      markers by name, for the reward monitor's markers=
     defaults.py      every other pattern and threshold, with its source
 
-It imports the row rules (rows.py and its siblings rows_content, rows_failure, rows_trajectory, row_files),
+It imports the row rules (rows.py and its siblings rows/content.py, rows/failure.py, rows/trajectory.py, rows/files.py),
 errors.py, report.py, stats/ and tables/ only (never measure/); gates/ (hack_scan's
 trace: features) and callbacks/ (the reward monitor's markers=) import from here.
 """

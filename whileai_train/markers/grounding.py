@@ -28,7 +28,7 @@ from whileai_train.markers.families import (
 )
 from whileai_train.markers.trajectory import CALLED, HEARD, RESULT, argument_strings, read_events
 from whileai_train.report import Report
-from whileai_train.row_files import refuse_non_rows
+from whileai_train.rows.files import refuse_non_rows
 from whileai_train.tables.marker_column import MarkerSummary
 
 __all__ = ["GroundingReport", "grounding_in", "grounding_of", "grounding_report", "mark_grounding",

@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from whileai_train.errors import InputError, RowError
-from whileai_train.row_files import refuse_non_rows
+from whileai_train.rows.files import refuse_non_rows
 
 __all__ = ["Spec", "Trait", "load_spec", "stamp_spec"]
 

@@ -18,8 +18,8 @@ from pydantic import Field
 from whileai_train.errors import ConfigError, RowError
 from whileai_train.markers.defaults import EXAMPLES, STAGES
 from whileai_train.report import Report
-from whileai_train.row_files import refuse_non_rows
-from whileai_train.rows import task_key
+from whileai_train.rows.files import refuse_non_rows
+from whileai_train.rows.contract import task_key
 
 __all__ = ["STAGES", "StageReport", "stage_of", "stage_report", "stamp_stage"]
 

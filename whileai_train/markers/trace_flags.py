@@ -49,9 +49,9 @@ from whileai_train.markers.defaults import (
 from whileai_train.markers.families import stamped_markers
 from whileai_train.markers.kinds import CallKind, check_kinds, classify, path_of, warn_unused_kinds
 from whileai_train.markers.trajectory import CALLED, RESULT, SAID, Call, read_events, text_of
-from whileai_train.row_files import refuse_non_rows
-from whileai_train.rows_failure import DEFAULT_FAILURE, FailureRule, failure_rule
-from whileai_train.rows_trajectory import MEMO_ENTRIES
+from whileai_train.rows.files import refuse_non_rows
+from whileai_train.rows.failure import DEFAULT_FAILURE, FailureRule, failure_rule
+from whileai_train.rows.trajectory import MEMO_ENTRIES
 
 __all__ = ["FLAGS", "MARKER_FLAGS", "CallMemo", "flags_in", "flags_of", "stamped_flags", "trace_flag_names",
            "trace_marker_values", "trace_markers"]
@@ -223,7 +223,7 @@ def flags_of(row: Any, index: int | None = None, kinds: Mapping[str, str] | None
 
 def flags_in(events: Iterable[tuple[int, Any]], kinds: Mapping[str, str] | None = None,
              seen: set[str] | None = None, memo: CallMemo | None = None) -> dict[str, str]:
-    """flags_of on a trajectory already read (rows_trajectory.read_trajectory(...).checked_events())."""
+    """flags_of on a trajectory already read (rows.trajectory.read_trajectory(...).checked_events())."""
     flags: dict[str, str] = {}
     answered = False  # a call has returned: later claims of checking are backed
     wrote = False  # a call that may write has succeeded: later claims of changing are backed

@@ -1,6 +1,6 @@
 """One row read as the markers need it: what the agent was told, what it said, what it called, in order.
 
-The reading is the row contract's one trajectory reader (rows_trajectory.read_trajectory: both row shapes, OpenAI
+The reading is the row contract's one trajectory reader (rows.trajectory.read_trajectory: both row shapes, OpenAI
 and Anthropic messages, the message-text rule, the failure rule); this module names its events for the markers
 and adds what only the markers read of a call (the strings in its arguments). A markers pass must read a
 trajectory, so a row with neither ``steps`` nor ``messages`` is a RowError (a list of steps, empty when the agent
@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from whileai_train.rows_failure import DEFAULT_FAILURE, FailureRule
-from whileai_train.rows_trajectory import CALLED, HEARD, RESULT, SAID, Call, read_trajectory, text_of
+from whileai_train.rows.failure import DEFAULT_FAILURE, FailureRule
+from whileai_train.rows.trajectory import CALLED, HEARD, RESULT, SAID, Call, read_trajectory, text_of
 
 __all__ = ["CALLED", "HEARD", "RESULT", "SAID", "Call", "argument_strings", "read_events", "text_of"]
 

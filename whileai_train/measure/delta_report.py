@@ -46,8 +46,8 @@ from whileai_train.measure.eval_variance import EvalVarianceReport
 from whileai_train.measure.pass_at import config_pair, most_common_k
 from whileai_train.measure.sides import PASS_AT_1, GroupBy, Side, read_side
 from whileai_train.progress import progress_call
-from whileai_train.row_files import read_rows
-from whileai_train.rows import task_key
+from whileai_train.rows.files import read_rows
+from whileai_train.rows.contract import task_key
 from whileai_train.stats import DEFAULT_CONFIDENCE, DEFAULT_DRAWS, DEFAULT_SEED, normal_quantile, t_quantile
 from whileai_train.stats.bootstrap import bootstrap_mean_cis
 from whileai_train.stats.paired import SIGN_FLIP_DRAWS

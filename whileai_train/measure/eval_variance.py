@@ -18,7 +18,7 @@ from whileai_train.errors import ConfigError, InputError
 from whileai_train.measure.defaults import MIN_EVAL_RUNS
 from whileai_train.measure.sides import PASS_AT_1, Side, read_side
 from whileai_train.report import Report
-from whileai_train.row_files import read_rows
+from whileai_train.rows.files import read_rows
 from whileai_train.tables.defaults import PASS_THRESHOLD
 from whileai_train.tables.marker_column import task_means
 

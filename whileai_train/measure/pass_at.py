@@ -20,7 +20,7 @@ from pydantic import Field
 from whileai_train.errors import ConfigError, InputError
 from whileai_train.measure.defaults import CONFIG_KEYS, CONFIG_SAMPLE_ROWS
 from whileai_train.report import Report
-from whileai_train.rows import carried_stamp
+from whileai_train.rows.contract import carried_stamp
 from whileai_train.stats import DEFAULT_DRAWS, DEFAULT_SEED
 from whileai_train.stats.bootstrap import bootstrap_mean_cis
 from whileai_train.tables.defaults import PASS_THRESHOLD

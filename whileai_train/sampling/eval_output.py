@@ -16,7 +16,7 @@ from typing import IO, Any
 
 from whileai_train.errors import ConfigError, InputError
 from whileai_train.exporters.jsonl import dumps
-from whileai_train.rows import task_key
+from whileai_train.rows.contract import task_key
 
 __all__ = ["EvalOutput", "row_identity"]
 

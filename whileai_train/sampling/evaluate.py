@@ -29,8 +29,8 @@ import numpy as np
 
 from whileai_train.errors import ConfigError, RewardFunctionError, RowError
 from whileai_train.progress import progress_counter
-from whileai_train.row_files import read_rows
-from whileai_train.rows import task_key
+from whileai_train.rows.files import read_rows
+from whileai_train.rows.contract import task_key
 from whileai_train.sampling import defaults as D
 from whileai_train.sampling.eval_output import EvalOutput, row_identity
 from whileai_train.sampling.rewards import (

@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 
 from whileai_train.errors import ConfigError
 from whileai_train.report import Report
-from whileai_train.rows import calibration_of
+from whileai_train.rows.contract import calibration_of
 from whileai_train.select.defaults import CURRICULUM_TIERS, LOW_K
 from whileai_train.tables.band import check_band
 from whileai_train.tables.calibration import task_stamps

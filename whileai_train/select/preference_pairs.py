@@ -14,7 +14,7 @@ import numpy as np
 from pydantic import Field
 
 from whileai_train.errors import ConfigError
-from whileai_train.rows import prompt_text
+from whileai_train.rows.contract import prompt_text
 from whileai_train.select.select_rows import SelectionReport, eval_warning
 from whileai_train.tables.defaults import PASS_THRESHOLD
 from whileai_train.tables.graded import graded_table, name_rows

@@ -28,8 +28,8 @@ from pydantic import Field
 
 from whileai_train.errors import ConfigError
 from whileai_train.report import Kept
-from whileai_train.rows import final_reply
-from whileai_train.rows_failure import FailureRule, failure_rule
+from whileai_train.rows.contract import final_reply
+from whileai_train.rows.failure import FailureRule, failure_rule
 from whileai_train.select.defaults import (
     LOW_K,
     ORDERS,

@@ -20,7 +20,7 @@ from pydantic import Field
 
 from whileai_train.errors import ConfigError
 from whileai_train.report import Kept
-from whileai_train.rows import prompt_text
+from whileai_train.rows.contract import prompt_text
 from whileai_train.select.defaults import SELECT_RULES, SFT_COMPLETIONS_PER_PROMPT, SFT_MIN_REWARD
 from whileai_train.select.select_rows import SelectionReport, eval_warning
 from whileai_train.stats import DEFAULT_SEED

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from whileai_train.rows import carried_stamp
+from whileai_train.rows.contract import carried_stamp
 from whileai_train.stats import wilson_interval
 from whileai_train.tables.graded import Graded
 

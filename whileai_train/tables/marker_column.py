@@ -22,7 +22,7 @@ from typing import Any, TypeAlias
 import numpy as np
 
 from whileai_train.report import Report
-from whileai_train.rows import task_key
+from whileai_train.rows.contract import task_key
 from whileai_train.stats import DEFAULT_DRAWS, DEFAULT_SEED
 from whileai_train.stats.bootstrap import bootstrap_mean_cis
 

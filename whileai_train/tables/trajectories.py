@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from whileai_train.progress import rows_progress
-from whileai_train.rows import (
+from whileai_train.rows.contract import (
     agent_parts,
     dict_step_sizes,
     final_is_own_turn,

@@ -11,11 +11,11 @@ models below validate and document them):
 * ``messages`` as OpenAI writes them (``tool_calls`` with arguments as JSON strings or dicts, ``tool`` turns)
   or as Anthropic does (content blocks: ``tool_use``, ``tool_result`` in a user turn, a top-level ``system``).
 
-Content is read by one rule, rows_content (a string, text parts, call and result blocks; a non-text part is
+Content is read by one rule, rows/content.py (a string, text parts, call and result blocks; a non-text part is
 skipped by readers and refused by exports). :func:`conversation` turns any row into one normalised message list
-(tool arguments as dicts, content as text), the exporters' view; rows_trajectory reads a row's trajectory once
-for every check. Unknown keys pass through untouched. Reading rows from files is row_files.py's; the fast step
-walkers are rows_steps.py's, the failed-result rule rows_failure.py's, the JSON rules rows_json.py's (this
+(tool arguments as dicts, content as text), the exporters' view; rows/trajectory.py reads a row's trajectory once
+for every check. Unknown keys pass through untouched. Reading rows from files is rows/files.py's; the fast step
+walkers are rows/steps.py's, the failed-result rule rows/failure.py's, the JSON rules rows/json_text.py's (this
 module imports them and keeps their names).
 """
 
@@ -28,10 +28,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from whileai_train.errors import RowError
-from whileai_train.rows_content import content_text, non_text_error, plain_text, read_content
-from whileai_train.rows_failure import tool_failed
-from whileai_train.rows_json import tool_arguments
-from whileai_train.rows_steps import (
+from whileai_train.rows.content import content_text, non_text_error, plain_text, read_content
+from whileai_train.rows.failure import tool_failed
+from whileai_train.rows.json_text import tool_arguments
+from whileai_train.rows.steps import (
     FINAL_TEXT_DIFFERS,
     FINAL_TEXT_REPEATED,
     dict_step_sizes,
@@ -40,7 +40,7 @@ from whileai_train.rows_steps import (
     read_dict_steps,
     steps_end_with_reply,
 )
-from whileai_train.rows_trajectory import AgentParts, read_trajectory
+from whileai_train.rows.trajectory import AgentParts, read_trajectory
 
 __all__ = [
     "FINAL_TEXT_DIFFERS",
@@ -94,7 +94,7 @@ class Message(BaseModel):
 
     model_config = ConfigDict(extra="allow")
     role: Role
-    content: str | list[dict[str, Any]] | None = None  # text, or parts / blocks (rows_content)
+    content: str | list[dict[str, Any]] | None = None  # text, or parts / blocks (rows/content.py)
     tool_calls: list[ToolCall] | None = None
     tool_call_id: str | None = None
     name: str | None = None
@@ -454,7 +454,7 @@ def final_reply(row: Mapping[str, Any]) -> str:
 
 
 def agent_parts(row: Mapping[str, Any]) -> AgentParts:
-    """What the agent did, in any row shape (the trajectory reader's parts, rows_trajectory): flat `steps` and
+    """What the agent did, in any row shape (the trajectory reader's parts, rows/trajectory.py): flat `steps` and
     `final_text` (else `completion`), `messages` (every turn after the first user message, system turns aside),
     or a TRL conversational `completion`."""
     return read_trajectory(row, events=False).parts

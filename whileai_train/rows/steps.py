@@ -8,15 +8,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from whileai_train.rows_content import content_text
-from whileai_train.rows_failure import tool_failed
+from whileai_train.rows.content import content_text
+from whileai_train.rows.failure import tool_failed
 
 __all__ = ["FINAL_TEXT_DIFFERS", "FINAL_TEXT_REPEATED", "dict_step_sizes", "final_is_own_turn", "final_text_turn",
            "read_dict_steps", "steps_end_with_reply"]
 
 
 def read_dict_steps(steps: list[Any]) -> tuple[list[str], list[tuple[str, Any]], int, int]:
-    """What the trajectory reader (rows_trajectory) counts of a flat row's steps that are all dicts (the common
+    """What the trajectory reader (rows/trajectory.py) counts of a flat row's steps that are all dicts (the common
     row), without its events or per-step type checks: the agent's texts, its calls (name, arguments: a dict as the
     tuple of its items), the steps (turns) and the failed calls. Raises AttributeError at a step that is not an
     object (read the row with the reader then). For loops over many rows; a test pins it to the reader."""

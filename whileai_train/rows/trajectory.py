@@ -10,7 +10,7 @@ the tables, duplicates): its texts, its calls, its turns, its failed calls. Both
 * ``messages`` as OpenAI writes them (``tool_calls`` with JSON-text or object arguments, ``tool`` turns naming
   their ``tool_call_id``) or as Anthropic does (content blocks: ``tool_use`` calls with ``input``, ``tool_result``
   blocks riding in a user turn with their ``is_error``; a top-level ``system``), content read by the
-  message-text rule (rows_content).
+  message-text rule (rows/content.py).
 
 Each event is a tuple whose first item says what it is:
 
@@ -31,10 +31,10 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from whileai_train.errors import RowError, ToolArgumentsError
-from whileai_train.rows_content import content_text, read_content
-from whileai_train.rows_failure import DEFAULT_FAILURE, FailureFunctionError, FailureRule
-from whileai_train.rows_json import as_text, loads, tool_arguments
-from whileai_train.rows_steps import final_is_own_turn
+from whileai_train.rows.content import content_text, read_content
+from whileai_train.rows.failure import DEFAULT_FAILURE, FailureFunctionError, FailureRule
+from whileai_train.rows.json_text import as_text, loads, tool_arguments
+from whileai_train.rows.steps import final_is_own_turn
 
 __all__ = ["CALLED", "HEARD", "MEMO_ENTRIES", "RESULT", "SAID", "AgentParts", "Call", "ReadMemo", "Trajectory",
            "read_trajectory", "text_of"]
@@ -211,7 +211,7 @@ def _no_trajectory(index: int | None) -> RowError:
 
 
 def _arguments(out: Trajectory, raw: Any, index: int | None, field: str) -> dict[str, Any]:
-    """A call's arguments decoded (rows_json.tool_arguments); a fault kept, and {} read, when they are not an
+    """A call's arguments decoded (rows.json_text.tool_arguments); a fault kept, and {} read, when they are not an
     object."""
     try:
         return tool_arguments(raw, index, field)

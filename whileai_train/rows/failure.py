@@ -33,8 +33,8 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from whileai_train.errors import ConfigError
-from whileai_train.rows_content import content_text, is_parts
-from whileai_train.rows_json import loads
+from whileai_train.rows.content import content_text, is_parts
+from whileai_train.rows.json_text import loads
 
 __all__ = ["DEFAULT_FAILURE", "FAILURE_WORDS", "FailureFunctionError", "FailureRule", "failure_rule", "result_failed", "tool_failed"]
 

@@ -14,7 +14,7 @@
 
   the texts of a message's text parts are joined with nothing between them, as chat templates render a parts
   list (each part's text written in turn);
-* anything else (an object, a number, a list that is not parts): its JSON text (rows_json.as_text), the text a
+* anything else (an object, a number, a list that is not parts): its JSON text (rows.json_text.as_text), the text a
   structured tool result is written as.
 """
 
@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from whileai_train.errors import RowError
-from whileai_train.rows_json import as_text
+from whileai_train.rows.json_text import as_text
 
 __all__ = ["TEXT_PARTS", "Blocks", "content_text", "is_parts", "non_text_error", "part_type", "plain_text",
            "read_content"]

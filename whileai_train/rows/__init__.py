@@ -1,0 +1,14 @@
+"""The rows room: the row contract and reading rows in, one rule each.
+
+    contract.py    the row contract: Row, Step, Message, ToolCall, Calibration; task_key, reward validation, the
+                   calibration stamp, final_reply, agent_parts
+    files.py       reading rows in: JSONL / JSON paths (a bad line is a typed error naming it), TRL parquet, Datasets
+    trajectory.py  the one reader of a row's trajectory (flat steps, OpenAI or Anthropic messages)
+    steps.py       the all-dict fast walkers of flat steps (pinned to the trajectory reader)
+    content.py     the message-text rule: strings, text parts, Anthropic and Responses blocks
+    failure.py     the one rule for a tool result that reports failure
+    json_text.py   the JSON rules: tool-call arguments as an object, any value as its JSON text
+    text.py        the one word rule and the one n-gram rule (with their bulk numpy paths)
+
+Nothing here imports another room of the package except errors.
+"""
