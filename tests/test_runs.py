@@ -139,6 +139,25 @@ def test_context_manager_finishes_failed_with_the_error() -> None:
     assert LocalStore().get_run(ok.id)["status"] == "done"
 
 
+def test_the_process_hooks_are_put_back_when_the_last_run_closes() -> None:
+    """A run records the error that ends the process (sys.excepthook) and leaves a preempted attempt open
+    (SIGTERM) only while it is open: the last run to close puts both back as it found them."""
+    import signal
+    import sys
+
+    hook_before, sigterm_before = sys.excepthook, signal.getsignal(signal.SIGTERM)
+    first = wai.run(name="hooks-a", config=FAST)
+    assert sys.excepthook is not hook_before and signal.getsignal(signal.SIGTERM) is not sigterm_before
+    second = wai.run(name="hooks-b", config=FAST)
+    first.finish()
+    assert sys.excepthook is not hook_before  # one run is still open
+    second.finish()
+    assert sys.excepthook is hook_before and signal.getsignal(signal.SIGTERM) is sigterm_before
+    with wai.run(name="hooks-c", config=FAST):
+        assert sys.excepthook is not hook_before
+    assert sys.excepthook is hook_before
+
+
 def test_log_after_finish_warns_once_and_never_raises(caplog: pytest.LogCaptureFixture) -> None:
     run = wai.run(name="late", config=FAST)
     run.finish("stopped", summary={"stop_reason": "manual"})

@@ -23,7 +23,7 @@ import sys
 import threading
 import time
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import Any
 
@@ -233,7 +233,7 @@ class Run:
             self.summary = full
             _OPEN_RUNS.discard(self)
             if not _OPEN_RUNS:
-                release_sigterm()
+                _release_hooks()
             try:
                 landed = self._sender.finish(status, full, self.error, wait_s)
             except Exception as exc:  # noqa: BLE001  (the finish of a log must not end a training script)
@@ -296,7 +296,7 @@ class Run:
             self.status = "interrupted"
             _OPEN_RUNS.discard(self)
             if not _OPEN_RUNS:
-                release_sigterm()
+                _release_hooks()
             try:
                 owed = sender.drain(sender.config.finish_wait_s if wait_s is None else wait_s)
                 if isinstance(sender.sink, LocalSink) and sender.run_id is not None:
@@ -518,15 +518,21 @@ def _open_spool(client_id: str, base: str, meta: dict[str, Any]) -> tuple[Spool 
 
 
 # -- a run left open when the interpreter exits is finished "failed" with the error that ended it --------
-_hooks_installed = False
+# The excepthook and the SIGTERM handler are installed while a run is open and put back when the last one closes.
+_atexit_registered = False
+_ExceptHook = Callable[[type[BaseException], BaseException, TracebackType | None], Any]
+_our_excepthook: _ExceptHook | None = None
+_previous_excepthook: _ExceptHook | None = None
 _last_error: str | None = None
 
 
 def _install_exit_hooks() -> None:
-    global _hooks_installed
-    if _hooks_installed:
+    global _atexit_registered, _our_excepthook, _previous_excepthook
+    if not _atexit_registered:
+        _atexit_registered = True
+        atexit.register(_finish_open_runs)
+    if _our_excepthook is not None:
         return
-    _hooks_installed = True
     previous = sys.excepthook
 
     def hook(exc_type: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
@@ -534,8 +540,18 @@ def _install_exit_hooks() -> None:
         _last_error = f"{exc_type.__name__}: {exc}"
         previous(exc_type, exc, tb)
 
+    _our_excepthook, _previous_excepthook = hook, previous
     sys.excepthook = hook
-    atexit.register(_finish_open_runs)
+
+
+def _release_hooks() -> None:
+    """The last open run closed: SIGTERM and sys.excepthook go back to what they were (when nothing else
+    replaced ours meanwhile: a hook installed over ours keeps calling ours, which only records the error)."""
+    global _our_excepthook, _previous_excepthook
+    release_sigterm()
+    if _our_excepthook is not None and sys.excepthook is _our_excepthook and _previous_excepthook is not None:
+        sys.excepthook = _previous_excepthook
+        _our_excepthook = _previous_excepthook = None
 
 
 def _interrupt_open_runs(reason: str) -> None:
