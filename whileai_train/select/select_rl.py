@@ -28,18 +28,19 @@ from pydantic import Field
 
 from whileai_train.errors import ConfigError
 from whileai_train.report import Kept
-from whileai_train.rows.contract import final_reply
+from whileai_train.rows.contract import carried_stamp, final_reply
 from whileai_train.rows.failure import FailureRule, failure_rule
 from whileai_train.select.defaults import (
     LOW_K,
     ORDERS,
+    SELECTED_RL,
     TRUNCATED,
     TRUNCATED_MODES,
 )
 from whileai_train.select.select_rows import SelectionReport, eval_warning
 from whileai_train.stats import DEFAULT_SEED, wilson_interval
 from whileai_train.tables.band import check_band
-from whileai_train.tables.calibration import task_stamps
+from whileai_train.tables.calibration import mark_selected, task_stamps
 from whileai_train.tables.defaults import BAND, PASS_THRESHOLD
 from whileai_train.tables.graded import Graded, graded_table, name_rows
 from whileai_train.tables.trajectories import read_sizes, trajectory_key
@@ -371,8 +372,9 @@ def select_for_rl(
                 new["reward"] = 0.0
             if carries[i]:
                 carried += 1
+                mark_selected(new, carried_stamp(row), SELECTED_RL)
             else:
-                new["calibration"] = dict(stamp)  # type: ignore[arg-type]
+                mark_selected(new, stamp, SELECTED_RL)
             out.append(new)
         report.fault_kinds[kind_of[group]] = report.fault_kinds.get(kind_of[group], 0) + 1
         rate = f"{rates[group]:.2f}"
