@@ -17,7 +17,7 @@ EXPECTED = {
     # exporters
     "ExportReport", "ToolCallRoundtrip", "Selection", "DroppedTasks", "export_dataset", "export_training",
     "training_rows",
-    "export_preference", "export_prompts", "to_dataset",
+    "export_preference", "export_prompts", "to_dataset", "leak_report", "LeakReport",
     # runs and callbacks
     "Run", "run", "SenderConfig", "Sink", "GPU_USD_PER_HOUR", "WhileCallback", "track",
     # reward monitor

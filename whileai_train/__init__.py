@@ -43,6 +43,7 @@ __all__ = [
     "JudgeTrustReport",
     "Kept",
     "LabelError",
+    "LeakReport",
     "LengthBias",
     "LengthReport",
     "LengthStats",
@@ -118,6 +119,7 @@ __all__ = [
     "holdout_size",
     "judge_probes",
     "judge_trust",
+    "leak_report",
     "length_report",
     "load_spec",
     "mark_grounding",
@@ -191,6 +193,8 @@ _EXPORTS: dict[str, str] = {
     "training_rows": "whileai_train.exporters.training",
     "export_preference": "whileai_train.exporters.preference",
     "export_prompts": "whileai_train.exporters.prompts",
+    "LeakReport": "whileai_train.exporters.leaks",
+    "leak_report": "whileai_train.exporters.leaks",
     "to_dataset": "whileai_train.exporters.dataset",
     # runs and callbacks
     "Run": "whileai_train.runs.run",
@@ -327,6 +331,7 @@ if TYPE_CHECKING:
         WhileAIError,
     )
     from whileai_train.exporters.dataset import to_dataset
+    from whileai_train.exporters.leaks import LeakReport, leak_report
     from whileai_train.exporters.preference import export_preference
     from whileai_train.exporters.prompts import export_prompts
     from whileai_train.exporters.report import DroppedTasks, ExportReport, Selection, ToolCallRoundtrip

@@ -274,7 +274,7 @@ def preference_rows(pairs_or_rows: Any, *, format: str = FORMAT, max_tool_output
         raise PrivilegedLeakError(
             f"privileged_leak: {len(leaks)} pairs quote their own privileged context in a reply (rows "
             f"{shown_rows(leaks)}); nothing was written. Fix: drop the rows that "
-            "whileai_train.exporters.leaks.leak_report(rows) names, "
+            "wai.leak_report(rows) names, "
             "or pass validate=False", rows=leaks)
     if template is not None:
         template.refuse_drops(validate)
