@@ -14,6 +14,7 @@ EXPECTED = {
     "PublishGateError", "RewardFunctionError", "RowError", "RunError", "TemplateDropError", "ToolArgumentsError", "TrainingSelectionError", "WhileAIError",
     # rows
     "Calibration", "Message", "Policy", "Row", "Step", "ToolCall", "calibration_of", "read_rows", "task_key",
+    "Rollout", "from_row", "to_row",
     # exporters
     "ExportReport", "ToolCallRoundtrip", "Selection", "DroppedTasks", "export_dataset", "export_training",
     "training_rows",

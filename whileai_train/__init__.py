@@ -70,6 +70,7 @@ __all__ = [
     "RefusalReport",
     "RewardFunctionError",
     "RewardMonitor",
+    "Rollout",
     "Row",
     "RowError",
     "Run",
@@ -113,6 +114,7 @@ __all__ = [
     "format_delta_report",
     "format_hack_monitor",
     "format_judge_trust",
+    "from_row",
     "get_run",
     "grounding_report",
     "hack_scan",
@@ -145,6 +147,7 @@ __all__ = [
     "task_key",
     "tiny_model_and_tokenizer",
     "to_dataset",
+    "to_row",
     "trace_flag_report",
     "trace_markers",
     "track",
@@ -180,6 +183,9 @@ _EXPORTS: dict[str, str] = {
     "ToolCall": "whileai_train.rows.contract",
     "calibration_of": "whileai_train.rows.contract",
     "read_rows": "whileai_train.rows.files",
+    "Rollout": "whileai_train.rows.rollout",
+    "from_row": "whileai_train.rows.rollout",
+    "to_row": "whileai_train.rows.rollout",
     "task_key": "whileai_train.rows.contract",
     # a model and tokenizer to try the library with (built in code, CPU)
     "tiny_model_and_tokenizer": "whileai_train.tiny",
@@ -395,6 +401,7 @@ if TYPE_CHECKING:
     from whileai_train.measure.pass_at import PassAtReport, pass_at
     from whileai_train.report import Kept
     from whileai_train.rows.files import read_rows
+    from whileai_train.rows.rollout import Rollout, from_row, to_row
     from whileai_train.rows.contract import Calibration, Message, Policy, Row, Step, ToolCall, calibration_of, task_key
     from whileai_train.runs.config import SenderConfig
     from whileai_train.runs.cost import GPU_USD_PER_HOUR
