@@ -38,6 +38,7 @@ EXPECTED = {
     # measurement
     "evaluate", "pass_at", "PassAtReport", "compare_runs", "CompareRunsReport", "DeltaReport", "delta_report", "format_delta_report", "eval_variance",
     "metric_summary", "marker_summary", "holdout_size", "detectable_effect",
+    "group_signal", "GroupSignalReport", "TaskSignal", "dataset_report", "DatasetReport", "TierStats",
     # run records
     "get_run", "attach_holdout", "attach_delta",
     # behaviour markers

@@ -22,6 +22,7 @@ __all__ = [
     "ConfigError",
     "CorrelationsReport",
     "CurriculumReport",
+    "DatasetReport",
     "DecontaminateReport",
     "DedupeReport",
     "DeltaReport",
@@ -36,6 +37,7 @@ __all__ = [
     "FlagSummary",
     "GPU_USD_PER_HOUR",
     "GroundingReport",
+    "GroupSignalReport",
     "HackScanReport",
     "HoldoutSizeReport",
     "InputError",
@@ -85,7 +87,9 @@ __all__ = [
     "Step",
     "StyleReport",
     "TaskDifficulty",
+    "TaskSignal",
     "TemplateDropError",
+    "TierStats",
     "ToolArgumentsError",
     "ToolCall",
     "ToolCallRoundtrip",
@@ -101,6 +105,7 @@ __all__ = [
     "calibration_of",
     "compare_runs",
     "curriculum",
+    "dataset_report",
     "decontaminate",
     "dedupe_groups",
     "delta_report",
@@ -117,6 +122,7 @@ __all__ = [
     "from_row",
     "get_run",
     "grounding_report",
+    "group_signal",
     "hack_scan",
     "holdout_size",
     "judge_probes",
@@ -263,6 +269,12 @@ _EXPORTS: dict[str, str] = {
     "judge_probes": "whileai_train.judge.judge_probes",
     # measurement (after a run)
     "PassAtReport": "whileai_train.measure.pass_at",
+    "GroupSignalReport": "whileai_train.measure.group_signal",
+    "TaskSignal": "whileai_train.measure.group_signal",
+    "group_signal": "whileai_train.measure.group_signal",
+    "DatasetReport": "whileai_train.measure.dataset_report",
+    "TierStats": "whileai_train.measure.dataset_report",
+    "dataset_report": "whileai_train.measure.dataset_report",
     "pass_at": "whileai_train.measure.pass_at",
     "CompareRunsReport": "whileai_train.measure.compare_runs",
     "compare_runs": "whileai_train.measure.compare_runs",
@@ -388,9 +400,11 @@ if TYPE_CHECKING:
     from whileai_train.markers.trace_flags import trace_markers
     from whileai_train.markers.trace_report import FlagSummary, TraceFlagReport, trace_flag_report
     from whileai_train.measure.compare_runs import CompareRunsReport, compare_runs
+    from whileai_train.measure.dataset_report import DatasetReport, TierStats, dataset_report
     from whileai_train.measure.delta_reading import DeltaReport, MetricDelta, format_delta_report
     from whileai_train.measure.delta_report import delta_report
     from whileai_train.measure.eval_variance import EvalVarianceReport, eval_variance
+    from whileai_train.measure.group_signal import GroupSignalReport, TaskSignal, group_signal
     from whileai_train.measure.holdout_size import (
         DetectableEffectReport,
         HoldoutSizeReport,
