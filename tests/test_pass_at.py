@@ -121,6 +121,11 @@ def test_pass_k_on_an_optimize_selection_reads_n_a_where_the_graded_rows_had_it(
     assert pass_at(kept, k=2).pass_pow_k is None
     mixed = pass_at(kept + _rows({"z": [1, 1, 1, 1]}))
     assert mixed.n_k_eligible == 1 and mixed.n_selected_tasks == 3 and mixed.pass_pow_k == 1.0
+    # a selection that dropped nothing is the graded rows: pass^k stays measured
+    whole = [row for row in graded if row["scenario_id"] in ("b", "c")]
+    kept_all, _ = wai.optimize(whole, mode="rl")
+    assert len(kept_all) == len(whole) and all("selected_by" not in row["calibration"] for row in kept_all)
+    assert pass_at(kept_all).pass_at_k == pass_at(whole).pass_at_k == pytest.approx(1.0)
     # a stamp the gate wrote (graded, not selected) leaves pass^k measured
     stamped = [{**row, "calibration": {"task_id": row["scenario_id"], "n": 4, "pass_rate": 0.5}} for row in graded]
     assert pass_at(stamped).pass_pow_k == pytest.approx(0.2)

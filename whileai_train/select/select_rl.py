@@ -361,6 +361,7 @@ def select_for_rl(
     carries = view.carries.tolist()
     penalized = (cut if truncated == "penalize" else np.zeros(n, dtype=bool)).tolist()
     out: list[dict[str, Any]] = []
+    measured: list[Any] = []  # per kept row: its carried stamp, or the one measured on the rows given
     carried = 0
     for group in taken:
         stamp = stamps[group]
@@ -372,14 +373,18 @@ def select_for_rl(
                 new["reward"] = 0.0
             if carries[i]:
                 carried += 1
-                mark_selected(new, carried_stamp(row), SELECTED_RL)
+                measured.append(carried_stamp(row))
             else:
-                mark_selected(new, stamp, SELECTED_RL)
+                new["calibration"] = dict(stamp)  # type: ignore[arg-type]
+                measured.append(None)
             out.append(new)
         report.fault_kinds[kind_of[group]] = report.fault_kinds.get(kind_of[group], 0) + 1
         rate = f"{rates[group]:.2f}"
         report.pass_rates[rate] = report.pass_rates.get(rate, 0) + 1
     report.pass_rates = dict(sorted(report.pass_rates.items()))
+    if len(out) < n:  # rows were dropped by their outcome: pass_at reads the k-way numbers n/a on this selection
+        for new, stamp in zip(out, measured):
+            mark_selected(new, stamp if stamp is not None else new["calibration"], SELECTED_RL)
     report.kept, report.asks_kept = len(out), len(taken)
     report.calibration = {"stamped": len(out) - carried, "carried": carried}
 

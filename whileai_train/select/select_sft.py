@@ -165,7 +165,10 @@ def select_for_sft(
         row = rows[i]
         new = dict(row)
         new["group_stats"] = dict(group_stats[group_of[i]])
-        mark_selected(new, carried_stamp(row) if view.carries[i] else stamps[view.task_of_row[i]], SELECTED_SFT)
+        if not view.carries[i]:
+            new["calibration"] = dict(stamps[view.task_of_row[i]] or {})
+        if len(chosen) < n:  # kept by outcome: pass_at reads the k-way numbers n/a on this selection
+            mark_selected(new, carried_stamp(row) if view.carries[i] else new["calibration"], SELECTED_SFT)
         out.append(new)
     for g, stats in enumerate(group_stats):
         stats["kept"] = int(kept_per_group[g])
