@@ -80,6 +80,19 @@ def test_a_flat_rows_system_prompt_is_the_first_turn() -> None:
     assert "system_prompt" not in rollout.extra
 
 
+def test_a_trl_completion_becomes_the_agents_turns() -> None:
+    for completion in ("4", [{"role": "assistant", "content": "4"}]):
+        row = {"prompt": [{"role": "user", "content": "2+2?"}], "completion": completion, "reward": 1.0}
+        rollout = wai.from_row(row)
+        assert [(m.role, m.content) for m in rollout.messages] == [("user", "2+2?"), ("assistant", "4")]
+        assert "completion" not in rollout.extra
+        back = wai.to_row(rollout)
+        assert wai.task_key(back) == wai.task_key(row) == "2+2?" and back["reward"] == 1.0
+        assert wai.pass_at([back]).pass_at_1 == 1.0
+    evaluated = {**_flat(0, 1.0), "completion": "Refunded 20 USD (attempt 0)."}  # evaluate's rows: steps + completion
+    assert wai.from_row(evaluated).extra["completion"] == evaluated["completion"]
+
+
 def test_bad_rows_are_row_errors_naming_the_field() -> None:
     with pytest.raises(wai.RowError, match="calibration.n"):
         wai.from_row(_flat(0, 1.0, calibration={"task_id": "refund-1", "n": 0, "pass_rate": 0.5}), 3)

@@ -73,9 +73,20 @@ def _system_turn(row: Mapping[str, Any], messages: list[dict[str, Any]]) -> list
     return messages
 
 
+def _completion_turns(row: Mapping[str, Any], index: int | None) -> list[dict[str, Any]] | None:
+    """A TRL prompt/completion row's completion as the agent's turns (the conversation reads only its prompt);
+    None when the row's trajectory is elsewhere (messages, steps, final_text) or it has no completion."""
+    completion = row.get("completion")
+    if completion is None or any(row.get(key) is not None for key in ("messages", "steps", "final_text")):
+        return None
+    if isinstance(completion, str):
+        return [{"role": "assistant", "content": completion}]
+    return conversation({"messages": completion}, index)
+
+
 def from_row(row: Mapping[str, Any], index: int | None = None) -> Rollout:
     """The schema's Rollout of one row (any shape the row contract reads: flat `prompt` + `steps` +
-    `final_text`, OpenAI / Anthropic `messages`, TRL prompt/completion).
+    `final_text`, OpenAI / Anthropic `messages`, TRL prompt/completion, whose completion becomes the agent's turns).
 
     The calibration stamp (``calibration``, else ``extra.calibration``) is validated as a Calibration and carried
     on ``rollout.extra["calibration"]``; the row's ``extra`` keys and every key the Rollout has no field for ride
@@ -85,6 +96,7 @@ def from_row(row: Mapping[str, Any], index: int | None = None) -> Rollout:
         raise RowError(index, None, f"row is {type(row).__name__}, not an object",
                        "pass one row as a dict (from_row reads one row; loop over a list)")
     messages = _system_turn(row, conversation(row, index))
+    completion = _completion_turns(row, index)
     stamp = calibration_of(row, index)
     extra: dict[str, Any] = {}
     carried = row.get("extra")
@@ -94,6 +106,9 @@ def from_row(row: Mapping[str, Any], index: int | None = None) -> Rollout:
         extra["extra"] = carried  # not an object: kept as it was, under its own name
     extra.update({key: value for key, value in row.items() if key not in _FIELDS and key not in _TRAJECTORY_KEYS})
     extra.pop(CALIBRATION, None)
+    if completion is not None:  # read into the messages: not kept twice
+        messages += completion
+        extra.pop("completion", None)
     if stamp is not None:
         extra = {CALIBRATION: stamp.model_dump(mode="json", exclude_none=True), **extra}
     scenario = row.get("scenario_id")
