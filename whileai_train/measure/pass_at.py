@@ -301,10 +301,9 @@ def pass_at_from_table(table: Graded, rows: Sequence[Mapping[str, Any]], *, k: i
         report.ci95 = bootstrap_mean_cis([rates], draws=draws, seed=seed)[0]
     if report.n_selected_tasks:
         report.notes.append(
-            f"{report.n_selected_tasks} tasks are a selection ({report.selected_by} kept them by their outcome, "
-            f"their calibration stamps say): pass^{k} and pass@{k} over them are fixed by the selection, not "
-            "measured, and are left out (n/a). The graded per-task measurement is on each row's stamp (pass_rate "
-            "over n, the repeats the grader saw); print pass_at on the graded rows before optimize")
+            f"{report.n_selected_tasks} tasks left out of pass^{k} / pass@{k}: their calibration stamps say "
+            f"{report.selected_by} kept them by outcome; each stamp keeps the graded per-task measurement "
+            "(pass_rate over n, the repeats the grader saw)")
     if report.n_k_eligible == 0 and report.n_selected_tasks:
         return report
     if report.n_k_eligible == 0:
