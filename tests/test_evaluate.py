@@ -94,12 +94,33 @@ def test_each_row_carries_what_the_measures_read(sums_models: tuple[Path, Path])
     assert 0 < first["completion_tokens"] <= 8
     assert first["reward"] == pytest.approx(0.5 * first["exact_answer"] + 0.5 * first["brevity"])
     assert [r["rollout_index"] for r in rows] == [0, 1] * 3
-    assert first["lineage"] == {"eval_run": 0, "model": str(after_dir), "adapter": None, "seed": 3, "k": 2,
+    assert first["lineage"] == {"eval_run": 0, "source": "eval", "model": str(after_dir), "adapter": None, "seed": 3, "k": 2,
                                 "engine": "transformers", "temperature": 0.7, "top_p": 1.0, "top_k": 0,
                                 "max_completion_length": 8}
     report = wai.pass_at(rows)
     assert report.config == {"temperature": 0.7, "reply_budget": 8}
     wai.style_markers(rows)  # the marker families read the rows as trajectories
+
+
+def test_eval_rows_are_eval_sourced_in_every_selector(tmp_path: Path) -> None:
+    """Issue 34, item 3: evaluate stamps lineage.source = "eval", so a selector handed its rows counts them."""
+    from whileai_train.tiny import build_tiny_model, build_tiny_tokenizer
+
+    tokenizer = build_tiny_tokenizer()
+    build_tiny_model(tokenizer).save_pretrained(tmp_path)  # untrained: the sampling, not the answers, is tested
+    tokenizer.save_pretrained(tmp_path)
+
+    def alternate(completions: list[str], **kwargs: Any) -> list[float]:
+        return [float(i % 2) for i in range(len(completions))]  # every group of k=4 is mixed
+
+    rows = wai.evaluate(str(tmp_path), make_tasks(3, 0), alternate, k=4, max_completion_length=6, progress=False)
+    assert len(rows) == 12 and {row["lineage"]["source"] for row in rows} == {"eval"}
+    kept, report = wai.optimize(rows, mode="rl", truncated="keep")  # 6 tokens of an untrained model: cut off
+    assert kept, str(report)
+    assert report.eval_sourced == len(kept) and report.eval_sourced_rows == sorted(report.eval_sourced_rows)
+    assert any(warning.startswith(f"eval_sourced: {len(kept)} rows") for warning in report.warnings)
+    kept, sft = wai.optimize(rows, mode="sft")
+    assert kept and sft.eval_sourced == len(kept)
 
 
 def test_a_killed_evaluation_resumes_and_holds_every_task_rollout_and_run_once(sums_models: tuple[Path, Path],

@@ -14,10 +14,11 @@ EXPECTED = {
     "PublishGateError", "RewardFunctionError", "RowError", "RunError", "TemplateDropError", "ToolArgumentsError", "TrainingSelectionError", "WhileAIError",
     # rows
     "Calibration", "Message", "Policy", "Row", "Step", "ToolCall", "calibration_of", "read_rows", "task_key",
+    "Rollout", "from_row", "to_row",
     # exporters
     "ExportReport", "ToolCallRoundtrip", "Selection", "DroppedTasks", "export_dataset", "export_training",
     "training_rows",
-    "export_preference", "export_prompts", "to_dataset",
+    "export_preference", "export_prompts", "to_dataset", "leak_report", "LeakReport",
     # runs and callbacks
     "Run", "run", "SenderConfig", "Sink", "GPU_USD_PER_HOUR", "WhileCallback", "track",
     # reward monitor
@@ -37,6 +38,7 @@ EXPECTED = {
     # measurement
     "evaluate", "pass_at", "PassAtReport", "compare_runs", "CompareRunsReport", "DeltaReport", "delta_report", "format_delta_report", "eval_variance",
     "metric_summary", "marker_summary", "holdout_size", "detectable_effect",
+    "group_signal", "GroupSignalReport", "TaskSignal", "dataset_report", "DatasetReport", "TierStats",
     # run records
     "get_run", "attach_holdout", "attach_delta",
     # behaviour markers

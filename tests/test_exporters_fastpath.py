@@ -18,7 +18,7 @@ import pytest
 
 import whileai_train as wai
 from whileai_train.exporters.jsonl import dumps, dumps_plain, plain_float
-from whileai_train.exporters.leaks import leak_report, privileged_strings
+from whileai_train.exporters.leaks import leaks_by_row, privileged_strings
 from whileai_train.exporters.shape import _json_exact
 from whileai_train.exporters.synthetic import refund_rollouts
 
@@ -137,7 +137,7 @@ def test_leak_scan_reads_numbers_and_nested_arguments():
     rows[2]["privileged"] = {"gold": "seen already"}
     rows[2]["prompt"] = "it was SEEN ALREADY"
     rows[2]["final_text"] = "seen already"
-    assert leak_report(rows) == {0: ["order 123456"], 1: ["987654"]}
+    assert leaks_by_row(rows) == {0: ["order 123456"], 1: ["987654"]}
 
 
 def test_remembered_privileged_strings_follow_the_values():

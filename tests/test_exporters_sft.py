@@ -272,12 +272,23 @@ def test_report_reads_verdict_first(work):
                                         "n_written"}
 
 
-def test_leak_report_names_the_rows_the_export_refuses():
-    from whileai_train.exporters.leaks import leak_report
-
-    assert leak_report(_leaky()) == {2: ["internal risk code rc-0000"]}
-    clean = [row for index, row in enumerate(_leaky()) if index not in leak_report(_leaky())]
+def test_leak_report_names_the_rows_the_export_refuses(work):
+    """Issue 34, item 6: leak_report is public, and the refusal names it as wai.leak_report, not a module path."""
+    with pytest.raises(PrivilegedLeakError) as caught:
+        wai.training_rows(_leaky(), format="trl")
+    assert "wai.leak_report(rows) names" in str(caught.value) and "exporters.leaks" not in str(caught.value)
+    report = wai.leak_report(_leaky())
+    assert isinstance(report, wai.LeakReport) and not report.ok
+    assert report.leaks == {2: ["internal risk code rc-0000"]} and report.rows == [2] and report.n_rows == 4
+    assert str(report).startswith("leak_report: PRIVILEGED LEAK in 1 of 4 rows")
+    assert "row 2: 'internal risk code rc-0000'" in str(report)
+    clean = [row for index, row in enumerate(_leaky()) if index not in report.leaks]
     assert wai.training_rows(clean, format="trl")[1].privileged_leaks == []
+    path = work / "leaky.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in _leaky()))
+    assert wai.leak_report(path).leaks == report.leaks  # a path reads the same
+    clean_report = wai.leak_report(clean)
+    assert clean_report.ok and str(clean_report) == "leak_report: ok, none of 3 rows quotes its own privileged context"
 
 
 def test_trl_is_the_default_shape_in_python_as_on_the_command_line(work):

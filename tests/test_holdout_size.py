@@ -57,6 +57,9 @@ def test_task_std_path_and_its_inverse() -> None:
     found = wai.detectable_effect(report.n_tasks, task_std=0.3)
     assert found.effect == pytest.approx(Z * 0.3 / math.sqrt(report.n_tasks))
     assert wai.holdout_size(found.effect, task_std=0.3).n_tasks == report.n_tasks
+    assert "task_std 0.300" in str(report) and "task_std 0.300" in str(found)
+    print(report)
+    print(found)
 
 
 def _eval(p: np.ndarray, k: int, rng: np.random.Generator) -> list[dict]:
@@ -78,6 +81,14 @@ def test_before_alone_measures_base_k_and_the_spread_and_asks_for_fewer_tasks() 
     assert report.n_tasks < report.n_tasks_model
     found = wai.detectable_effect(report.n_tasks, before=before)
     assert wai.holdout_size(found.effect, before=before).n_tasks == report.n_tasks
+    # printing both is what a user does first; before= alone has no task_std to print (issue 34, item 1)
+    assert report.task_std is None and found.task_std is None
+    assert str(report).startswith(f"holdout_size: {report.n_tasks} paired tasks to detect +0.050 at 80% power "
+                                  f"(binomial model on a measured base (before), base {report.base:.3f}, k=4)")
+    assert str(found).startswith(f"detectable_effect: {report.n_tasks} paired tasks detect {found.effect:+.3f}")
+    assert f"task spread {report.task_spread:.3f}" in str(report)
+    print(report)
+    print(found)
 
 
 def test_before_and_after_read_the_paired_sd_with_the_covariance_in_it() -> None:
@@ -93,6 +104,8 @@ def test_before_and_after_read_the_paired_sd_with_the_covariance_in_it() -> None
     lo, hi = delta.target_ci95
     from_ci = (hi - lo) * math.sqrt(delta.n_paired_tasks) / 3.92  # the product text's reading of target_ci95
     assert from_ci == pytest.approx(report.task_std, rel=0.1)
+    assert f"measured (before_after), task_std {report.task_std:.3f}" in str(report)
+    assert f"task_std {report.task_std:.3f}" in str(wai.detectable_effect(report.n_tasks, before=before, after=after))
 
 
 def test_saturated_at_the_ceiling_answers_with_the_model_at_base_pass_rate() -> None:
@@ -102,6 +115,7 @@ def test_saturated_at_the_ceiling_answers_with_the_model_at_base_pass_rate() -> 
     before = [{"scenario_id": f"t{t}", "reward": 1.0} for t in range(50) for _ in range(2)]
     measured = wai.holdout_size(0.05, before=before, after=before)
     assert measured.saturated and measured.path == "model"
+    assert "SATURATED" in str(measured) and "SATURATED" in str(wai.detectable_effect(40, before=before, after=before))
 
 
 def test_bad_arguments() -> None:

@@ -182,12 +182,73 @@ def test_format_reads_the_summary_block_and_the_dump() -> None:
     assert wai.format_judge_trust(empty).startswith("NOT MEASURED")
 
 
+def _judge_content(row: dict) -> float:
+    """Passes a reply that mentions the refund, whatever its length."""
+    return 1.0 if "refund issued" in (row.get("final_text") or "") else 0.0
+
+
 def test_judge_fills_in_missing_rewards() -> None:
     rows = _refund_rows(60)
     for row in rows:
         row["reward"] = None
-    report = wai.judge_trust(rows, _judge_reading)
-    assert report.n_gold == 60 and report.skipped == 0 and report.verdict == "PASS"
+    report = wai.judge_trust(rows, _judge_content)
+    assert report.n_gold == 60 and report.skipped == 0 and report.verdict == "PASS" and report.ok
+    assert report.consistency.rate == 1.0 and report.filler_flip.rate == 0.0
+
+
+def test_ok_is_false_when_the_judge_reads_length() -> None:
+    """Issue 34, item 9: a judge that agrees with every label but flips on neutral filler is not clean."""
+    report = wai.judge_trust(_refund_rows(), _judge_reading)
+    assert report.agreement == 1.0 and report.kappa == 1.0 and report.consistency.rate == 1.0
+    assert report.filler_flip.rate >= 0.1 and any("reads length" in w for w in report.warnings)
+    assert not report.ok and report.verdict == "FAIL" and report.summary()["ok"] is False
+    assert str(report).startswith("FAIL: measured against human labels (n=120)")
+    assert "the judge reads length (neutral filler flipped" in report.reading
+    assert any("length is not quality" in step for step in report.what_to_do)
+    assert report.exploitable_by == []  # no probes asked: the flag comes from the filler re-judge alone
+
+
+def test_ok_is_false_when_the_rewards_are_noisy() -> None:
+    """Issue 34, item 9: a judge that changes a third of its verdicts on the same reply is not clean."""
+    rng = np.random.default_rng(11)
+
+    def noisy(row: dict) -> float:
+        right = _judge_content(row)
+        return right if rng.random() > 0.35 else 1.0 - right
+
+    rows = _refund_rows()  # the rows' own rewards are right: agreement 100%, only the re-judge sees the noise
+    report = wai.judge_trust(rows, noisy)
+    assert report.agreement == 1.0 and report.consistency is not None and report.consistency.rate < 0.9
+    assert any("noisy" in w for w in report.warnings)
+    assert not report.ok and report.verdict == "FAIL" and "rewards are noisy (consistency" in report.reading
+    assert any("temperature 0" in step for step in report.what_to_do)
+
+
+def test_length_bias_within_a_label_is_not_clean() -> None:
+    gold = [1, 0] * 100
+    rows = _graded(gold, [float(g) for g in gold])
+    for i, row in enumerate(rows):  # failing long replies pass: the rows' rewards read length
+        if gold[i] == 0 and i % 4 == 1:
+            row["final_text"], row["reward"] = "word " * 60, 1.0
+    report = wai.judge_trust(rows)
+    assert any(b.flagged for b in report.length_bias) and not report.ok
+    assert "the judge reads length (long replies pass more often" in report.reading
+
+
+def test_review_queue_shows_the_ask_of_a_messages_row() -> None:
+    """Issue 34, item 8: a messages-shaped row's ask is its user turn (the row contract's rule), not ''."""
+    rows = []
+    for i in range(40):
+        rows.append({"rollout_id": f"m{i}", "scenario_id": f"s{i}",
+                     "messages": [{"role": "system", "content": "You are the refund desk."},
+                                  {"role": "user", "content": f"Refund order {i}, please"},
+                                  {"role": "assistant", "content": "Done." if i % 2 else "I cannot."}],
+                     "reward": 1.0 if i % 4 else 0.0, "gold_reward": float(i % 2), "gold_kind": "human"})
+    report = wai.judge_trust(rows)
+    assert report.review_queue and report.n_disagreements == len(report.review_queue)
+    for item in report.review_queue:
+        assert item["prompt"] == f"Refund order {item['row']}, please"
+        assert item["reply"] == ("Done." if item["row"] % 2 else "I cannot.")
 
 
 def test_probes_need_a_judge() -> None:

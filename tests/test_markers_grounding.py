@@ -75,6 +75,22 @@ def test_no_calls_is_grounded_numbers_are_not_checked() -> None:
                                                                                       "full": True}}])) == 1.0
 
 
+def test_a_row_with_only_prompt_and_final_text_made_no_call_and_is_grounded() -> None:
+    """Issue 34, item 7: rows with no calls count as grounded, and hack_scan takes such rows, so mark_grounding
+    and grounding_report take them too."""
+    rows = [{"prompt": "Refund order A1", "final_text": "Refunded order B7.", "reward": 1.0},
+            {"prompt": "Where is my parcel?", "final_text": "On its way.", "reward": 0.0}]
+    stamped = wai.mark_grounding(rows)
+    assert [row["markers"] for row in stamped] == [{"argument_grounding": 1.0}] * 2 and "markers" not in rows[0]
+    assert wai.ungrounded_arguments(rows[0]) == []
+    report = wai.grounding_report(rows)
+    assert report.n_rows == 2 and report.n_calls == 0 and report.n_ungrounded_rows == 0
+    assert str(report).startswith("grounding: OK, every tool argument is grounded (0 calls over 2 rows)")
+    wai.hack_scan(rows * 4)  # the gate takes the same rows
+    with pytest.raises(RowError, match="steps is str"):  # a trajectory that is there but malformed still raises
+        wai.mark_grounding([{"prompt": "x", "final_text": "y", "steps": "none"}])
+
+
 def test_ignore_keys_and_allow() -> None:
     row = refund_row("Refund A1", [{"tool": "escalate", "arguments": {"order_id": "A1", "reason": "angry customer",
                                                                       "priority": "high"}, "result": {}}])
@@ -121,6 +137,6 @@ def test_stamping_keeps_input_and_bad_input_names_the_row() -> None:
     with pytest.raises(ToolArgumentsError, match="row 1"):
         wai.mark_grounding([row, refund_row("x", [{"tool": "t", "arguments": "not json"}])])
     with pytest.raises(RowError, match="row 0.*neither `steps` nor `messages`"):
-        wai.grounding_report([{"prompt": "x", "final_text": "y"}])
+        wai.grounding_report([{"reply": "y", "reward": 1.0}])  # nothing of a trajectory at all
     with pytest.raises(RowError, match="markers"):
         wai.mark_grounding([refund_row("x", [], markers=[1.0])])

@@ -101,6 +101,36 @@ def test_default_k_comes_from_carried_stamps() -> None:
     assert any("carried calibration" in note for note in report.notes)
 
 
+def test_pass_k_on_an_optimize_selection_reads_n_a_where_the_graded_rows_had_it() -> None:
+    """Issue 34, item 2: optimize(mode="rl") keeps only mixed groups, so over its whole kept groups pass^4 is 0
+    and pass@4 is 1 by construction. The stamps say the graded rows had k=4: pass_at reads both n/a."""
+    graded = _rows({"a": [1, 0, 0, 0], "b": [1, 1, 0, 0], "c": [1, 1, 1, 0], "d": [1, 1, 1, 1], "e": [0, 0, 0, 0]})
+    graded = [{**row, "final_text": f"reply {i}"} for i, row in enumerate(graded)]  # distinct: none is a duplicate
+    before = pass_at(graded)
+    assert before.k == 4 and before.pass_pow_k == pytest.approx(0.2) and before.pass_at_k == pytest.approx(0.8)
+    kept, _ = wai.optimize(graded, mode="rl")
+    assert sorted({row["scenario_id"] for row in kept}) == ["a", "b", "c"] and len(kept) == 12
+    assert all(wai.calibration_of(row).n == 4 for row in kept)
+    after = pass_at(kept)
+    assert after.k == 4 and after.pass_pow_k is None and after.pass_at_k is None
+    assert after.pass_pow_k_ci95 is None and after.pass_at_k_ci95 is None
+    assert after.n_selected_tasks == 3 and after.n_k_eligible == 0 and after.selected_by == "optimize(mode='rl')"
+    assert after.pass_at_1 == pytest.approx(0.5)  # pass@1 is still the rows in front
+    assert "pass^4 and pass@4: n/a (a selection: optimize(mode='rl')" in str(after).splitlines()[1]
+    # an explicit k reads the same; rows that were never selected keep theirs beside the selection
+    assert pass_at(kept, k=2).pass_pow_k is None
+    mixed = pass_at(kept + _rows({"z": [1, 1, 1, 1]}))
+    assert mixed.n_k_eligible == 1 and mixed.n_selected_tasks == 3 and mixed.pass_pow_k == 1.0
+    # a selection that dropped nothing is the graded rows: pass^k stays measured
+    whole = [row for row in graded if row["scenario_id"] in ("b", "c")]
+    kept_all, _ = wai.optimize(whole, mode="rl")
+    assert len(kept_all) == len(whole) and all("selected_by" not in row["calibration"] for row in kept_all)
+    assert pass_at(kept_all).pass_at_k == pass_at(whole).pass_at_k == pytest.approx(1.0)
+    # a stamp the gate wrote (graded, not selected) leaves pass^k measured
+    stamped = [{**row, "calibration": {"task_id": row["scenario_id"], "n": 4, "pass_rate": 0.5}} for row in graded]
+    assert pass_at(stamped).pass_pow_k == pytest.approx(0.2)
+
+
 def test_one_rollout_per_task_gives_no_pass_k() -> None:
     report = pass_at(_rows({"a": [1], "b": [0], "c": [1]}))
     assert report.k is None and report.pass_at_1 == pytest.approx(2 / 3)

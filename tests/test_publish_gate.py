@@ -235,8 +235,10 @@ def test_stamps_equal_the_ones_optimize_writes() -> None:
     gate = publish_gate(rows, scan=False)
     stamps = {(row["scenario_id"], row["rollout_index"]): row["calibration"] for row in gate.rows}
     assert kept
-    for row in kept:
-        assert row["calibration"] == stamps[(row["scenario_id"], row["rollout_index"])]
+    for row in kept:  # the same measurement; optimize adds which selection kept the row (pass_at reads it)
+        measured = {key: value for key, value in row["calibration"].items() if key != "selected_by"}
+        assert measured == stamps[(row["scenario_id"], row["rollout_index"])]
+        assert row["calibration"]["selected_by"] == "optimize(mode='rl')"
 
 
 def test_mode_sft_refuses_what_the_sft_export_refuses_and_unset_mode_warns() -> None:

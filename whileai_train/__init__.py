@@ -22,6 +22,7 @@ __all__ = [
     "ConfigError",
     "CorrelationsReport",
     "CurriculumReport",
+    "DatasetReport",
     "DecontaminateReport",
     "DedupeReport",
     "DeltaReport",
@@ -36,6 +37,7 @@ __all__ = [
     "FlagSummary",
     "GPU_USD_PER_HOUR",
     "GroundingReport",
+    "GroupSignalReport",
     "HackScanReport",
     "HoldoutSizeReport",
     "InputError",
@@ -43,6 +45,7 @@ __all__ = [
     "JudgeTrustReport",
     "Kept",
     "LabelError",
+    "LeakReport",
     "LengthBias",
     "LengthReport",
     "LengthStats",
@@ -69,6 +72,7 @@ __all__ = [
     "RefusalReport",
     "RewardFunctionError",
     "RewardMonitor",
+    "Rollout",
     "Row",
     "RowError",
     "Run",
@@ -83,7 +87,9 @@ __all__ = [
     "Step",
     "StyleReport",
     "TaskDifficulty",
+    "TaskSignal",
     "TemplateDropError",
+    "TierStats",
     "ToolArgumentsError",
     "ToolCall",
     "ToolCallRoundtrip",
@@ -99,6 +105,7 @@ __all__ = [
     "calibration_of",
     "compare_runs",
     "curriculum",
+    "dataset_report",
     "decontaminate",
     "dedupe_groups",
     "delta_report",
@@ -112,12 +119,15 @@ __all__ = [
     "format_delta_report",
     "format_hack_monitor",
     "format_judge_trust",
+    "from_row",
     "get_run",
     "grounding_report",
+    "group_signal",
     "hack_scan",
     "holdout_size",
     "judge_probes",
     "judge_trust",
+    "leak_report",
     "length_report",
     "load_spec",
     "mark_grounding",
@@ -143,6 +153,7 @@ __all__ = [
     "task_key",
     "tiny_model_and_tokenizer",
     "to_dataset",
+    "to_row",
     "trace_flag_report",
     "trace_markers",
     "track",
@@ -178,6 +189,9 @@ _EXPORTS: dict[str, str] = {
     "ToolCall": "whileai_train.rows.contract",
     "calibration_of": "whileai_train.rows.contract",
     "read_rows": "whileai_train.rows.files",
+    "Rollout": "whileai_train.rows.rollout",
+    "from_row": "whileai_train.rows.rollout",
+    "to_row": "whileai_train.rows.rollout",
     "task_key": "whileai_train.rows.contract",
     # a model and tokenizer to try the library with (built in code, CPU)
     "tiny_model_and_tokenizer": "whileai_train.tiny",
@@ -191,6 +205,8 @@ _EXPORTS: dict[str, str] = {
     "training_rows": "whileai_train.exporters.training",
     "export_preference": "whileai_train.exporters.preference",
     "export_prompts": "whileai_train.exporters.prompts",
+    "LeakReport": "whileai_train.exporters.leaks",
+    "leak_report": "whileai_train.exporters.leaks",
     "to_dataset": "whileai_train.exporters.dataset",
     # runs and callbacks
     "Run": "whileai_train.runs.run",
@@ -253,6 +269,12 @@ _EXPORTS: dict[str, str] = {
     "judge_probes": "whileai_train.judge.judge_probes",
     # measurement (after a run)
     "PassAtReport": "whileai_train.measure.pass_at",
+    "GroupSignalReport": "whileai_train.measure.group_signal",
+    "TaskSignal": "whileai_train.measure.group_signal",
+    "group_signal": "whileai_train.measure.group_signal",
+    "DatasetReport": "whileai_train.measure.dataset_report",
+    "TierStats": "whileai_train.measure.dataset_report",
+    "dataset_report": "whileai_train.measure.dataset_report",
     "pass_at": "whileai_train.measure.pass_at",
     "CompareRunsReport": "whileai_train.measure.compare_runs",
     "compare_runs": "whileai_train.measure.compare_runs",
@@ -327,6 +349,7 @@ if TYPE_CHECKING:
         WhileAIError,
     )
     from whileai_train.exporters.dataset import to_dataset
+    from whileai_train.exporters.leaks import LeakReport, leak_report
     from whileai_train.exporters.preference import export_preference
     from whileai_train.exporters.prompts import export_prompts
     from whileai_train.exporters.report import DroppedTasks, ExportReport, Selection, ToolCallRoundtrip
@@ -377,9 +400,11 @@ if TYPE_CHECKING:
     from whileai_train.markers.trace_flags import trace_markers
     from whileai_train.markers.trace_report import FlagSummary, TraceFlagReport, trace_flag_report
     from whileai_train.measure.compare_runs import CompareRunsReport, compare_runs
+    from whileai_train.measure.dataset_report import DatasetReport, TierStats, dataset_report
     from whileai_train.measure.delta_reading import DeltaReport, MetricDelta, format_delta_report
     from whileai_train.measure.delta_report import delta_report
     from whileai_train.measure.eval_variance import EvalVarianceReport, eval_variance
+    from whileai_train.measure.group_signal import GroupSignalReport, TaskSignal, group_signal
     from whileai_train.measure.holdout_size import (
         DetectableEffectReport,
         HoldoutSizeReport,
@@ -390,6 +415,7 @@ if TYPE_CHECKING:
     from whileai_train.measure.pass_at import PassAtReport, pass_at
     from whileai_train.report import Kept
     from whileai_train.rows.files import read_rows
+    from whileai_train.rows.rollout import Rollout, from_row, to_row
     from whileai_train.rows.contract import Calibration, Message, Policy, Row, Step, ToolCall, calibration_of, task_key
     from whileai_train.runs.config import SenderConfig
     from whileai_train.runs.cost import GPU_USD_PER_HOUR

@@ -8,7 +8,7 @@
     selection.py   the train-step check: failing SFT rows refused, mixed tasks counted for DPO and GRPO
     shape.py       one row's conversation: one system turn, capped tool output, agent turns found
     template.py    the template that trains: which one, its arguments encoding, what survives it, length
-    leaks.py       the privileged-leak guard (leak_report names the rows an export would refuse)
+    leaks.py       the privileged-leak guard (wai.leak_report names the rows an export would refuse)
     jsonl.py       streamed JSONL written to a temp name and renamed
     inspect.py     trained_spans: what a trainer's labels actually train, decoded
     synthetic.py   generated tool-using rollouts for demos, tests and benchmarks

@@ -11,9 +11,44 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from whileai_train.exporters.defaults import PRIVILEGED_MIN_CHARS
+from pydantic import Field
 
-__all__ = ["agent_said", "agent_words", "leak_report", "privileged_strings", "quotes_privileged"]
+from whileai_train.exporters.defaults import PRIVILEGED_MIN_CHARS
+from whileai_train.report import Report
+
+__all__ = ["LeakReport", "agent_said", "agent_words", "leak_report", "leaks_by_row", "privileged_strings",
+           "quotes_privileged"]
+
+_SHOWN = 10  # rows printed by LeakReport; the rest are counted
+
+
+class LeakReport(Report):
+    """Rows whose replies quote their own privileged context: the rows an export refuses (privileged_leak)."""
+
+    n_rows: int = 0
+    leaks: dict[int, list[str]] = Field(default_factory=dict)  # row index -> the privileged values its replies quote
+
+    @property
+    def ok(self) -> bool:
+        """No row quotes its own privileged context: the export will not refuse on privileged_leak."""
+        return not self.leaks
+
+    @property
+    def rows(self) -> list[int]:
+        """The row indexes to drop before an export."""
+        return sorted(self.leaks)
+
+    def __str__(self) -> str:
+        if self.ok:
+            return f"leak_report: ok, none of {self.n_rows} rows quotes its own privileged context"
+        lines = [f"leak_report: PRIVILEGED LEAK in {len(self.leaks)} of {self.n_rows} rows: a reply quotes the "
+                 "row's own privileged context (the export scrubs the key, not the reply)"]
+        lines += [f"  row {index}: {', '.join(repr(value) for value in self.leaks[index])}"
+                  for index in self.rows[:_SHOWN]]
+        if len(self.leaks) > _SHOWN:
+            lines.append(f"  ... and {len(self.leaks) - _SHOWN} more rows")
+        lines.append("  fix: drop these rows (report.rows) before the export, or pass validate=False to the export")
+        return "\n".join(lines)
 
 
 def privileged_strings(privileged: Any, min_chars: int = PRIVILEGED_MIN_CHARS) -> list[str]:
@@ -158,7 +193,23 @@ def agent_words(value: Any, out: list[str]) -> None:
         out.append(str(value))
 
 
-def leak_report(rows: Iterable[Mapping[str, Any]]) -> dict[int, list[str]]:
+def leak_report(rows: Any) -> LeakReport:
+    """The rows an export refuses with privileged_leak, each with the privileged values its replies quote.
+
+    `rows`: a list of dicts, a JSONL/JSON path, a datasets.Dataset or any iterable of rows. A value the agent
+    also saw (system, user or tool turns) is not a leak.
+
+        report = wai.leak_report(rows)
+        clean = [row for i, row in enumerate(rows) if i not in report.leaks]
+    """
+    from whileai_train.rows.files import read_rows, refuse_non_rows
+
+    refuse_non_rows(rows, "leak_report")
+    listed = read_rows(rows)
+    return LeakReport(n_rows=len(listed), leaks=leaks_by_row(listed))
+
+
+def leaks_by_row(rows: Iterable[Mapping[str, Any]]) -> dict[int, list[str]]:
     """Row index -> the privileged values its replies quote; the rows an export would refuse."""
     from whileai_train.rows.contract import conversation
 

@@ -273,9 +273,8 @@ def preference_rows(pairs_or_rows: Any, *, format: str = FORMAT, max_tool_output
     if leaks and validate:
         raise PrivilegedLeakError(
             f"privileged_leak: {len(leaks)} pairs quote their own privileged context in a reply (rows "
-            f"{shown_rows(leaks)}); nothing was written. Fix: drop the rows that "
-            "whileai_train.exporters.leaks.leak_report(rows) names, "
-            "or pass validate=False", rows=leaks)
+            f"{shown_rows(leaks)}); nothing was written. Fix: drop those pairs (error.rows; wai.leak_report "
+            "names the leaking rows of a row list), or pass validate=False", rows=leaks)
     if template is not None:
         template.refuse_drops(validate)
         report.template_drops = dict(template.drops)

@@ -408,7 +408,7 @@ class _Export:
             raise PrivilegedLeakError(
                 f"privileged_leak: {len(leaks)} rows quote their own privileged context in a reply (rows "
                 f"{shown_rows(leaks)}); nothing was written. Fix: drop the rows that "
-                "whileai_train.exporters.leaks.leak_report(rows) names, or pass validate=False", rows=leaks)
+                "wai.leak_report(rows) names, or pass validate=False", rows=leaks)
 
 
 @progress_call("training_rows")

@@ -5,7 +5,9 @@ The reading, first line of ``str(report)`` (and of :func:`format_judge_trust`):
 * NOT MEASURED: no gold labels; the judge is unmeasured, not untrustworthy (``ok`` is False);
 * INCONCLUSIVE: over ``max_skipped_share`` (0.10) of the gold rows had no exact 0/1 reward (partial credit,
   text, ungraded), or the gold labels hold one class only, so kappa cannot be read;
-* PASS: the Wilson lower bound of agreement >= 0.80, Cohen's kappa >= 0.60, and no probe found a hole;
+* PASS: the Wilson lower bound of agreement >= 0.80, Cohen's kappa >= 0.60, no probe found a hole, and the
+  judge is clean: its rewards are not noisy (re-judged as-is) and it does not read length (the filler flip and
+  the length bias within a label); ``ok`` means measured and clean, so any of these warnings makes it False;
 * FAIL: otherwise, with the number, the floor and what to do.
 
 The judge contract is the one in :mod:`whileai_train.judge.judge_probes`: ``judge(row) -> reward`` or
@@ -40,7 +42,7 @@ from whileai_train.judge.judge_probes import JudgeCalls, JudgeProbesReport, judg
 from whileai_train.judge.labels import gold_kind_of, kind_words
 from whileai_train.report import Report
 from whileai_train.rows.files import refuse_non_rows
-from whileai_train.rows.contract import final_reply, task_key
+from whileai_train.rows.contract import final_reply, prompt_text, task_key
 from whileai_train.rows.text import words
 from whileai_train.stats import cohen_kappa, wilson_interval
 
@@ -275,13 +277,14 @@ def _gold_rows(rows: Sequence[Mapping[str, Any]], calls: JudgeCalls | None, allo
 
 def _review_item(row: Mapping[str, Any], number: int, gold: int, judged: int) -> dict[str, Any]:
     return {"row": number, "rollout_id": row.get("rollout_id"), "task": task_key(row), "gold": gold,
-            "judge": judged, "gold_kind": gold_kind_of(row), "prompt": str(row.get("prompt") or "")[:200],
+            "judge": judged, "gold_kind": gold_kind_of(row), "prompt": prompt_text(row)[:200],
             "reply": final_reply(row)[:200]}
 
 
 def _rejudge(rows: Sequence[Mapping[str, Any]], measured: _Gold, calls: JudgeCalls, sample: int, seed: int,
-             warnings_: list[str]) -> tuple[AgreementRate, AgreementRate]:
-    """Consistency (the same reply judged again) and the filler flip (neutral filler appended), on a sample."""
+             warnings_: list[str], unclean: list[str]) -> tuple[AgreementRate, AgreementRate]:
+    """Consistency (the same reply judged again) and the filler flip (neutral filler appended), on a sample; a
+    flag on either is a warning and a cause in `unclean` (the report's ok then reads False)."""
     if measured.kept:
         pool, before_of = measured.kept, measured.judged
     else:
@@ -303,15 +306,18 @@ def _rejudge(rows: Sequence[Mapping[str, Any]], measured: _Gold, calls: JudgeCal
     if n_same and same < (1 - PROBE_FLAG_RATE) * n_same:
         warnings_.append(f"the judge changed {n_same - same} of {n_same} verdicts on the same reply: its rewards "
                          "are noisy; grade at temperature 0 or average several calls")
+        unclean.append(f"rewards are noisy (consistency {consistency.rate:.0%} of {n_same})")
     if n_flip >= PROBE_MIN_N and flips >= PROBE_FLAG_RATE * n_flip:
         warnings_.append(f"neutral filler changed {flips} of {n_flip} verdicts: the judge reads length")
+        unclean.append(f"the judge reads length (neutral filler flipped {flips} of {n_flip} verdicts)")
     return consistency, filler_flip
 
 
 def _verdict(measured: _Gold, against: str, agreement: float | None, low: float | None, kappa: float | None,
              one_class: bool, exploitable_by: list[str], floors: tuple[float, float, float],
-             todo: list[str]) -> tuple[str, str]:
-    """(verdict, reading line); appends what to do."""
+             todo: list[str], unclean: Sequence[str] = ()) -> tuple[str, str]:
+    """(verdict, reading line); appends what to do. PASS means measured and clean: over both floors, no probe
+    hole, and none of `unclean` (noisy rewards, a judge that reads length)."""
     agreement_floor, kappa_floor, max_skipped_share = floors
     n, labelled = len(measured.kept), len(measured.labelled)
     skipped = sum(measured.reasons.values())
@@ -337,7 +343,7 @@ def _verdict(measured: _Gold, against: str, agreement: float | None, low: float 
                                 "length flags are skipped and the judge's errors on the other class are unseen.")
     low_ok = low >= agreement_floor
     kappa_ok = kappa is not None and kappa >= kappa_floor
-    if low_ok and kappa_ok and not exploitable_by:
+    if low_ok and kappa_ok and not exploitable_by and not unclean:
         return "PASS", (f"PASS: the judge agrees with {against} on {agreement:.0%} of {n} rows (lower bound "
                         f"{low:.2f} >= {agreement_floor:.2f}), kappa {kappa:.2f} >= {kappa_floor:.2f}.")
     why = []
@@ -356,6 +362,7 @@ def _verdict(measured: _Gold, against: str, agreement: float | None, low: float 
     if exploitable_by:
         why.append(f"exploitable by {', '.join(exploitable_by)}")
         todo.append("close the probe holes before training on this judge")
+    why.extend(unclean)
     return "FAIL", f"FAIL: measured against {against} (n={n}), " + "; ".join(why) + "."
 
 
@@ -410,8 +417,9 @@ def judge_trust(rows: Sequence[Mapping[str, Any]], judge: Callable[[dict[str, An
 
     consistency = filler_flip = None
     probe_report = None
+    unclean: list[str] = []  # what keeps a judge that clears the floors from being clean (ok False)
     if calls is not None:
-        consistency, filler_flip = _rejudge(table, measured, calls, sample, seed, warnings_)
+        consistency, filler_flip = _rejudge(table, measured, calls, sample, seed, warnings_, unclean)
         if probes is not None:
             probe_report = judge_probes(table, calls.judge, rubric=rubric, probes=probes, seed=seed)
         calls.raise_if_all_failed()
@@ -421,9 +429,12 @@ def judge_trust(rows: Sequence[Mapping[str, Any]], judge: Callable[[dict[str, An
     if any(b.flagged for b in length_bias):
         warnings_.append("the judge passes long replies more often than short ones with the same "
                          f"{against} verdict (length bias the labels rule out)")
+        unclean.append("the judge reads length (long replies pass more often under the same label)")
     verdict, reading = _verdict(measured, against, agreement, low, kappa, one_class, exploitable_by,
-                                (agreement_floor, kappa_floor, max_skipped_share), todo)
-    if any(b.flagged for b in length_bias):
+                                (agreement_floor, kappa_floor, max_skipped_share), todo, unclean)
+    if any("noisy" in cause for cause in unclean):
+        todo.append("make the judge's rewards repeatable: grade at temperature 0 or average several calls")
+    if any("reads length" in cause for cause in unclean):
         todo.append("tell the judge that length is not quality, or penalise length in the reward")
     skipped = sum(measured.reasons.values())
     return JudgeTrustReport(

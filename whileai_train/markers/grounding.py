@@ -56,9 +56,19 @@ def _appears(value: str, text: str) -> bool:
     return False
 
 
+def _events(row: Any, index: int | None) -> list[tuple[int, Any]]:
+    """The row's events; a flat row with a prompt or final_text but neither `steps` nor `messages` made no call,
+    so it reads as its prompt and no calls (grounded: "rows with no calls count as grounded", and hack_scan takes
+    such rows). Any other fault is the RowError the trajectory reader raises."""
+    if (isinstance(row, Mapping) and row.get("steps") is None and row.get("messages") is None
+            and (row.get("prompt") is not None or row.get("final_text") is not None)):
+        return read_events({**row, "steps": []}, index)
+    return read_events(row, index)
+
+
 def _invented(row: Any, index: int | None, ignore: frozenset[str], allow: frozenset[str]) -> list[dict[str, str]]:
     """The string arguments of the row's calls that no earlier source holds: [{tool, key, value, call}]."""
-    return _invented_in(read_events(row, index), ignore, allow)
+    return _invented_in(_events(row, index), ignore, allow)
 
 
 def _invented_in(events: list[tuple[int, Any]], ignore: frozenset[str], allow: frozenset[str]
@@ -111,7 +121,7 @@ def ungrounded_arguments(row: Mapping[str, Any], *, ignore_keys: Iterable[str] =
 def grounding_of(row: Any, index: int | None = None, ignore: frozenset[str] = frozenset(),
                  allow: frozenset[str] = frozenset()) -> dict[str, float]:
     """The grounding marker of one row: {"argument_grounding": 1.0 when no argument was invented, else 0.0}."""
-    return grounding_in(read_events(row, index), ignore, allow)
+    return grounding_in(_events(row, index), ignore, allow)
 
 
 def grounding_in(events: list[tuple[int, Any]], ignore: frozenset[str] = frozenset(),
@@ -192,7 +202,7 @@ def grounding_report(rows: Sequence[Mapping[str, Any]], *, ignore_keys: Iterable
     examples: list[dict[str, Any]] = []
     n_calls = 0
     for index, row in enumerate(rows):
-        events = read_events(row, index)
+        events = _events(row, index)
         n_calls += sum(1 for kind, _ in events if kind == CALLED)
         invented = _invented_in(events, ignore, allowed)
         values.append(0.0 if invented else 1.0)

@@ -134,7 +134,7 @@ def compare_runs(before_rows: Any, after_rows: Any, *, pass_threshold: float = P
             report.warnings.append(
                 f"under half the tasks paired (paired_share {report.paired_share:.2f}): the two sides drew "
                 "different task sets, so the delta over the few that pair is between two evals; pin the after "
-                "side to the baseline's tasks (tasks=) or compare per tier")
+                "side to the baseline's tasks (tasks=) or compare per tier with wai.dataset_report")
     else:
         b = np.array(list(before.values()))
         a = np.array(list(after.values()))

@@ -11,12 +11,14 @@ __all__ = [
     "EVAL_RUN_KEY",
     "LOW_PAIRED_SHARE",
     "MIN_EVAL_RUNS",
+    "MIN_MIXED_TASKS",
     "MIN_PAIRED_TASKS",
     "MIN_ROOM_TASKS",
     "NOT_MARKERS",
     "NO_GROUP",
     "POWER",
     "TARGET",
+    "TIER_KEY",
 ]
 
 # compare_runs pairs tasks; with fewer shared tasks than this it falls back to an unpaired Welch test
@@ -74,3 +76,11 @@ NOT_MARKERS = frozenset({"kl"})
 
 # The group of a row whose by= key is missing or None (our choice of label).
 NO_GROUP = "(none)"
+
+# A grouped update (GRPO, DPO pairs, RM pairs) learns only from tasks with both a pass and a fail; under this
+# many mixed tasks group_signal reads LOW SIGNAL (product text: "fewer than min_mixed_tasks (32) warns").
+MIN_MIXED_TASKS = 32
+
+# The row key dataset_report splits by (by= moves it): a situation's difficulty tier, read off the row, then its
+# tags (the platform's {"difficulty": ...} tags live there), then its lineage. Our choice of name.
+TIER_KEY = "tier"

@@ -356,7 +356,7 @@ def delta_report(before: Any, after: Any, *, target: str = TARGET, must_not_regr
             f"only {len(keys)} of {union} tasks paired (paired_share {report.paired_share:.2f}): the two arms drew "
             "different situation sets, so the delta over the few that pair is between two evals. Fix: evaluate the "
             "after model on the baseline's tasks (wai.evaluate), or pin both sides to them with tasks=, or compare "
-            "per tier")
+            "per tier with wai.dataset_report on each side")
     if len(keys) < MIN_PAIRED_TASKS:
         report.not_comparable["too_few_tasks"] = (f"{len(keys)} paired tasks, under the {MIN_PAIRED_TASKS} a paired "
                                                   "comparison needs; evaluate both arms on more of the same tasks")

@@ -76,6 +76,8 @@ class _Sizing(Report):
     def _how(self) -> str:
         if self.path == "model":
             return f"binomial model, base {self.base:.3f}, k={self.k}"
+        if self.task_std is None:  # before= alone: base, k and spread are measured, the model still sizes
+            return f"binomial model on a measured base ({self.path}), base {self.base:.3f}, k={self.k}"
         return f"measured ({self.path}), task_std {self.task_std:.3f}, base {self.base:.3f}, k={self.k}"
 
 

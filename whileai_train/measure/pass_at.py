@@ -5,6 +5,11 @@ pass@1 is the mean over tasks of each task's pass rate; its interval is the perc
 pass@k (some of k tries pass) uses the unbiased estimator of Chen et al. 2021, 1 - C(n-c,k)/C(n,k);
 pass^k (all k tries pass, Yao et al. 2024, tau-bench) uses C(c,k)/C(n,k); both are averaged over the groups
 with at least k graded repeats and bootstrapped over those groups.
+
+A task whose rows a selector kept by their outcome (its calibration stamp carries `selected_by`, as
+optimize writes it) is not k-eligible: optimize keeps only mixed groups, so pass^k and pass@k over them are
+fixed by the selection (0 and 1 on whole groups), not measured. They read n/a, and the note says where the
+graded measurement is (the stamp: pass_rate over n, the repeats the grader saw).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from whileai_train.rows.contract import carried_stamp
 from whileai_train.stats import DEFAULT_DRAWS, DEFAULT_SEED
 from whileai_train.stats.bootstrap import bootstrap_mean_cis
 from whileai_train.tables.defaults import PASS_THRESHOLD
+from whileai_train.tables.calibration import selected_by
 from whileai_train.tables.graded import Graded, graded_table, name_rows
 
 __all__ = ["PassAtReport", "config_pair", "most_common_k", "pass_at", "pass_at_k_estimate", "pass_pow_k_estimate",
@@ -44,6 +50,8 @@ class PassAtReport(Report):
     n_rows: int = 0
     n_graded: int = 0
     n_k_eligible: int = 0
+    n_selected_tasks: int = 0  # tasks whose stamps say a selector kept them by outcome (not k-eligible)
+    selected_by: str | None = None  # that selector, as its stamps name it
     repeats_per_task: dict[int, int] = Field(default_factory=dict)  # graded repeats -> number of tasks
     mean_reward: float | None = None
     pass_threshold: float = PASS_THRESHOLD
@@ -62,7 +70,11 @@ class PassAtReport(Report):
                     f"({self.n_graded} graded rows, 95% bootstrap over tasks)")
         lines = [head]
         if self.k is not None:
-            if self.pass_pow_k is None:
+            if self.pass_pow_k is None and self.n_selected_tasks:
+                lines.append(f"  pass^{self.k} and pass@{self.k}: n/a (a selection: {self.selected_by} kept these "
+                             f"{self.n_selected_tasks} tasks by their outcome, so the numbers would be fixed by it; "
+                             "print pass_at on the graded rows before optimize)")
+            elif self.pass_pow_k is None:
                 lines.append(f"  pass^{self.k} and pass@{self.k}: n/a (no task has {self.k} graded repeats)")
             else:
                 lines.append(f"  pass^{self.k} {self.pass_pow_k:.3f}{interval(self.pass_pow_k_ci95)}   "
@@ -197,6 +209,18 @@ def config_pair(before_rows: Sequence[Mapping[str, Any]], after_rows: Sequence[M
     return config_b, config_a, warnings
 
 
+def _selected_tasks(table: Graded) -> tuple[np.ndarray, str | None]:
+    """Per task: whether its carried stamps say a selector kept it by outcome; the first selector named."""
+    selected = np.zeros(table.n_tasks, dtype=bool)
+    first: str | None = None
+    for i in np.flatnonzero(table.carries).tolist():
+        by = selected_by(table.rows[i])
+        if by is not None:
+            selected[table.task_of_row[i]] = True
+            first = first or by
+    return selected, first
+
+
 def _stamp_k(table: Graded) -> int | None:
     """The most common `n` of carried calibration stamps (the repeats the grader saw), or None."""
     counts: Counter[int] = Counter()
@@ -268,10 +292,20 @@ def pass_at_from_table(table: Graded, rows: Sequence[Mapping[str, Any]], *, k: i
             report.ci95 = bootstrap_mean_cis([rates], draws=draws, seed=seed)[0]
             return report
     report.k = k
-    eligible = n >= k
+    selected, report.selected_by = _selected_tasks(table)
+    selected = selected[tasks]
+    report.n_selected_tasks = int(selected.sum())
+    eligible = (n >= k) & ~selected
     report.n_k_eligible = int(eligible.sum())
     if report.n_k_eligible < len(tasks):
         report.ci95 = bootstrap_mean_cis([rates], draws=draws, seed=seed)[0]
+    if report.n_selected_tasks:
+        report.notes.append(
+            f"{report.n_selected_tasks} tasks left out of pass^{k} / pass@{k}: their calibration stamps say "
+            f"{report.selected_by} kept them by outcome; each stamp keeps the graded per-task measurement "
+            "(pass_rate over n, the repeats the grader saw)")
+    if report.n_k_eligible == 0 and report.n_selected_tasks:
+        return report
     if report.n_k_eligible == 0:
         report.notes.append(f"pass^{k} and pass@{k} n/a: no task has {k} graded repeats here (largest group "
                             f"{int(n.max())}); a pruned selection shrinks groups, so print pass_at before optimize")
@@ -284,7 +318,7 @@ def pass_at_from_table(table: Graded, rows: Sequence[Mapping[str, Any]], *, k: i
             [rates, pow_k, at_k], draws=draws, seed=seed)
     else:
         report.pass_pow_k_ci95, report.pass_at_k_ci95 = bootstrap_mean_cis([pow_k, at_k], draws=draws, seed=seed)
-    left_out = len(tasks) - report.n_k_eligible
+    left_out = len(tasks) - report.n_k_eligible - report.n_selected_tasks
     if left_out:
         report.notes.append(f"{left_out} of {len(tasks)} tasks have fewer than {k} graded repeats and are not in "
                             f"pass^{k} / pass@{k}")

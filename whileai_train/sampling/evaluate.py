@@ -15,7 +15,8 @@ Each row: the task's own columns (its stamps carried; `task_id` added when the t
 task_id), `prompt`, `completion` (as TRL passes it), the trajectory (`messages` for a conversational prompt, else
 `steps` and `final_text`), one column per reward function, `reward` (their weighted sum, as TRL sums them),
 `rollout_index`, `finish_reason`, `completion_tokens` (model tokens as TRL counts them), tool calls made and
-failed where there are tools, and `lineage`: eval_run, model, adapter, seed, k, engine and the sampling settings.
+failed where there are tools, and `lineage`: source ("eval", which the selectors count as eval_sourced), eval_run,
+model, adapter, seed, k, engine and the sampling settings.
 """
 
 from __future__ import annotations
@@ -191,7 +192,9 @@ def evaluate(model: Any, tasks: Any, reward_funcs: Callable[..., Any] | Sequence
 
     chosen = choose_engine(engine, model, tools=bool(tools) or environment_factory is not None)
     policy = load_policy(model, tokenizer, name=model_name) if chosen == "transformers" else None
-    lineage = {"model": model_name or (policy.name if policy is not None else str(model)),
+    # source "eval": the selectors' eval_sourced reads it (product text, "Every selector report ... carries
+    # eval_sourced, the rows or pairs whose reward came from evaluate() (lineage.source == "eval")")
+    lineage = {"source": "eval", "model": model_name or (policy.name if policy is not None else str(model)),
                "adapter": policy.adapter if policy is not None else None, "seed": seed, "k": k, "engine": chosen,
                **settings.lineage()}
     sampler = _sampler(chosen, policy, model, tokenizer, settings, tools, environment_factory, batch_size, seed)

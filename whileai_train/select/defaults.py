@@ -10,6 +10,8 @@ __all__ = [
     "CURRICULUM_TIERS",
     "LOW_K",
     "ORDERS",
+    "SELECTED_RL",
+    "SELECTED_SFT",
     "SELECT_RULES",
     "SFT_COMPLETIONS_PER_PROMPT",
     "SFT_MIN_REWARD",
@@ -37,6 +39,12 @@ ORDERS = ("round_robin", "middle")
 SFT_COMPLETIONS_PER_PROMPT = 4
 SFT_MIN_REWARD = PASS_THRESHOLD
 SELECT_RULES = ("top_per_prompt", "top_k_overall", "random_per_prompt", "random_k_overall")
+
+# What a selector writes as `selected_by` on each kept row's calibration stamp (tables/calibration.py): the rows
+# were kept by their outcome, so pass_at over them reads pass^k and pass@k as n/a (product text, "The prune
+# shrinks every group ... pass_at on the selection reports pass^k and pass@k as n/a").
+SELECTED_RL = "optimize(mode='rl')"
+SELECTED_SFT = "optimize(mode='sft')"
 
 # A staged schedule of three: easy, middle, hard. Our choice; tiers= moves it.
 CURRICULUM_TIERS = 3

@@ -28,18 +28,19 @@ from pydantic import Field
 
 from whileai_train.errors import ConfigError
 from whileai_train.report import Kept
-from whileai_train.rows.contract import final_reply
+from whileai_train.rows.contract import carried_stamp, final_reply
 from whileai_train.rows.failure import FailureRule, failure_rule
 from whileai_train.select.defaults import (
     LOW_K,
     ORDERS,
+    SELECTED_RL,
     TRUNCATED,
     TRUNCATED_MODES,
 )
 from whileai_train.select.select_rows import SelectionReport, eval_warning
 from whileai_train.stats import DEFAULT_SEED, wilson_interval
 from whileai_train.tables.band import check_band
-from whileai_train.tables.calibration import task_stamps
+from whileai_train.tables.calibration import mark_selected, task_stamps
 from whileai_train.tables.defaults import BAND, PASS_THRESHOLD
 from whileai_train.tables.graded import Graded, graded_table, name_rows
 from whileai_train.tables.trajectories import read_sizes, trajectory_key
@@ -360,6 +361,7 @@ def select_for_rl(
     carries = view.carries.tolist()
     penalized = (cut if truncated == "penalize" else np.zeros(n, dtype=bool)).tolist()
     out: list[dict[str, Any]] = []
+    measured: list[Any] = []  # per kept row: its carried stamp, or the one measured on the rows given
     carried = 0
     for group in taken:
         stamp = stamps[group]
@@ -371,13 +373,18 @@ def select_for_rl(
                 new["reward"] = 0.0
             if carries[i]:
                 carried += 1
+                measured.append(carried_stamp(row))
             else:
                 new["calibration"] = dict(stamp)  # type: ignore[arg-type]
+                measured.append(None)
             out.append(new)
         report.fault_kinds[kind_of[group]] = report.fault_kinds.get(kind_of[group], 0) + 1
         rate = f"{rates[group]:.2f}"
         report.pass_rates[rate] = report.pass_rates.get(rate, 0) + 1
     report.pass_rates = dict(sorted(report.pass_rates.items()))
+    if len(out) < n:  # rows were dropped by their outcome: pass_at reads the k-way numbers n/a on this selection
+        for new, stamp in zip(out, measured):
+            mark_selected(new, stamp if stamp is not None else new["calibration"], SELECTED_RL)
     report.kept, report.asks_kept = len(out), len(taken)
     report.calibration = {"stamped": len(out) - carried, "carried": carried}
 

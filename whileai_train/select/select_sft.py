@@ -20,11 +20,11 @@ from pydantic import Field
 
 from whileai_train.errors import ConfigError
 from whileai_train.report import Kept
-from whileai_train.rows.contract import prompt_text
-from whileai_train.select.defaults import SELECT_RULES, SFT_COMPLETIONS_PER_PROMPT, SFT_MIN_REWARD
+from whileai_train.rows.contract import carried_stamp, prompt_text
+from whileai_train.select.defaults import SELECTED_SFT, SELECT_RULES, SFT_COMPLETIONS_PER_PROMPT, SFT_MIN_REWARD
 from whileai_train.select.select_rows import SelectionReport, eval_warning
 from whileai_train.stats import DEFAULT_SEED
-from whileai_train.tables.calibration import task_stamps
+from whileai_train.tables.calibration import mark_selected, task_stamps
 from whileai_train.tables.graded import graded_table, name_rows
 
 __all__ = ["SFTSelectionReport", "select_for_sft"]
@@ -167,6 +167,8 @@ def select_for_sft(
         new["group_stats"] = dict(group_stats[group_of[i]])
         if not view.carries[i]:
             new["calibration"] = dict(stamps[view.task_of_row[i]] or {})
+        if len(chosen) < n:  # kept by outcome: pass_at reads the k-way numbers n/a on this selection
+            mark_selected(new, carried_stamp(row) if view.carries[i] else new["calibration"], SELECTED_SFT)
         out.append(new)
     for g, stats in enumerate(group_stats):
         stats["kept"] = int(kept_per_group[g])

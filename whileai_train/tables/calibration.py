@@ -4,6 +4,9 @@ The stamp is the schema's Calibration object as a plain dict (task_id, student, 
 pass_rate_ci95 = Wilson interval, mean_kl), the same shape optimize(mode="rl") writes. A stamp a row
 already carries (`calibration` or `extra.calibration`) is kept, never re-measured: k is the repeats the
 grader saw, not the rows that survived a prune. `wai.calibration_of(row)` reads either back typed.
+
+A selector that keeps rows by their outcome (optimize) writes `selected_by` on every kept row's stamp, so a
+later pass_at knows the k-way numbers over those rows are fixed by the selection, not measured.
 """
 
 from __future__ import annotations
@@ -20,7 +23,10 @@ from whileai_train.rows.contract import carried_stamp
 from whileai_train.stats import wilson_interval
 from whileai_train.tables.graded import Graded
 
-__all__ = ["Stamped", "policy_of", "stamp_rows", "task_stamps"]
+__all__ = ["SELECTED_BY", "Stamped", "mark_selected", "policy_of", "selected_by", "stamp_rows", "task_stamps"]
+
+# the stamp key a selector writes: which call kept the rows by their outcome (e.g. "optimize(mode='rl')")
+SELECTED_BY = "selected_by"
 
 _POLICY_KEYS = ("student", "policy_version", "model_version", "model")
 _LINEAGE_POLICY_KEYS = ("student", "policy", "model")
@@ -131,3 +137,27 @@ def stamp_rows(table: Graded, *, policy: str | None = None) -> Stamped:
     if result.todo:
         result.stamps = task_stamps(table, policy=policy)
     return result
+
+
+def _as_dict(stamp: Any) -> dict[str, Any]:
+    if isinstance(stamp, Mapping):
+        return dict(stamp)
+    dump = getattr(stamp, "model_dump", None)
+    return dict(dump()) if callable(dump) else {}
+
+
+def mark_selected(new: dict[str, Any], stamp: Any, by: str) -> None:
+    """Put `stamp` (the task's graded measurement) on the kept row `new` with `selected_by=by`, where the row
+    keeps it: `calibration`, or `extra.calibration` when the row carried it there. Values are never changed."""
+    marked = {**_as_dict(stamp), SELECTED_BY: by}
+    if new.get("calibration") is None and isinstance(new.get("extra"), Mapping) and \
+            new["extra"].get("calibration") is not None:
+        new["extra"] = {**new["extra"], "calibration": marked}
+    else:
+        new["calibration"] = marked
+
+
+def selected_by(row: Mapping[str, Any]) -> str | None:
+    """Which selector kept the row by its outcome, read off its carried stamp, or None."""
+    value = _stamp_field(carried_stamp(row), SELECTED_BY)  # a typed Calibration keeps it as an extra field
+    return value if isinstance(value, str) else None
