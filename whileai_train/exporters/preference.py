@@ -283,7 +283,7 @@ def preference_rows(pairs_or_rows: Any, *, format: str = FORMAT, max_tool_output
     if template is not None:
         template.refuse_drops(validate)
         report.template_drops = dict(template.drops)
-        report.call_ids = template.id_form
+        report.call_ids = template.id_form if format == "trl" else None  # OpenAI rows keep their ids
         report.warnings.extend(template.warnings(validate))
     for reason in ("no_divergence", "diverges_outside_agent_turn", "no_shared_prompt"):
         if report.dropped.get(reason):

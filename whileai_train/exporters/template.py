@@ -146,33 +146,34 @@ def _cause(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-def assistant_only_refusal(tokenizer: Any) -> str | None:
-    """Why SFTTrainer(assistant_only_loss=True) cannot train messages rows with this tokenizer's template (None: it
-    can), as trl 1.16 decides it: the template has {% generation %} markers, or trl ships a training variant of it.
-    An exception from trl's helper (Hermes 3: it renders without tools and the template loops over tools=None) is a
-    cause, not a crash."""
+def _trl_training_template(tokenizer: Any) -> tuple[str | None, str | None]:
+    """(the template SFTTrainer(assistant_only_loss=True) renders with, None: the tokenizer's own; why it cannot
+    train messages rows, None: it can), as trl 1.16 decides it: the template has {% generation %} markers, or trl
+    ships a training variant of it. An exception from trl's helper (Hermes 3: it renders without tools and the
+    template loops over tools=None) is a cause, not a crash."""
     from trl.chat_template_utils import get_training_chat_template, has_generation_markers
 
     if has_generation_markers(tokenizer.chat_template):
-        return None
+        return None, None
     try:
-        get_training_chat_template(tokenizer)
+        return get_training_chat_template(tokenizer), None
     except ValueError:
-        return "it has no {% generation %} block and trl 1.16 ships no training template for it"
+        return None, "it has no {% generation %} block and trl 1.16 ships no training template for it"
     except Exception as exc:  # noqa: BLE001 - the template, run by trl's helper, may raise anything
-        return (f"it has no {{% generation %}} block, and trl's get_training_chat_template fails on it "
-                f"({_cause(exc)})")
-    return None
+        return None, (f"it has no {{% generation %}} block, and trl's get_training_chat_template fails on it "
+                      f"({_cause(exc)})")
+
+
+def assistant_only_refusal(tokenizer: Any) -> str | None:
+    """Why SFTTrainer(assistant_only_loss=True) cannot train messages rows with this tokenizer's template (None: it
+    can); the exporter then writes prompt/completion rows (training.py)."""
+    return _trl_training_template(tokenizer)[1]
 
 
 def _training_template(tokenizer: Any, label: str) -> str | None:
     """The template SFTTrainer(assistant_only_loss=True) renders with (None: the tokenizer's own), as trl 1.16's
     SFTTrainer picks it; a typed error with the fixes where trl raises instead."""
-    from trl.chat_template_utils import get_training_chat_template, has_generation_markers
-
-    if has_generation_markers(tokenizer.chat_template):
-        return None
-    cause = assistant_only_refusal(tokenizer)
+    template, cause = _trl_training_template(tokenizer)
     if cause is not None:
         raise ChatTemplateError(
             f"{label} cannot train messages rows with SFTTrainer(assistant_only_loss=True): {cause}; nothing was "
@@ -181,7 +182,7 @@ def _training_template(tokenizer: Any, label: str) -> str | None:
             "with completion_only_loss, which needs no markers); or train messages rows with "
             "assistant_only_loss=False, which trains every token: the system prompt, the tool schemas, user turns "
             "and tool output")
-    return get_training_chat_template(tokenizer)
+    return template
 
 
 def _argument_forms(arguments: Any) -> list[str]:

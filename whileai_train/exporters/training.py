@@ -401,7 +401,7 @@ class _Export:
                                    "round trip (see tool_call_roundtrip)")
         if self.template is not None:
             report.template_drops = dict(self.template.drops)
-            report.call_ids = self.template.id_form
+            report.call_ids = self.template.id_form if self.format == "trl" else None  # OpenAI rows keep theirs
             report.warnings.extend(self.template.warnings(self.validate))
         if report.privileged_leaks and not self.validate:
             report.warnings.append(f"{len(report.privileged_leaks)} rows quote their own privileged context and "
