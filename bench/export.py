@@ -74,9 +74,11 @@ the write ~1.3 us.
 With a tokenizer (--modes tokenizer --sizes 3000 --repeat 2), measured here on 2026-12-03 under heavy shared load
 (wall time 2-7x the CPU time, so read the child's CPU seconds), "before" (df5f1e3) and "after" (the probe reading
 every argument form and call id form, the exporter choosing prompt/completion rows for templates TRL cannot train
-messages rows with) alternating, two rounds: before 8.72 and 10.03 cpu s, after 9.17 and 8.84 cpu s (after/before
-0.96 over both rounds; per round 1.05 and 0.88). Rows are rendered and tokenized for their length (~3 ms a row
-with this tiny BPE tokenizer); the argument forms other than JSON are only tried when JSON is not found.
+messages rows with) alternating, three rounds: before 8.72, 10.03, 9.18 cpu s; after 9.17, 8.84, 10.61 cpu s
+(after/before 1.02 over the three; per round 1.05, 0.88, 1.16: the machine's noise). Rows are rendered and
+tokenized for their length (~3 ms a row with this tiny BPE tokenizer); what the change adds per export is one more
+call of trl's get_training_chat_template (1.6 ms), and per row nothing while the JSON form is found (the other
+argument forms are only tried when it is not; call ids are rewritten only for a template that demands a form).
 """
 
 from __future__ import annotations
