@@ -11,6 +11,9 @@ streamed: nothing holds the whole set, so peak memory must stay flat from 100k t
               leak guard, counts, stamps carried, the train-step check, write; one line per mode:
               assistant (default), final, unroll). The generated rows are half failing, so the export runs
               with check="warn" (the check counts the same either way; "refuse" would raise at the end)
+              tokenizer: the default export with tokenizer= (a tiny BPE tokenizer with Qwen2.5's template, built
+              before the clock): every row rendered and tokenized for its length, the template probed and each
+              shape of conversation checked; not run unless asked (--modes tokenizer --sizes 5000)
 
 The target (>= 50k rows/s, the project's) is read on the end-to-end figure: `export_dataset` consuming the
 generator, rows/s = rows / (generate + export). "exporter alone" subtracts the generator's own time.
@@ -67,6 +70,15 @@ which orjson writing the 190 more bytes ~0.25 us), the train-step tally and the 
 final-reply rule and the Shaped ~0.3 us, the rest of the one path ~1 us. The flat walk itself is ~3.9 us, of
 which ~0.9 us was turning the tool result object into text; the leak guard ~0.7 us; orjson and
 the write ~1.3 us.
+
+With a tokenizer (--modes tokenizer --sizes 3000 --repeat 2), measured here on 2026-12-03 under heavy shared load
+(wall time 2-7x the CPU time, so read the child's CPU seconds), "before" (df5f1e3) and "after" (the probe reading
+every argument form and call id form, the exporter choosing prompt/completion rows for templates TRL cannot train
+messages rows with) alternating, three rounds: before 8.72, 10.03, 9.18 cpu s; after 9.17, 8.84, 10.61 cpu s
+(after/before 1.02 over the three; per round 1.05, 0.88, 1.16: the machine's noise). Rows are rendered and
+tokenized for their length (~3 ms a row with this tiny BPE tokenizer); what the change adds per export is one more
+call of trl's get_training_chat_template (1.6 ms), and per row nothing while the JSON form is found (the other
+argument forms are only tried when it is not; call ids are rewritten only for a template that demands a form).
 """
 
 from __future__ import annotations
@@ -84,6 +96,10 @@ import whileai_train as wai
 from whileai_train.exporters import training  # imported before the clock, as the generator is
 from whileai_train.exporters.synthetic import refund_rollouts
 kind, n, mode, path = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+tokenizer = None
+if mode == "tokenizer":  # built before the clock: a user loads theirs once
+    from whileai_train.tiny import build_tiny_tokenizer
+    tokenizer = build_tiny_tokenizer()
 start, cpu = time.perf_counter(), time.process_time()
 if kind == "generate":
     for _ in refund_rollouts(n):
@@ -93,7 +109,8 @@ elif kind == "baseline":
         for row in refund_rollouts(n):
             handle.write(json.dumps(row) + "\n")
 else:
-    options = {"unroll": True} if mode == "unroll" else {"mask_mode": mode}
+    options = ({"unroll": True} if mode == "unroll" else {"tokenizer": tokenizer} if mode == "tokenizer"
+               else {"mask_mode": mode})
     report = wai.export_dataset(refund_rollouts(n), path, format="trl", check="warn", **options)
     assert report.n == n, report
 print(json.dumps({"seconds": time.perf_counter() - start, "cpu": time.process_time() - cpu}))
@@ -129,7 +146,7 @@ def _best(kind: str, n: int, mode: str, folder: str, repeat: int) -> dict[str, f
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
-    parser.add_argument("--modes", nargs="+", choices=("assistant", "final", "unroll"),
+    parser.add_argument("--modes", nargs="+", choices=("assistant", "final", "unroll", "tokenizer"),
                         default=["assistant", "final", "unroll"])
     parser.add_argument("--repeat", type=int, default=1, help="best of N runs per figure (default 1)")
     args = parser.parse_args()

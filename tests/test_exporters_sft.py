@@ -190,18 +190,25 @@ def test_tokenizer_whose_template_wants_a_string_gets_json_strings(tiny_tokenize
 def test_template_without_tool_calls_is_a_typed_error_for_rows_with_calls_only(tiny_tokenizer):
     tiny_tokenizer.chat_template = "{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}"
     plain = {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]}
-    with pytest.raises(ChatTemplateError, match="row 1 carries tool calls.*tool-call arguments"):
+    with pytest.raises(ChatTemplateError, match="row 1 carries tool calls.*renders a tool call without its arguments"):
         wai.training_rows([plain, marked_rollout(0)], format="trl", mask_mode="final", tokenizer=tiny_tokenizer)
     out, report = wai.training_rows([plain], format="trl", mask_mode="final", tokenizer=tiny_tokenizer)
     assert len(out) == 1 and report.template_drops == {}
 
 
-def test_messages_rows_on_a_template_trl_cannot_train_are_refused_before_any_row(tiny_tokenizer, tmp_path):
+def test_a_template_trl_cannot_train_messages_rows_with_gets_prompt_completion_rows(tiny_tokenizer, tmp_path):
+    # no {% generation %} block and no trl training variant: SFTTrainer(assistant_only_loss=True) would raise, so
+    # the default export writes the rows TRL trains exactly, one prompt/completion row per agent turn, and says so
     tiny_tokenizer.chat_template = "{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}"
     path = tmp_path / "sft.jsonl"
-    with pytest.raises(ChatTemplateError, match="not training-compatible.*mask_mode='final'.*assistant_only_loss=False"):
-        wai.export_dataset(iter([]), path, format="trl", tokenizer=tiny_tokenizer)  # refused before reading a row
-    assert not path.exists()
+    turns = [("user", "hi"), ("assistant", "a"), ("user", "and?"), ("assistant", "b")]
+    row = {"messages": [{"role": role, "content": content} for role, content in turns]}
+    report = wai.export_dataset([row], path, format="trl", tokenizer=tiny_tokenizer)
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert [row["completion"][0]["content"] for row in rows] == ["a", "b"] and "messages" not in rows[0]
+    assert report.unrolled and report.trainer_config == {"completion_only_loss": True, "max_length": 1024}
+    assert "no {% generation %} block and trl 1.16 ships no training template" in report.rows_chosen
+    assert report.ok and "rows chosen: prompt/completion rows, one per agent turn" in str(report)
 
 
 def test_rows_longer_than_max_length_are_counted(tiny_tokenizer):

@@ -79,15 +79,19 @@ class Case:
     encoding: str = "dict"
     lost: set[str] = field(default_factory=set)  # marks the template drops (counted in template_drops)
     drops: dict[str, int] = field(default_factory=dict)
-    refused_config: str | None = None  # SFT's default export refused: TRL cannot train its config for this template
+    chosen: bool = False  # SFT's default export chose prompt/completion rows: TRL cannot train messages rows with it
     refused_rows: tuple[str, str] | None = None  # (rows refused, why): the template cannot render them
-    options: dict[str, Any] = field(default_factory=dict)  # the export's options after the config refusal's fix
 
 
-_NO_TOOL_ROLE = (("parallel", "flat"), r"row 0 carries tool calls, and the {} chat template renders tool-call")
-_LLAMA_SFT = Case("{}", lost={"AGENT-F2"}, drops={"text_beside_call": 1}, options={"unroll": True},
-                  refused_config=r"the {} chat template has no \{{% generation %\}} markers.*mask_mode='final' or "
-                                 r"unroll=True.*assistant_only_loss=False, which trains every token",
+# the cause the probe finds: Gemma 3 raises on a tool turn (its roles must alternate), Phi-3.5 renders no call
+_NO_TOOL_ROLE = (("parallel", "flat"), r"row 0 carries tool calls, and the {} chat template cannot train them: it "
+                                       r"raises on every tool call it is given \(TemplateError: Conversation roles "
+                                       r"must alternate.*Fix: .*leave out the rows with tool calls")
+_NO_CALLS = (("parallel", "flat"), r"row 0 carries tool calls, and the {} chat template cannot train them: it renders "
+                                   r"a tool call without its arguments in any form.*leave out the rows with tool calls")
+# Llama 3.1/3.2 have no {% generation %} block and trl ships no training variant of them: the default export writes
+# the rows TRL trains exactly, prompt/completion rows one per agent turn (the report says so), checked like unroll=True
+_LLAMA_SFT = Case("{}", lost={"AGENT-F2"}, drops={"text_beside_call": 1}, chosen=True,
                   refused_rows=(("parallel",), r"row 0: the {} chat template cannot render this row \(This model "
                                                r"only supports single tool-calls.*one tool call per agent turn"))
 SFT = {
@@ -100,7 +104,7 @@ SFT = {
     # TRL's training variant applies | tojson: the arguments are written as objects
     "deepseekv3": Case("deepseekv3_training", lost={"AGENT-F2"}, drops={"text_beside_call": 1}),
     "gemma3": Case("gemma3_training", refused_rows=_NO_TOOL_ROLE),
-    "phi3_5": Case("phi3_5_training", refused_rows=_NO_TOOL_ROLE),
+    "phi3_5": Case("phi3_5_training", refused_rows=_NO_CALLS),
 }
 _LLAMA_UNROLLED = Case("{}", lost={"AGENT-F2"}, drops={"text_beside_call": 1}, refused_rows=_LLAMA_SFT.refused_rows)
 UNROLLED = {  # prompt/completion rows, trained with completion_only_loss: the tokenizer's own template renders them
@@ -114,7 +118,7 @@ UNROLLED = {  # prompt/completion rows, trained with completion_only_loss: the t
     "gptoss": Case("gptoss", lost={"CALL-P1B"}, drops={"calls_after_first": 1, "context_trained": 2}),
     "deepseekv3": Case("deepseekv3", encoding="json_string", lost={"AGENT-F2"}, drops={"text_beside_call": 1}),
     "gemma3": Case("gemma3", refused_rows=_NO_TOOL_ROLE),
-    "phi3_5": Case("phi3_5", refused_rows=_NO_TOOL_ROLE),
+    "phi3_5": Case("phi3_5", refused_rows=_NO_CALLS),
 }
 _LLAMA_DPO = Case("{}", lost={"AGENT-F2", "AGENT-F2X"}, drops={"text_beside_call": 2},
                   refused_rows=(("parallel",), r"row 0: the {} chat template cannot render this row"))
@@ -129,7 +133,7 @@ DPO = {
     "deepseekv3": Case("deepseekv3", encoding="json_string", lost={"AGENT-F2", "AGENT-F2X"},
                        drops={"text_beside_call": 2}),
     "gemma3": Case("gemma3", refused_rows=_NO_TOOL_ROLE),
-    "phi3_5": Case("phi3_5", refused_rows=_NO_TOOL_ROLE),
+    "phi3_5": Case("phi3_5", refused_rows=_NO_CALLS),
 }
 
 
@@ -154,11 +158,6 @@ def _exported(kind: str, case: Case, name: str, tokenizer: Any, path: Path) -> t
     """Export as a user would: the refusals the case expects, each naming the template and the fix, then the rows
     and options the refusals leave; validate=False only after a TemplateDropError that counted what is lost."""
     names, options = list(_rows()), {}
-    if case.refused_config:
-        with pytest.raises(ChatTemplateError, match=case.refused_config.format(name)):
-            _export(kind, names, tokenizer, path)
-        assert not path.exists()
-        options = dict(case.options)
     if case.refused_rows:
         refused, why = case.refused_rows
         with pytest.raises(ChatTemplateError, match=why.format(case.template.format(name))):
@@ -166,18 +165,29 @@ def _exported(kind: str, case: Case, name: str, tokenizer: Any, path: Path) -> t
         assert not path.exists()
         names = [row for row in names if row not in refused]
     if case.drops:
-        with pytest.raises(TemplateDropError, match=f"the {case.template.format(name)} chat template") as caught:
+        label = ("the tokenizer's chat template \\(not one trl ships\\)" if case.template == "custom" else
+                 f"the {case.template.format(name)} chat template")
+        with pytest.raises(TemplateDropError, match=label) as caught:
             _export(kind, names, tokenizer, path, **options)
         assert caught.value.drops == case.drops and not path.exists()
         options["validate"] = False
     report = _export(kind, names, tokenizer, path, **options)
     assert report.chat_template == case.template.format(name)
+    if case.chosen:  # the rows TRL trains exactly, said in the report
+        assert report.unrolled and report.trainer_config["completion_only_loss"] and "messages" not in rows_of(path)[0]
+        assert "prompt/completion rows, one per agent turn" in report.rows_chosen and "rows chosen" in str(report)
+    else:
+        assert report.rows_chosen is None
     assert report.template_drops == case.drops
     assert report.tool_call_roundtrip.invalid == 0
     assert report.too_long == 0  # nothing here is cut by max_length: every difference below is the template's
     if any(row in names for row in ("parallel", "flat")):
         assert report.tool_call_roundtrip.encoding == case.encoding
     return report, names
+
+
+def rows_of(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
 def _check_trained(trained: str, allowed: set[str], leaks: list[str]) -> set[str]:

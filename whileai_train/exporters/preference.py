@@ -218,7 +218,7 @@ def preference_rows(pairs_or_rows: Any, *, format: str = FORMAT, max_tool_output
             report.tool_call_roundtrip.checked += checked
             report.tool_call_roundtrip.invalid += invalid
             if checked and template is not None and template.encoding is None:
-                probed = template.probe(side.index)  # the first pair with a tool call: probe the template once
+                probed = template.probe(side.index, side.tools)  # the first pair with a tool call: probe once
                 encoding = probed if format == "trl" else encoding
         for source_row, side in ((chosen_row, chosen), (rejected_row, rejected)):
             leaked = source_row.get("privileged") is not None and quotes_privileged(side.messages[: at + 1],
@@ -240,11 +240,15 @@ def preference_rows(pairs_or_rows: Any, *, format: str = FORMAT, max_tool_output
         prompt = encode_messages(chosen.messages[:at], encoding)
         good = encode_messages([chosen.messages[at]], encoding)
         bad = encode_messages([rejected.messages[at]], encoding)
+        if template is not None and format == "trl" and template.id_form is not None:
+            # the call ids in the form the template demands, the same in the prompt and on both sides (template.py)
+            good, bad = template.recall(prompt + good)[at:], template.recall(prompt + bad)[at:]
+            prompt = template.recall(prompt)
         if template is not None:
             any_over = False
-            shared = encode_messages(chosen.messages[:at], template.encoding or "dict")
+            shared = template.encode(chosen.messages[:at])
             for side in sides:
-                rendered = shared + encode_messages([side.messages[at]], template.encoding or "dict")
+                rendered = template.encode(chosen.messages[:at] + [side.messages[at]])
                 over, text = template.too_long(rendered, chosen.tools, side.index)
                 report.too_long += int(over)
                 any_over = any_over or over
@@ -278,6 +282,7 @@ def preference_rows(pairs_or_rows: Any, *, format: str = FORMAT, max_tool_output
     if template is not None:
         template.refuse_drops(validate)
         report.template_drops = dict(template.drops)
+        report.call_ids = template.id_form if format == "trl" else None  # OpenAI rows keep their ids
         report.warnings.extend(template.warnings(validate))
     for reason in ("no_divergence", "diverges_outside_agent_turn", "no_shared_prompt"):
         if report.dropped.get(reason):

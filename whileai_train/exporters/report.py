@@ -104,6 +104,9 @@ class ExportReport(Report):
     trainer_config: dict[str, object] = Field(default_factory=dict)
     chat_template: str | None = None  # the template that renders the rows for trainer_config (trl's name), with tokenizer=
     template_drops: dict[str, int] = Field(default_factory=dict)  # what that template loses, by cause (template.DROP_CAUSES)
+    # why the export wrote other rows than asked: a template TRL cannot train messages rows with (template.py)
+    rows_chosen: str | None = None
+    call_ids: str | None = None  # the tool-call id form the template demands, when the rows' ids were rewritten to it
     final_text_repeated: int = 0  # flat rows whose final_text repeated the last step's reply: written once
     final_text_differs: int = 0  # flat rows whose final_text differs from the last step's reply: both kept
     columns_not_carried: dict[str, int] = Field(default_factory=dict)  # row keys TRL would read -> rows
@@ -142,6 +145,10 @@ class ExportReport(Report):
             lines.append("  dropped: " + ", ".join(f"{reason} {count}" for reason, count in sorted(self.dropped.items())))
         if self.chat_template is not None:
             lines.append(f"  rendered with the {self.chat_template} chat template")
+        if self.rows_chosen is not None:
+            lines.append(f"  rows chosen: {self.rows_chosen}")
+        if self.call_ids is not None:
+            lines.append(f"  tool-call ids written as {self.call_ids}, the form the chat template demands")
         if self.max_length is not None:
             lines.append(f"  rows over max_length={self.max_length} tokens: {self.too_long} "
                          f"({self.too_long_untrained} left with no trained token)")

@@ -49,7 +49,7 @@ from whileai_train.exporters.shape import (
     iter_input,
     shape_row,
 )
-from whileai_train.exporters.template import TemplateCheck
+from whileai_train.exporters.template import TemplateCheck, assistant_only_refusal
 from whileai_train.progress import progress_call, rows_progress
 from whileai_train.rows.files import refuse_non_rows
 from whileai_train.rows.contract import FINAL_TEXT_DIFFERS, FINAL_TEXT_REPEATED, reward_of, task_key
@@ -145,6 +145,14 @@ class _Export:
         self.cap, self.system_prompt, self.tools, self.validate = max_tool_output_chars, system_prompt, tools, validate
         self.check = check
         # the template that renders the rows for the trainer_config this export recommends (template.py)
+        # a template SFTTrainer cannot train messages rows with (no {% generation %} block, no trl training variant):
+        # the rows TRL trains exactly are prompt/completion rows, one per agent turn; chosen here, checked by
+        # rendering like any export (what they would lose or train of context is refused with its cause)
+        chosen = (assistant_only_refusal(tokenizer) if tokenizer is not None and format == "trl" and
+                  mask_mode == "assistant" and not unroll and getattr(tokenizer, "chat_template", None) is not None
+                  else None)
+        if chosen is not None:
+            self.unroll = unroll = True
         trained = ("whole" if format == "openai" else
                    "assistant_only" if mask_mode == "assistant" and not unroll else "completion")
         self.template = (TemplateCheck(tokenizer, max_length or TRL_MAX_LENGTH, trained)  # type: ignore[arg-type]
@@ -157,6 +165,12 @@ class _Export:
         if self.template is not None:
             self.report.max_length = self.template.max_length
             self.report.chat_template = self.template.name or "custom"
+            if chosen is not None:
+                self.template.chosen = f"{self.template.label} cannot train messages rows: {chosen}"
+                self.report.rows_chosen = (
+                    f"prompt/completion rows, one per agent turn (unroll=True), trained with completion_only_loss: "
+                    f"{self.template.chosen} (SFTTrainer(assistant_only_loss=True) would raise). Rendered with it, "
+                    "these train every agent turn once and no user, system or tool text")
         self.notes: dict[str, int] = {}
         self.counts = _Counts()
         self.tally = SftTally(threshold)
@@ -207,7 +221,7 @@ class _Export:
                 checked_all += checked
                 invalid_all += invalid
                 if checked and template is not None and template.encoding is None:
-                    encoding = template.probe(index)  # the first row with a tool call: probe the template once
+                    encoding = template.probe(index, shaped.tools)  # the first row with a call: probe once
                     if trl:
                         self.encoding = encoding
                 source_row = shaped.row  # a wai.Row arrives as its dict
@@ -245,7 +259,7 @@ class _Export:
                         yield out, plain
                 else:
                     for out, end, first in written:
-                        rendered = encode_messages(messages[:end], template.encoding or "dict")
+                        rendered = template.encode(messages[:end])
                         over, text = template.too_long(rendered, shaped.tools, index)
                         if over:
                             self.counts.too_long += 1
@@ -326,6 +340,8 @@ class _Export:
         kept = messages if len(messages) == last + 1 else messages[: last + 1]
         if self.encoding != "dict":
             kept = encode_messages(kept, self.encoding)
+        if self.template is not None and self.template.id_form is not None:
+            kept = self.template.recall(kept)  # the call ids in the form the template demands (template.py)
         common = {**proto, **stamps}  # the keys in proto's order; the values set below
         common["prompt_text"] = shaped.ask
         common["task"] = task
@@ -385,6 +401,7 @@ class _Export:
                                    "round trip (see tool_call_roundtrip)")
         if self.template is not None:
             report.template_drops = dict(self.template.drops)
+            report.call_ids = self.template.id_form if self.format == "trl" else None  # OpenAI rows keep theirs
             report.warnings.extend(self.template.warnings(self.validate))
         if report.privileged_leaks and not self.validate:
             report.warnings.append(f"{len(report.privileged_leaks)} rows quote their own privileged context and "
