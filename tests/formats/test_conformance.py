@@ -253,7 +253,8 @@ def test_a_grade_under_another_name_is_named_never_read_as_ungraded(name: str, t
 ])
 def test_an_unreadable_row_is_refused_by_row_field_shape_and_fix(row: dict[str, Any], field: str, shape: str,
                                                                  tmp_path: Path) -> None:
-    rows = [{"task_id": "ok", "prompt": "fine", "final_text": "fine", "reward": 1.0}, {**row, "reward": 0.0}]
+    rows = [{"task_id": "ok", "prompt": "fine", "final_text": "fine", "reward": 1.0},
+            {**row, "task_id": "ok", "reward": 0.0}]  # one ask, a pass and a fail: the scan reads both
     for call in (lambda: wai.hack_scan(rows), lambda: wai.export_dataset(rows, tmp_path / "out.jsonl"),
                  lambda: wai.trace_markers(rows)):
         with pytest.raises(RowError) as info:

@@ -512,7 +512,7 @@ def decontaminate(rows: Sequence[Mapping[str, Any]], eval_source: Any, *, fields
     ``embedder``: any callable from a list of texts to one vector per text; nothing is imported for it.
     ``progress``: a progress bar over the rows (None: when someone watches and the rows are many; False: never).
     """
-    rows = take_rows(rows, "decontaminate")
+    rows = take_rows(rows, "decontaminate", deep=False)
     refuse_non_rows(eval_source, "decontaminate (eval_source)")
     _check_settings(n, overlap, similarity, max_eval_df)
     names = _fields(fields)

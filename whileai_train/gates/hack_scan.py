@@ -266,7 +266,7 @@ def hack_scan(rows: Sequence[Mapping[str, Any]], *, endorsed: Sequence[str] | No
             (docs/tool_failures.md): extra status words, or a function of a tool result answering True, False or
             None (the built-in vocabulary decides).
     """
-    rows = take_rows(rows, "hack_scan", graded=True)
+    rows = take_rows(rows, "hack_scan", graded=True, deep=False)
     return scan_rows(rows, None, endorsed=endorsed, features=features, seed=seed, failure=failure_rule(failure))
 
 

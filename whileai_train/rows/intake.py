@@ -48,12 +48,14 @@ def _grade_named_elsewhere(rows: list[Any], who: str) -> None:
                                f"`{name}` to `reward` (0..1, a pass at 0.5 or more)")
 
 
-def take_rows(source: Any, who: str, *, graded: bool = False) -> list[dict[str, Any]]:
+def take_rows(source: Any, who: str, *, graded: bool = False, deep: bool = True) -> list[dict[str, Any]]:
     """The rows `who` was given, read in and in the shape every room reads; a typed error names what is wrong.
 
     `source`: a list of mappings, a JSONL / JSON-array path (str or PathLike), TRL's completions folder, a
     `datasets.Dataset`, or any iterable of mappings. A list whose rows are all in the rooms' shapes comes back
-    as the same list (nothing is copied); a row in another shape comes back as a new dict.
+    as the same list (nothing is copied); a row in another shape comes back as a new dict. `deep=False`: chat
+    `messages` rows are left for the trajectory reader to read (it reads another tool's chat shape the same way,
+    rows/shapes.py), for the gates that read rows only through it and must not pay a second walk.
     """
     refuse_non_rows(source, who)
     if source.__class__ is list:
@@ -75,7 +77,7 @@ def take_rows(source: Any, who: str, *, graded: bool = False) -> list[dict[str, 
     for index, row in enumerate(rows):
         if row.__class__ is not dict and not isinstance(row, Mapping):
             raise RowError(index, None, f"{who}: row is {type(row).__name__}, not an object", "pass rows as dicts")
-    rows = read_shapes(rows)
+    rows = read_shapes(rows, deep=deep)
     if graded and rows:
         _grade_named_elsewhere(rows, who)
     return rows

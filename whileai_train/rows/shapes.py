@@ -29,10 +29,11 @@ from typing import Any
 
 from whileai_train.errors import RowError
 
-__all__ = ["read_shape", "read_shapes"]
+__all__ = ["FOREIGN_ITEMS", "read_shape", "read_shapes"]
 
 _THINKING = ("thinking", "redacted_thinking", "reasoning")
 _RESPONSES_ITEMS = ("message", "function_call", "function_call_output", "reasoning")
+FOREIGN_ITEMS = _RESPONSES_ITEMS  # items of the Responses API sitting in `messages`: the trajectory reader asks
 _SHAREGPT_ROLES = {"system": "system", "human": "user", "user": "user", "gpt": "assistant", "assistant": "assistant",
                    "function_call": "call", "tool_call": "call", "observation": "tool", "tool": "tool",
                    "function_response": "tool", "tool_response": "tool", "function": "tool"}
@@ -40,12 +41,14 @@ _TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.S)
 _TOOL_RESPONSE = re.compile(r"<tool_response>\s*(.*?)\s*</tool_response>", re.S)
 
 
-def read_shapes(rows: list[Any]) -> list[Any]:
+def read_shapes(rows: list[Any], *, deep: bool = True) -> list[Any]:
     """The rows in the rooms' shapes: the same list when every row already is, else a new list (rows rewritten
-    as new dicts, the others as they were)."""
+    as new dicts, the others as they were). `deep=False` leaves `messages` rows as they are (for a gate that
+    reads them only through the trajectory reader, which reads another tool's chat shape through read_shape
+    itself, at no cost to rows already in the rooms' shape)."""
     out: list[Any] | None = None
     for index, row in enumerate(rows):
-        read = read_shape(row, index)
+        read = read_shape(row, index, deep=deep)
         if read is not row:
             if out is None:
                 out = list(rows)
@@ -53,12 +56,14 @@ def read_shapes(rows: list[Any]) -> list[Any]:
     return rows if out is None else out
 
 
-def read_shape(row: Mapping[str, Any], index: int | None = None) -> Mapping[str, Any]:
+def read_shape(row: Mapping[str, Any], index: int | None = None, *, deep: bool = True) -> Mapping[str, Any]:
     """One row in the rooms' shapes (the row itself when it already is)."""
     if "steps" in row:
         return row
     messages = row.get("messages")
     if messages is not None:
+        if not deep:
+            return row
         if messages.__class__ is list and _chat_is_read(messages):
             return row
         if messages.__class__ is not list:

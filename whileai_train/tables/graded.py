@@ -90,14 +90,15 @@ def _kl(row: Mapping[str, Any]) -> float:
 
 
 def graded_table(source: Any, *, pass_threshold: float = PASS_THRESHOLD, what: str = "rows",
-                 order: Literal["sorted", "first_seen"] = "sorted", need_graded: bool = False) -> Graded:
+                 order: Literal["sorted", "first_seen"] = "sorted", need_graded: bool = False,
+                 deep: bool = True) -> Graded:
     """Read rows (list of dicts, JSONL path, datasets.Dataset) into arrays; typed errors name the first bad row.
 
     Raises InputError on no rows (and, with `need_graded`, when every row is ungraded), RowError on a row that
     is not a dict, a reward that is not a number, NaN, or outside [0, 1] (the message counts the others).
     Some ungraded rows are not an error here: each caller decides what to do with them (and names them).
     """
-    rows = take_rows(source, what, graded=True)
+    rows = take_rows(source, what, graded=True, deep=deep)
     n = len(rows)
     if n == 0:
         raise InputError(f"{what}: no rows. Fix: pass the graded rollouts (a list of dicts, a JSONL path or a "
