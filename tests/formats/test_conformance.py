@@ -282,3 +282,36 @@ def test_a_json_array_file_reads_as_its_rows(tmp_path: Path) -> None:
     path = tmp_path / "rows.json"
     path.write_text(json.dumps(rows, indent=2))
     assert wai.pass_at(path).model_dump() == wai.pass_at(rows).model_dump()
+
+
+def _cli(*args: str | Path) -> Any:
+    import os
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "whileai_train.cli", *map(str, args)], capture_output=True,
+                          text=True, timeout=300, env=dict(os.environ), check=False)
+
+
+@pytest.mark.parametrize("bad, field", [
+    (None, None),
+    ({"conversations": [{"from": "human", "value": "hi"}, {"from": "robot", "value": "x"}]}, "conversations[1].from"),
+    ({"input": [{"role": "user", "content": "hi"}, {"type": "web_search_call", "id": "w"}]}, "input[1].type"),
+    ({"messages": [{"role": "user", "content": "hi"}, {"role": "function", "name": "f", "content": "x"}]},
+     "messages[1]"),
+])
+def test_gate_sft_refuses_exactly_what_the_export_refuses(bad: dict[str, Any] | None, field: str | None,
+                                                          tmp_path: Path) -> None:
+    rows = _load("shapes/sharegpt_glaive.jsonl") + ([] if bad is None else [{**bad, "reward": 1.0}])
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    out = tmp_path / "sft.jsonl"
+    gate = _cli("gate", path, "--mode", "sft", "--check", "warn", "--no-scan")
+    export = _cli("export", path, out, "--check", "warn")
+    if bad is None:
+        assert export.returncode == 0 and out.exists(), export.stderr
+        assert gate.returncode == 0, gate.stdout + gate.stderr
+    else:
+        assert export.returncode != 0 and not out.exists()
+        assert gate.returncode == 2, gate.stdout + gate.stderr  # not checked: the rows cannot be read
+        assert field in export.stdout + export.stderr and field in gate.stdout + gate.stderr

@@ -77,7 +77,7 @@ def take_rows(source: Any, who: str, *, graded: bool = False, deep: bool = True)
     for index, row in enumerate(rows):
         if row.__class__ is not dict and not isinstance(row, Mapping):
             raise RowError(index, None, f"{who}: row is {type(row).__name__}, not an object", "pass rows as dicts")
-    rows = read_shapes(rows, deep=deep)
+    rows = read_shapes(rows, deep=deep)  # after the check above: every row is a mapping
     if graded and rows:
         _grade_named_elsewhere(rows, who)
     return rows
