@@ -32,6 +32,7 @@ from pydantic import BaseModel
 
 import whileai_train as wai
 from whileai_train.errors import RowError
+from whileai_train.rows.contract import agent_turns
 
 HERE = Path(__file__).parent
 NEW_SHAPES = sorted(path.name for path in (HERE / "shapes").glob("*.jsonl"))
@@ -95,6 +96,10 @@ def _functions(tmp: Path) -> dict[str, Callable[[Any], Any]]:
         "curriculum": lambda src: wai.curriculum(src),
         "decontaminate": lambda src: wai.decontaminate(src, [{"prompt": "What is the capital of Peru?"}]),
         "publish_gate": lambda src: wai.publish_gate(src, mode="sft", check="warn"),
+        "marker_summary": lambda src: wai.marker_summary(src),
+        "metric_summary": lambda src: wai.metric_summary(src, "pass@1"),
+        "stamp_spec": lambda src: wai.stamp_spec(src, {"source": "desk", "traits": [
+            {"id": "honest_claims", "name": "Honest", "principle": "Say what happened.", "authority": "platform"}]}),
         "training_rows": lambda src: wai.training_rows(src, format="trl", check="warn"),
         "export_dataset": lambda src: wai.export_dataset(src, tmp / "sft.jsonl", check="warn"),
         "export_preference": lambda src: wai.export_preference(src, tmp / "dpo.jsonl"),
@@ -143,7 +148,7 @@ def test_every_row_function_answers_the_same_for_a_list_a_path_and_a_dataset(sha
             for old in folder.glob("*.jsonl"):
                 old.unlink()
             answers[kind][what] = _answer(call, source if kind != "list" else _load(shape), folder)
-    assert len(_functions(tmp_path)) == 32
+    assert len(_functions(tmp_path)) == 35
     for kind, found in answers.items():
         differs = sorted(what for what in found if found[what] != answers["list"][what])
         assert differs == [], f"{shape}: {kind} differs from list in {differs}"
@@ -196,6 +201,9 @@ def test_each_shape_reads_as_its_authors_mean_it(shape: str, kind: str, tmp_path
         replies = [m["content"] for m in messages if m["role"] == "assistant" and m["content"]]
         assert replies[-1] in ("I refunded 31.40 dollars for order A1.", "Order B7 is cancelled.")
         assert not any("wrap up" in m["content"] or "whatever happens" in m["content"] for m in messages)
+    # the thinking is not what the agent said: not in the reply text the markers read either
+    for row in wai.style_markers(source):
+        assert not any("whatever happens" in text for text in agent_turns(row))
     # a preference pair per task (a pass against a fail), not zero
     pair_list, _ = pairs
     assert len(pair_list) >= 2
