@@ -236,9 +236,7 @@ def flags_in(events: Iterable[tuple[int, Any]], kinds: Mapping[str, str] | None 
     said_after_last: list[str] = []
     what_of: dict[Call, CallKind] = {}
     called_at: dict[Call, int] = {}
-    position = 0
-    for kind, payload in events:
-        position += 1
+    for position, (kind, payload) in enumerate(events, 1):
         if kind == SAID:
             text = payload
             if failures:
