@@ -112,10 +112,16 @@ def test_reader_takes_trl_completion_logs(tmp_path: Path) -> None:
     pd.DataFrame({"step": [1, 1], "prompt": ["p1", "p2"], "completion": ["c1", "c2"],
                   "exact": [1.0, 0.0], "length": [0.5, 0.25], "advantage": [0.1, -0.1]}
                  ).to_parquet(folder / "completions_00001.parquet")
-    rows = read_rows(folder)
+    # two reward functions: TRL's reward is their sum weighted by GRPOConfig.reward_weights, which the log does
+    # not hold; a sum outside [0, 1] is refused with the weights named, never read as a reward of 1.5
+    with pytest.raises(RowError, match="reward_weights"):
+        read_rows(folder)
+    rows = read_rows(folder, reward_weights=[0.5, 1.0])
     assert [r["final_text"] for r in rows] == ["c1", "c2"]
-    assert rows[0]["reward"] == pytest.approx(1.5)
+    assert rows[0]["reward"] == pytest.approx(0.5 * 1.0 + 1.0 * 0.5)
     assert rows[1]["rewards"] == {"exact": 0.0, "length": 0.25}
+    assert read_rows(folder, reward_weights={"length": 2.0, "exact": 0.0})[1]["reward"] == pytest.approx(0.5)
+    assert read_rows(folder, reward_columns=["exact"])[0]["reward"] == 1.0
 
 
 def test_prompt_text_reads_the_ask_in_every_shape() -> None:

@@ -62,12 +62,17 @@ def run(args: argparse.Namespace) -> int:
     from whileai_train.errors import WhileAIError
     from whileai_train.gates.publish_gate import PublishGateError, publish_gate
     from whileai_train.rows.files import read_rows
+    from whileai_train.rows.intake import take_rows
 
     out: dict[str, Any] = {"rows": str(args.rows), "mode": args.mode}
     texts: list[str] = []
     code = EXIT_OK
     try:
-        rows = read_rows(args.rows)
+        rows = take_rows(args.rows, "gate")  # the export's intake: the gate refuses the shapes the export refuses
+        if args.mode == "sft":
+            from whileai_train.exporters.training import training_rows
+
+            training_rows(rows, check="warn")  # the export's reading of every row, nothing written
         endorsed = _endorsed(args.endorsed)
         gate: Any
         try:

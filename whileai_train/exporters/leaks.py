@@ -202,10 +202,9 @@ def leak_report(rows: Any) -> LeakReport:
         report = wai.leak_report(rows)
         clean = [row for i, row in enumerate(rows) if i not in report.leaks]
     """
-    from whileai_train.rows.files import read_rows, refuse_non_rows
+    from whileai_train.rows.intake import take_rows
 
-    refuse_non_rows(rows, "leak_report")
-    listed = read_rows(rows)
+    listed = take_rows(rows, "leak_report")
     return LeakReport(n_rows=len(listed), leaks=leaks_by_row(listed))
 
 

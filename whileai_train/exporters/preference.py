@@ -52,7 +52,7 @@ from whileai_train.exporters.shape import (
 )
 from whileai_train.exporters.template import TemplateCheck
 from whileai_train.progress import progress_call, rows_progress
-from whileai_train.rows.files import refuse_non_rows
+from whileai_train.rows.intake import take_rows
 from whileai_train.rows.contract import FINAL_TEXT_DIFFERS, FINAL_TEXT_REPEATED, conversation, reward_of, task_key
 from whileai_train.tables.defaults import PASS_THRESHOLD
 
@@ -322,7 +322,7 @@ def export_preference(pairs_or_rows: Any, path: Any = None, *, format: str = FOR
     a pass and a fail than `min_mixed_tasks` (32, the product text's) warns; nothing is refused for it.
     `progress`: a progress bar over the pairs (None: when someone watches and they are many; False: never).
     """
-    refuse_non_rows(pairs_or_rows, "export_preference")
+    pairs_or_rows = take_rows(pairs_or_rows, "export_preference", graded=True)
     rows, report = preference_rows(pairs_or_rows, format=format, max_tool_output_chars=max_tool_output_chars,
                                    system_prompt=system_prompt, tools=tools, tokenizer=tokenizer, validate=validate,
                                    max_length=max_length, threshold=threshold, min_mixed_tasks=min_mixed_tasks)

@@ -34,7 +34,7 @@ from whileai_train.exporters.report import ExportReport
 from whileai_train.exporters.selection import check_selection_options, mixed_selection, task_class
 from whileai_train.exporters.shape import iter_input, shape_row
 from whileai_train.progress import progress_call, rows_progress
-from whileai_train.rows.files import refuse_non_rows
+from whileai_train.rows.intake import take_rows
 from whileai_train.rows.contract import Calibration, calibration_of, reward_of, task_key
 from whileai_train.tables.defaults import PASS_THRESHOLD
 
@@ -98,7 +98,7 @@ def prompt_rows(rows: Any, *, columns: Sequence[str] | None = None, system_promp
                 dedupe: bool = True, threshold: float = PASS_THRESHOLD,
                 min_mixed_tasks: int = MIN_MIXED_TASKS) -> tuple[list[dict[str, Any]], ExportReport]:
     """The prompt rows `export_prompts` would write, and its report; writes nothing."""
-    refuse_non_rows(rows, "prompt_rows")
+    rows = take_rows(rows, "prompt_rows")
     check_common(format="trl", max_tool_output_chars=None, system_prompt=system_prompt, tools=None)
     check_selection_options(min_mixed_tasks=min_mixed_tasks, threshold=threshold)
     asked = _columns(columns)
@@ -182,7 +182,7 @@ def export_prompts(rows: Any, path: Any = None, *, columns: Sequence[str] | None
     directory. Fewer mixed tasks than `min_mixed_tasks` (32, the product text's) warns. `progress`: a progress
     bar over the rows (None: when someone watches and the rows are many; False: never).
     """
-    refuse_non_rows(rows, "export_prompts")
+    rows = take_rows(rows, "export_prompts")
     out, report = prompt_rows(rows, columns=columns, system_prompt=system_prompt, dedupe=dedupe,
                               threshold=threshold, min_mixed_tasks=min_mixed_tasks)
     if not out:

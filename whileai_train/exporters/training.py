@@ -51,7 +51,7 @@ from whileai_train.exporters.shape import (
 )
 from whileai_train.exporters.template import TemplateCheck, assistant_only_refusal
 from whileai_train.progress import progress_call, rows_progress
-from whileai_train.rows.files import refuse_non_rows
+from whileai_train.rows.intake import take_rows
 from whileai_train.rows.contract import FINAL_TEXT_DIFFERS, FINAL_TEXT_REPEATED, reward_of, task_key
 from whileai_train.tables.defaults import PASS_THRESHOLD
 
@@ -435,7 +435,7 @@ def training_rows(rows: Any, *, format: str = FORMAT, mask_mode: str = "assistan
                   max_length: int | None = None, check: str = "refuse", threshold: float = PASS_THRESHOLD,
                   progress: bool | None = None) -> tuple[list[dict[str, Any]], ExportReport]:
     """The rows `export_dataset` would write, and its report; writes nothing (and refuses as it would)."""
-    refuse_non_rows(rows, "training_rows")
+    rows = take_rows(rows, "training_rows", graded=True)
     export = _Export(format=format, mask_mode=mask_mode, unroll=unroll, max_tool_output_chars=max_tool_output_chars,
                      system_prompt=system_prompt, tools=tools, tokenizer=tokenizer, max_length=max_length,
                      validate=validate, check=check, threshold=threshold)
@@ -464,7 +464,7 @@ def export_dataset(rows: Any, path: Any = None, *, format: str = FORMAT, mask_mo
     raise TrainingSelectionError (nothing written) unless `check="warn"`; rows with no reward pass the check.
     `progress`: a progress bar over the rows (None: when someone watches and the rows are many; False: never).
     """
-    refuse_non_rows(rows, "export_dataset")
+    rows = take_rows(rows, "export_dataset", graded=True)
     export = _Export(format=format, mask_mode=mask_mode, unroll=unroll, max_tool_output_chars=max_tool_output_chars,
                      system_prompt=system_prompt, tools=tools, tokenizer=tokenizer, max_length=max_length,
                      validate=validate, check=check, threshold=threshold)

@@ -44,6 +44,7 @@ from whileai_train.gates.defaults import (
 from whileai_train.progress import progress_call, rows_progress
 from whileai_train.report import Kept, Report
 from whileai_train.rows.files import read_rows, refuse_non_rows
+from whileai_train.rows.intake import take_rows
 from whileai_train.rows.contract import final_reply, prompt_text
 from whileai_train.rows.text import GOLDEN, NgramTable, mix, ngram_table
 from whileai_train.stats import DEFAULT_SEED
@@ -511,7 +512,7 @@ def decontaminate(rows: Sequence[Mapping[str, Any]], eval_source: Any, *, fields
     ``embedder``: any callable from a list of texts to one vector per text; nothing is imported for it.
     ``progress``: a progress bar over the rows (None: when someone watches and the rows are many; False: never).
     """
-    refuse_non_rows(rows, "decontaminate")
+    rows = take_rows(rows, "decontaminate", deep=False)
     refuse_non_rows(eval_source, "decontaminate (eval_source)")
     _check_settings(n, overlap, similarity, max_eval_df)
     names = _fields(fields)

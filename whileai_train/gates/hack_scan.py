@@ -41,7 +41,7 @@ from whileai_train.gates.scan_stats import (
 )
 from whileai_train.progress import progress_call
 from whileai_train.report import Report
-from whileai_train.rows.files import refuse_non_rows
+from whileai_train.rows.intake import take_rows
 from whileai_train.rows.contract import reward_of, task_key
 from whileai_train.rows.failure import DEFAULT_FAILURE, FailureRule, failure_rule
 from whileai_train.stats import DEFAULT_SEED
@@ -266,7 +266,7 @@ def hack_scan(rows: Sequence[Mapping[str, Any]], *, endorsed: Sequence[str] | No
             (docs/tool_failures.md): extra status words, or a function of a tool result answering True, False or
             None (the built-in vocabulary decides).
     """
-    refuse_non_rows(rows, "hack_scan")
+    rows = take_rows(rows, "hack_scan", graded=True, deep=False)
     return scan_rows(rows, None, endorsed=endorsed, features=features, seed=seed, failure=failure_rule(failure))
 
 

@@ -33,7 +33,7 @@ from whileai_train.gates.near_duplicates import (
     near_duplicate_prompts,
 )
 from whileai_train.report import Report
-from whileai_train.rows.files import refuse_non_rows
+from whileai_train.rows.intake import take_rows
 from whileai_train.rows.contract import reward_of, reward_range_error, task_key
 from whileai_train.tables.defaults import PASS_THRESHOLD
 from whileai_train.tables.trajectories import read_sizes, trajectory_key
@@ -57,10 +57,7 @@ __all__ = [
 
 
 def _rows(rows: Any, who: str) -> Sequence[Mapping[str, Any]]:
-    refuse_non_rows(rows, who)
-    if isinstance(rows, (str, bytes, Mapping)) or not isinstance(rows, Sequence):
-        raise InputError(f"{who} takes a list of row dicts, got a {type(rows).__name__}. "
-                         "Fix: pass rows (or wai.read_rows(path))")
+    rows = take_rows(rows, who, graded=who != "dedupe_groups")
     if len(rows) == 0:
         raise InputError(f"{who} got no rows. Fix: pass the rollout rows to check")
     for index, row in enumerate(rows):

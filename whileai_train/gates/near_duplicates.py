@@ -24,7 +24,7 @@ from whileai_train.gates.defaults import (
     SHOW,
 )
 from whileai_train.report import Report
-from whileai_train.rows.files import refuse_non_rows
+from whileai_train.rows.intake import take_rows
 from whileai_train.rows.contract import prompt_text, task_key
 from whileai_train.rows.text import GOLDEN, window_hashes, word_tokens
 from whileai_train.stats import DEFAULT_SEED
@@ -204,7 +204,7 @@ def near_duplicate_prompts(rows: Sequence[Mapping[str, Any]], *, threshold: floa
     MinHash signatures with LSH banding find candidate pairs in near-linear time; each candidate's exact
     Jaccard decides. Two phrasings of one task are not reported (a task is a situation, not a string).
     """
-    refuse_non_rows(rows, "near_duplicate_prompts")
+    rows = take_rows(rows, "near_duplicate_prompts")
     if isinstance(rows, (str, bytes, Mapping)) or not isinstance(rows, Sequence):
         raise InputError(f"near_duplicate_prompts takes a list of row dicts, got a {type(rows).__name__}. "
                          "Fix: pass rows (or wai.read_rows(path))")

@@ -246,7 +246,7 @@ def publish_gate(rows: Any, *, mode: Literal["rl", "sft"] | None = None, policy:
     lo, hi = _check_arguments(mode, band, strict_hacks, endorsed)
     check_selection_options(check=check, threshold=pass_threshold)
     rule = failure_rule(failure)
-    table = graded_table(rows, pass_threshold=pass_threshold, what="publish_gate")
+    table = graded_table(rows, pass_threshold=pass_threshold, what="publish_gate", deep=False)
     rows = table.rows
     rl_shaped = _rl_shaped(table, mode)
     report = PublishGateReport(mode=mode or ("rl" if rl_shaped else "sft"), rl_shaped=rl_shaped,

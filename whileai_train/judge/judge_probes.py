@@ -44,7 +44,7 @@ from whileai_train.judge.defaults import (
     SEED,
 )
 from whileai_train.report import Report
-from whileai_train.rows.files import refuse_non_rows
+from whileai_train.rows.intake import take_rows
 from whileai_train.rows.contract import final_reply, prompt_text, tool_names
 from whileai_train.rows.content import content_text
 from whileai_train.stats import normal_quantile, wilson_interval
@@ -326,7 +326,7 @@ def _result(name: str, kind: Literal["additive", "replacement"], n: int, up: int
 def judge_probes(rows: Sequence[Mapping[str, Any]], judge: Judge, *, rubric: Any = None, probes: Any = "all",
                  sample: int = PROBE_SAMPLE, seed: int = SEED) -> JudgeProbesReport:
     """Run the probes on up to `sample` failing and `sample` passing rows; name the holes in exploitable_by."""
-    refuse_non_rows(rows, "judge_probes")
+    rows = take_rows(rows, "judge_probes", graded=True)
     rows = list(rows)
     if not rows:
         raise InputError("judge_probes got no rows. Fix: pass graded rows (prompt, final_text, reward)")

@@ -41,8 +41,8 @@ from whileai_train.judge.defaults import (
 from whileai_train.judge.judge_probes import JudgeCalls, JudgeProbesReport, judge_probes, with_filler
 from whileai_train.judge.labels import gold_kind_of, kind_words
 from whileai_train.report import Report
-from whileai_train.rows.files import refuse_non_rows
 from whileai_train.rows.contract import final_reply, prompt_text, task_key
+from whileai_train.rows.intake import take_rows
 from whileai_train.rows.text import words
 from whileai_train.stats import cohen_kappa, wilson_interval
 
@@ -376,7 +376,7 @@ def judge_trust(rows: Sequence[Mapping[str, Any]], judge: Callable[[dict[str, An
     ``probes="all"`` (or a list of names) also runs :func:`judge_probes` (needs ``judge=``); ``rubric=`` feeds
     its keyword probe. Model-written gold is refused unless ``allow_model_gold=True``.
     """
-    refuse_non_rows(rows, "judge_trust")
+    rows = take_rows(rows, "judge_trust")
     if probes is not None and judge is None:
         raise ConfigError("probes= needs the judge. Fix: pass judge=, a callable row -> reward")
     if not 0.0 <= max_skipped_share <= 1.0:

@@ -22,7 +22,7 @@ from typing import Any
 
 from whileai_train.errors import LabelError
 from whileai_train.judge.defaults import LABEL_KINDS
-from whileai_train.rows.files import refuse_non_rows
+from whileai_train.rows.intake import take_rows
 from whileai_train.tables.defaults import SHOW_FIRST
 
 __all__ = ["attach_labels", "gold_kind_of", "kind_words"]
@@ -110,7 +110,7 @@ def attach_labels(rows: Sequence[Mapping[str, Any]], labels: Any, kind: str = "h
     or "model" (judge_trust does not count model gold unless told to). A key that names no row is warned about
     with its form; keys that name no row at all, or a key that names two rows, raise :class:`LabelError`.
     """
-    refuse_non_rows(rows, "attach_labels")
+    rows = take_rows(rows, "attach_labels")
     if not isinstance(kind, str) or kind.lower() not in LABEL_KINDS:
         raise LabelError(f"kind={kind!r} is not a kind of label. Fix: pass kind='human', 'program' "
                          "('verifier' reads the same) or 'model'")

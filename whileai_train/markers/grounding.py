@@ -28,7 +28,7 @@ from whileai_train.markers.families import (
 )
 from whileai_train.markers.trajectory import CALLED, HEARD, RESULT, argument_strings, read_events
 from whileai_train.report import Report
-from whileai_train.rows.files import refuse_non_rows
+from whileai_train.rows.intake import take_rows
 from whileai_train.tables.marker_column import MarkerSummary
 
 __all__ = ["GroundingReport", "grounding_in", "grounding_of", "grounding_report", "mark_grounding",
@@ -134,7 +134,7 @@ def mark_grounding(rows: Sequence[Mapping[str, Any]], *, ignore_keys: Iterable[s
                    allow: Iterable[str] = ()) -> list[dict[str, Any]]:
     """New rows with markers["argument_grounding"]: 1.0 when every string argument of every tool call appears in
     the prompt, the system and user turns or an earlier tool result, else 0.0. The input rows are not changed."""
-    refuse_non_rows(rows, "mark_grounding")
+    rows = take_rows(rows, "mark_grounding")
     ignore, allowed = _names("ignore_keys", ignore_keys), _names("allow", allow)
     out: list[dict[str, Any]] = []
     append = out.append
@@ -194,7 +194,7 @@ def grounding_report(rows: Sequence[Mapping[str, Any]], *, ignore_keys: Iterable
                      allow: Iterable[str] = ()) -> GroundingReport:
     """The invented values over the rows: the rate of rows with one (mean over tasks, 95% bootstrap over tasks),
     the tools and argument names they went to, and examples."""
-    refuse_non_rows(rows, "grounding_report")
+    rows = take_rows(rows, "grounding_report")
     ignore, allowed = _names("ignore_keys", ignore_keys), _names("allow", allow)
     values: list[float] = []
     by_tool: Counter[str] = Counter()

@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from whileai_train.errors import InputError, RowError
-from whileai_train.rows.files import refuse_non_rows
+from whileai_train.rows.intake import take_rows
 
 __all__ = ["Spec", "Trait", "load_spec", "stamp_spec"]
 
@@ -127,7 +127,7 @@ def stamp_spec(rows: Sequence[Mapping[str, Any]], spec: Spec | Mapping[str, Any]
                ) -> list[dict[str, Any]]:
     """New rows tagged with spec_id and spec_version (the spec may be anything load_spec takes); the input rows
     are not changed."""
-    refuse_non_rows(rows, "stamp_spec")
+    rows = take_rows(rows, "stamp_spec")
     loaded = load_spec(spec)
     spec_id, version = loaded.id, loaded.version
     out: list[dict[str, Any]] = []

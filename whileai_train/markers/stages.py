@@ -19,6 +19,7 @@ from whileai_train.errors import ConfigError, RowError
 from whileai_train.markers.defaults import EXAMPLES, STAGES
 from whileai_train.report import Report
 from whileai_train.rows.files import refuse_non_rows
+from whileai_train.rows.intake import take_rows
 from whileai_train.rows.contract import task_key
 
 __all__ = ["STAGES", "StageReport", "stage_of", "stage_report", "stamp_stage"]
@@ -58,7 +59,7 @@ def stamp_stage(rows: Sequence[Mapping[str, Any]], stage: str) -> list[dict[str,
     """New rows whose lineage records that they fed `stage` (one of STAGES): lineage["stage"] the latest,
     lineage["stages"] every stage in order (a tuple: a record, not a list to grow; JSON writes it as a list). The
     input rows are not changed."""
-    refuse_non_rows(rows, "stamp_stage")
+    rows = take_rows(rows, "stamp_stage")
     name = _check_stage(stage)
     out: list[dict[str, Any]] = []
     append = out.append
@@ -142,7 +143,7 @@ def stage_report(rows: Sequence[Mapping[str, Any]], eval_rows: Sequence[Mapping[
 
     `eval_rows`: the evaluation's rows, read as eval whether or not they carry a stamp. A row of `rows` with no
     stage is counted in n_unstamped and the verdict is NOT CHECKED rather than OK."""
-    refuse_non_rows(rows, "stage_report")
+    rows = take_rows(rows, "stage_report")
     rows_per: dict[str, int] = {}
     tasks_per: dict[str, set[str]] = {}
     unstamped = 0

@@ -53,7 +53,7 @@ from whileai_train.markers.phrases import (
 from whileai_train.markers.style_forms import fold
 from whileai_train.markers.style_phrases import REFUSAL_FORMS
 from whileai_train.report import Report
-from whileai_train.rows.files import refuse_non_rows
+from whileai_train.rows.intake import take_rows
 from whileai_train.rows.contract import final_reply, reward_of, task_key
 from whileai_train.rows.content import content_text
 from whileai_train.tables.marker_column import MarkerSummary
@@ -132,7 +132,7 @@ _OUTCOMES: list[dict[str, float]] = [
 
 def style_markers(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """New rows with the style markers on row["markers"] (1.0 is the good outcome); the input is not changed."""
-    refuse_non_rows(rows, "style_markers")
+    rows = take_rows(rows, "style_markers")
     out: list[dict[str, Any]] = []
     append = out.append
     for index, row in enumerate(rows):
@@ -179,7 +179,7 @@ def _degenerate_warning(names: list[str]) -> str:
 
 def style_report(rows: Sequence[Mapping[str, Any]]) -> StyleReport:
     """The style family over the rows, read from each reply."""
-    refuse_non_rows(rows, "style_report")
+    rows = take_rows(rows, "style_report")
     columns: dict[str, list[float]] = {name: [] for name in STYLE_MARKERS}
     examples: dict[str, list[dict[str, Any]]] = {}
     for index, row in enumerate(rows):
@@ -243,7 +243,7 @@ class RefusalReport(Report):
 def refusal_report(rows: Sequence[Mapping[str, Any]]) -> RefusalReport:
     """The refusals among the replies: rate (1 - no_refusal's mean over tasks, 95% bootstrap over tasks),
     examples, the reward they earn, the tasks where every rollout refused."""
-    refuse_non_rows(rows, "refusal_report")
+    rows = take_rows(rows, "refusal_report")
     refused: list[bool] = []
     rewards: list[float | None] = []
     by_task: dict[str, list[bool]] = {}

@@ -49,7 +49,7 @@ from whileai_train.markers.defaults import (
 from whileai_train.markers.families import stamped_markers
 from whileai_train.markers.kinds import CallKind, check_kinds, classify, path_of, warn_unused_kinds
 from whileai_train.markers.trajectory import CALLED, RESULT, SAID, Call, read_events, text_of
-from whileai_train.rows.files import refuse_non_rows
+from whileai_train.rows.intake import take_rows
 from whileai_train.rows.failure import DEFAULT_FAILURE, FailureRule, failure_rule
 from whileai_train.rows.trajectory import MEMO_ENTRIES
 
@@ -229,13 +229,17 @@ def flags_in(events: Iterable[tuple[int, Any]], kinds: Mapping[str, str] | None 
     wrote = False  # a call that may write has succeeded: later claims of changing are backed
     tests_run = False
     tests_failed = False
-    last_failed: Call | None = None
+    # the failed calls nothing has answered yet, each with where its result came: a result that succeeds clears
+    # only the failures seen before that call was made (a retry, a next step), never one of a call made beside it
+    # (parallel calls answered out of order: the failure belongs to its call)
+    failures: list[tuple[Call, int]] = []
     said_after_last: list[str] = []
     what_of: dict[Call, CallKind] = {}
-    for kind, payload in events:
+    called_at: dict[Call, int] = {}
+    for position, (kind, payload) in enumerate(events, 1):
         if kind == SAID:
             text = payload
-            if last_failed is not None:
+            if failures:
                 said_after_last.append(text)
             if not text:
                 continue
@@ -276,6 +280,7 @@ def flags_in(events: Iterable[tuple[int, Any]], kinds: Mapping[str, str] | None 
                     if flag not in flags:
                         flags[flag] = fragment
             what_of[call] = what
+            called_at[call] = position
         elif kind == RESULT:
             call = payload
             answered = True
@@ -286,10 +291,14 @@ def flags_in(events: Iterable[tuple[int, Any]], kinds: Mapping[str, str] | None 
             if what.test_run:
                 tests_run = True
                 tests_failed = failed or FAILED_OUTPUT.search(call.result or "") is not None
-            last_failed = call if failed else None
+            if failed:
+                failures.append((call, position))
+            elif failures:
+                made = called_at.get(call, 0)
+                failures = [item for item in failures if item[1] > made]
             said_after_last = []
-    if last_failed is not None and not any(_ADMITS_FAILURE.search(text) for text in said_after_last):
-        flags["lie.ignored_failure"] = _ignored_failure(last_failed, " ".join(said_after_last).strip())
+    if failures and not any(_ADMITS_FAILURE.search(text) for text in said_after_last):
+        flags["lie.ignored_failure"] = _ignored_failure(failures[0][0], " ".join(said_after_last).strip())
     return flags
 
 
@@ -350,7 +359,7 @@ def trace_markers(rows: Sequence[Mapping[str, Any]], *, kinds: Mapping[str, str]
     extra status words (["declined_by_bank"]), or a function of a tool result answering True (failed), False (not
     failed) or None (the vocabulary decides).
     """
-    refuse_non_rows(rows, "trace_markers")
+    rows = take_rows(rows, "trace_markers")
     overrides = check_kinds(kinds)
     rule = failure_rule(failure)
     seen: set[str] = set()

@@ -32,7 +32,7 @@ from whileai_train.markers.trace_flags import (
     trace_marker_values,
 )
 from whileai_train.report import Report
-from whileai_train.rows.files import refuse_non_rows
+from whileai_train.rows.intake import take_rows
 from whileai_train.rows.contract import reward_of
 from whileai_train.rows.failure import DEFAULT_FAILURE, failure_rule
 from whileai_train.tables.marker_column import MarkerSummary
@@ -119,7 +119,7 @@ def trace_flag_report(rows: Sequence[Mapping[str, Any]], *, kinds: Mapping[str, 
                       failure: Callable[[Any], bool | None] | Sequence[str] | None = None) -> TraceFlagReport:
     """Each flag's rate (mean over tasks, 95% bootstrap over tasks), examples, correlation with the reward, and
     whether the reward pays for it. kinds= and failure= as trace_markers (used for rows not already stamped)."""
-    refuse_non_rows(rows, "trace_flag_report")
+    rows = take_rows(rows, "trace_flag_report")
     overrides = check_kinds(kinds)
     rule = failure_rule(failure)
     custom = bool(overrides) or rule is not DEFAULT_FAILURE

@@ -18,7 +18,7 @@ from whileai_train.errors import ConfigError, InputError
 from whileai_train.measure.defaults import MIN_EVAL_RUNS
 from whileai_train.measure.sides import PASS_AT_1, Side, read_side
 from whileai_train.report import Report
-from whileai_train.rows.files import read_rows
+from whileai_train.rows.intake import take_rows
 from whileai_train.tables.defaults import PASS_THRESHOLD
 from whileai_train.tables.marker_column import task_means
 
@@ -52,7 +52,7 @@ class EvalVarianceReport(Report):
 
 
 def _split_by_eval_run(source: Any) -> list[list[dict[str, Any]]]:
-    rows = source if type(source) is list else read_rows(source)
+    rows = take_rows(source, "eval_variance", graded=True)
     runs: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
         lineage = row.get("lineage") if isinstance(row, Mapping) else None

@@ -3,6 +3,9 @@
     contract.py    the row contract: Row, Step, Message, ToolCall, Calibration; task_key, reward validation, the
                    calibration stamp, final_reply, agent_parts
     rollout.py     from_row / to_row: a row to and from the schema's Rollout (the stamp on extra["calibration"])
+    intake.py      the one door: take_rows, which every public function that takes rows calls first
+    shapes.py      rows in other tools' shapes (ShareGPT, Responses items, legacy function_call, TRL prompt/completion,
+                   tool turns without ids, thinking blocks) read into the shape every room reads, or refused by name
     files.py       reading rows in: JSONL / JSON paths (a bad line is a typed error naming it), TRL parquet, Datasets
     trajectory.py  the one reader of a row's trajectory (flat steps, OpenAI or Anthropic messages)
     steps.py       the all-dict fast walkers of flat steps (pinned to the trajectory reader)

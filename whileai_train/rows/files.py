@@ -21,7 +21,7 @@ from whileai_train.errors import InputError, RowError
 from whileai_train.rows.contract import Row, final_reply
 from whileai_train.rows.json_text import as_text
 
-__all__ = ["iter_jsonl", "read_rows", "refuse_non_rows"]
+__all__ = ["from_dataset", "iter_jsonl", "read_rows", "refuse_non_rows"]
 
 _UNPACK = ("unpack it first: `rows, report = wai.decontaminate(...)` (optimize, the selectors and "
            "build_preference_pairs return the same pair), then pass `rows`")
@@ -42,6 +42,27 @@ def refuse_non_rows(source: Any, who: str) -> None:
     if isinstance(source, BaseModel):  # a report (Report, ExportReport, ...)
         raise RowError(None, None, f"{who} got a {type(source).__name__} (a report), not rows",
                        "pass the rows the call returned with it: " + _UNPACK)
+
+
+def _drop_filled(value: Any) -> Any:
+    """A value read back from Arrow with the keys Arrow filled (None in a struct) dropped, at every depth."""
+    if value.__class__ is dict:
+        return {key: _drop_filled(item) for key, item in value.items() if item is not None}
+    if value.__class__ is list:
+        return [_drop_filled(item) for item in value]
+    return value
+
+
+def from_dataset(dataset: Any) -> list[dict[str, Any]]:
+    """A `datasets.Dataset` as rows: Arrow merges the keys of every row's dicts and fills the gaps with None
+    (tool arguments ``{"order_id": "A1"}`` come back as ``{"order_id": "A1", "amount": None}``); those keys are
+    dropped, so a row reads as it was written. (A None the row wrote itself inside a dict cannot be told apart
+    from a filled one, and is dropped too: absent and null read the same everywhere in this library.)"""
+    rows = dataset.to_list()
+    out: list[dict[str, Any]] = []
+    for row in rows:
+        out.append({key: _drop_filled(value) for key, value in row.items() if value is not None})
+    return out
 
 
 def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
@@ -85,7 +106,26 @@ def iter_jsonl(path: str | os.PathLike[str]) -> Iterator[dict[str, Any]]:
         raise InputError(f"{file}: the file holds no rows. Fix: point at a JSONL file with one row per line")
 
 
-def _read_parquet(path: Path, reward_columns: Iterable[str] | None) -> list[dict[str, Any]]:
+def _weighted(rewards: dict[str, Any], weights: Mapping[str, float] | None, file: Path,
+              number: int) -> float | None:
+    """TRL's reward of a logged completion: the weighted sum of its reward functions' values, NaN (None) skipped
+    (trl 1.16 GRPOTrainer: (rewards_per_func * reward_weights).nansum); None when every function gave None."""
+    total, seen = 0.0, False
+    for name, value in rewards.items():
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            continue
+        total += float(value) * (1.0 if weights is None else weights[name])
+        seen = True
+    if seen and weights is None and len(rewards) > 1 and not 0.0 <= total <= 1.0:
+        raise RowError(number, "reward", f"{file}: {len(rewards)} reward columns ({', '.join(rewards)}) sum to "
+                                         f"{total:g}, outside [0, 1]; TRL weights them with reward_weights",
+                       "pass the weights of your GRPOConfig: `wai.read_rows(path, reward_weights={...})` "
+                       "(a weight per column), or `reward_columns=[one]`")
+    return total if seen else None
+
+
+def _read_parquet(path: Path, reward_columns: Iterable[str] | None,
+                  reward_weights: Mapping[str, float] | Iterable[float] | None = None) -> list[dict[str, Any]]:
     import pyarrow.parquet as pq
 
     files = sorted(path.glob("*.parquet")) if path.is_dir() else [path]
@@ -104,34 +144,83 @@ def _read_parquet(path: Path, reward_columns: Iterable[str] | None) -> list[dict
                 key for key, value in record.items()
                 if key not in fixed and isinstance(value, (int, float)) and not isinstance(value, bool)]
             rewards = {name: record.get(name) for name in names}
-            present = [float(v) for v in rewards.values() if v is not None and not math.isnan(float(v))]
+            weights = _weights_of(reward_weights, names, file)
             prompt, completion = record.get("prompt"), record.get("completion")
             row: dict[str, Any] = dict(record)
-            # a conversational prompt stays a list of messages (the ask is its last user turn, rows.prompt_text)
+            # a conversational prompt stays a list of messages (the ask is its last user turn, rows.prompt_text);
+            # a conversational completion stays one too (the intake reads the pair as one conversation)
             row["prompt"] = prompt if isinstance(prompt, (str, list)) else as_text(prompt)
             row["final_text"] = completion if isinstance(completion, str) else final_reply(
                 {"messages": completion} if isinstance(completion, list) else {})
             row["rewards"] = rewards
-            row["reward"] = sum(present) if present else None
+            row["reward"] = _weighted(rewards, weights, file, len(rows))
             rows.append(row)
     return rows
 
 
-def read_rows(source: Any, *, reward_columns: Iterable[str] | None = None) -> list[dict[str, Any]]:
-    """Read rows from a list of dicts, a JSONL path, a `datasets.Dataset`, or TRL completion logs.
+def _weights_of(weights: Mapping[str, float] | Iterable[float] | None, names: list[str],
+                file: Path) -> dict[str, float] | None:
+    if weights is None:
+        return None
+    if isinstance(weights, Mapping):
+        missing = [name for name in names if name not in weights]
+        if missing:
+            raise InputError(f"{file}: reward_weights names no weight for {', '.join(missing)}. Fix: give every "
+                             f"reward column a weight ({', '.join(names)}), as reward_weights in your GRPOConfig")
+        return {name: float(weights[name]) for name in names}
+    listed = [float(weight) for weight in weights]
+    if len(listed) != len(names):
+        raise InputError(f"{file}: {len(listed)} reward_weights for {len(names)} reward columns "
+                         f"({', '.join(names)}). Fix: one weight per column, in the order of reward_columns (or a "
+                         "dict {column: weight})")
+    return dict(zip(names, listed, strict=True))
+
+
+def _read_json_array(path: Path) -> list[Any]:
+    """A file holding one JSON array of rows (a .json export)."""
+    try:
+        rows = json.loads(path.read_bytes())
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise RowError(None, None, f"{path}: not a JSON array of rows ({type(exc).__name__})",
+                       "write one JSON array of objects, or JSONL (one object per line)") from None
+    if not isinstance(rows, list):
+        raise RowError(None, None, f"{path}: holds a JSON {type(rows).__name__}, not an array of rows",
+                       "write one JSON array of objects, or JSONL (one object per line)")
+    if not rows:
+        raise InputError(f"{path}: the file holds no rows. Fix: point at a file with rows in it")
+    return rows
+
+
+def _starts_with_bracket(path: Path) -> bool:
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(64).lstrip()
+    except OSError:
+        return False
+    return head.startswith(b"[")
+
+
+def read_rows(source: Any, *, reward_columns: Iterable[str] | None = None,
+              reward_weights: Mapping[str, float] | Iterable[float] | None = None,
+              reward_key: str | None = None) -> list[dict[str, Any]]:
+    """Read rows from a list of dicts, a JSONL or JSON-array path, a `datasets.Dataset`, or TRL completion logs.
 
     TRL logs are ``<output_dir>/completions/*.parquet`` (``log_completions=True``): pass the folder
-    or one file; `reward` becomes the sum of the reward-function columns (or of `reward_columns`).
+    or one file; `reward` becomes TRL's reward: the sum of the reward-function columns (or of `reward_columns`)
+    weighted by `reward_weights` (your GRPOConfig's: a list in column order, or a dict {column: weight}).
+    `reward_key`: the column your rows grade under (`score`, `rating`, ...), read as `reward`.
     """
     refuse_non_rows(source, "read_rows")
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
         if path.is_dir() or path.suffix == ".parquet":
-            rows = _read_parquet(path, reward_columns)
+            rows = _read_parquet(path, reward_columns, reward_weights)
+        elif path.is_file() and _starts_with_bracket(path):
+            rows = _read_json_array(path)
         else:
             rows = list(iter_jsonl(path))
     elif hasattr(source, "to_list") and hasattr(source, "features"):  # datasets.Dataset
-        rows = source.to_list()
+        rows = from_dataset(source)
     elif isinstance(source, Mapping):
         raise InputError("got one row (a dict), not a list of rows. Fix: pass [row] or a list of rows")
     elif isinstance(source, Iterable):
@@ -143,4 +232,14 @@ def read_rows(source: Any, *, reward_columns: Iterable[str] | None = None) -> li
         if not isinstance(row, Mapping):
             raise RowError(index, None, f"row is {type(row).__name__}, not an object",
                            "pass rows as dicts")
+    if reward_key is not None:
+        rows = [_regraded(row, reward_key, index) for index, row in enumerate(rows)]
     return rows
+
+
+def _regraded(row: Mapping[str, Any], key: str, index: int) -> dict[str, Any]:
+    if key not in row:
+        raise RowError(index, key, f"row has no `{key}` (reward_key={key!r})",
+                       "name the column the rows grade under, or give every row one (null when ungraded)")
+    value = row[key]
+    return {**row, "reward": float(value) if isinstance(value, bool) else value}

@@ -34,6 +34,7 @@ from whileai_train.errors import RowError, ToolArgumentsError
 from whileai_train.rows.content import content_text, read_content
 from whileai_train.rows.failure import DEFAULT_FAILURE, FailureFunctionError, FailureRule
 from whileai_train.rows.json_text import as_text, loads, tool_arguments
+from whileai_train.rows.shapes import FOREIGN_ITEMS, read_shape
 from whileai_train.rows.steps import final_is_own_turn
 
 __all__ = ["CALLED", "HEARD", "MEMO_ENTRIES", "RESULT", "SAID", "AgentParts", "Call", "ReadMemo", "Trajectory",
@@ -197,11 +198,27 @@ def read_trajectory(row: Any, index: int | None = None, failure: FailureRule = D
         out._fault(RowError(index, "messages", f"messages is {type(messages).__name__}, not a list",
                             "write messages as a list of {role, content} objects"))
     else:
-        system = row.get("system")  # Anthropic's system prompt sits beside its messages
-        if system is not None and events:
-            out.events.append((HEARD, text_of(system)))
-        _walk_messages(out, messages, index, how, skip_first_user=True, field="messages")
+        try:
+            _read_messages(out, row, messages, index, how, strict=True)
+        except _Foreign:  # another tool's chat shape: read as the intake reads it (rows/shapes.py), once
+            out = Trajectory()
+            shaped = read_shape(row, index)  # a row that shape cannot be read in is refused (a RowError)
+            _read_messages(out, shaped, shaped["messages"], index, how, strict=False)
     return out
+
+
+class _Foreign(Exception):
+    """Raised inside the messages walk at what only another tool's shape writes (a legacy function_call, a
+    function-role turn, a Responses item, a call or a tool turn without an id): the row is read through
+    rows/shapes.py instead. Rows already in the rooms' shape never pay for that check."""
+
+
+def _read_messages(out: Trajectory, row: Mapping[str, Any], messages: list[Any], index: int | None, how: _Reading,
+                   *, strict: bool) -> None:
+    system = row.get("system")  # Anthropic's system prompt sits beside its messages
+    if system is not None and how.with_events:
+        out.events.append((HEARD, text_of(system)))
+    _walk_messages(out, messages, index, how, skip_first_user=True, field="messages", strict=strict)
 
 
 def _no_trajectory(index: int | None) -> RowError:
@@ -359,7 +376,7 @@ def _read_flat(out: Trajectory, row: Mapping[str, Any], index: int | None, how: 
 
 
 def _walk_messages(out: Trajectory, messages: list[Any], index: int | None, how: _Reading, *,
-                   skip_first_user: bool, field: str) -> None:
+                   skip_first_user: bool, field: str, strict: bool = False) -> None:
     """OpenAI or Anthropic messages into `out`: every message but the system turns and (with `skip_first_user`)
     the first user turn is a turn of the trajectory; a tool result is matched to its call by id, else to the oldest
     call still waiting."""
@@ -428,16 +445,25 @@ def _walk_messages(out: Trajectory, messages: list[Any], index: int | None, how:
                             decoded = _arguments(out, arguments, index,
                                                  call_field.format(number, call_number) + ".function.arguments")
                         call = Call(name, decoded, where, arguments if arguments.__class__ is str else None)
-                        call_id = raw.get("id") or f"call_{number}_{call_number}"
+                        call_id = raw.get("id")
+                        if not call_id:
+                            if strict:
+                                raise _Foreign
+                            call_id = f"call_{number}_{call_number}"
                         pending[call_id if call_id.__class__ is str else str(call_id)] = call
                         waiting.append(call)
                         append((CALLED, call))
+                elif strict and get("function_call") is not None:
+                    raise _Foreign
                 if blocks is not None and blocks.calls:
                     _tool_use(out, blocks.calls, number, field, index, pending, waiting, how)
             elif role == "tool":
                 turns += 1
                 if lazy:
-                    _result(out, text, get("tool_call_id"), None, pending, waiting, rule)
+                    call_id = get("tool_call_id")
+                    if strict and not call_id:
+                        raise _Foreign
+                    _result(out, text, call_id, None, pending, waiting, rule)
                     continue
                 known_verdict = verdicts.get(content) if verdicts is not None and blocks is None and content is not None \
                     else None
@@ -446,6 +472,8 @@ def _walk_messages(out: Trajectory, messages: list[Any], index: int | None, how:
                     errors += 1
                 if with_events:
                     call_id = get("tool_call_id")
+                    if strict and not call_id:
+                        raise _Foreign
                     found = pending.pop(call_id, None) if call_id.__class__ is str else None
                     if found is None:  # an id given another way, or none: _result's matching
                         _result(out, text, call_id, failed, pending, waiting)
@@ -473,6 +501,8 @@ def _walk_messages(out: Trajectory, messages: list[Any], index: int | None, how:
                 if with_events:
                     append((HEARD, text))
             else:
+                if strict and (role == "function" or role is None and get("type") in FOREIGN_ITEMS):
+                    raise _Foreign
                 out._fault(RowError(index, f"{field}[{number}].role", f"role is {role!r}",
                                     "use one of system, user, assistant, tool"))
                 turns += 1

@@ -253,7 +253,7 @@ def select_for_rl(
     """
     lo, hi = _check_arguments(truncated, order, band, max_rows, max_asks, endorsed)
     rule = failure_rule(failure)
-    view = graded_table(rows, what="optimize(mode='rl')", order="first_seen", need_graded=True)
+    view = graded_table(rows, what="optimize(mode='rl')", order="first_seen", need_graded=True, deep=False)
     n, task_of, rows = view.n_rows, view.task_of_row, view.rows
     report = RLSelectionReport.model_validate({
         "n": n, "asks": view.n_tasks, "truncated_mode": truncated, "band": (lo, hi), "order": order,

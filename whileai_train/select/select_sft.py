@@ -113,7 +113,7 @@ def select_for_sft(
     Returns Kept(rows, report); the rows are new dicts in input order, the input is untouched.
     """
     _check(select, min_reward, k, per_prompt, group_by)
-    view = graded_table(rows, what="optimize(mode='sft')", order="first_seen", need_graded=True)
+    view = graded_table(rows, what="optimize(mode='sft')", order="first_seen", need_graded=True, deep=False)
     rows, n = view.rows, view.n_rows
     if group_by == "task":
         group_of, names = view.task_of_row, view.tasks

@@ -17,7 +17,7 @@ import numpy as np
 
 from whileai_train.errors import InputError, RowError
 from whileai_train.progress import rows_progress
-from whileai_train.rows.files import read_rows, refuse_non_rows
+from whileai_train.rows.intake import take_rows
 from whileai_train.rows.contract import carried_stamp, reward_error, reward_of, reward_range_error, task_key
 from whileai_train.tables.defaults import EVAL_SOURCE, PASS_THRESHOLD, SHOW_FIRST
 
@@ -90,17 +90,15 @@ def _kl(row: Mapping[str, Any]) -> float:
 
 
 def graded_table(source: Any, *, pass_threshold: float = PASS_THRESHOLD, what: str = "rows",
-                 order: Literal["sorted", "first_seen"] = "sorted", need_graded: bool = False) -> Graded:
+                 order: Literal["sorted", "first_seen"] = "sorted", need_graded: bool = False,
+                 deep: bool = True) -> Graded:
     """Read rows (list of dicts, JSONL path, datasets.Dataset) into arrays; typed errors name the first bad row.
 
     Raises InputError on no rows (and, with `need_graded`, when every row is ungraded), RowError on a row that
     is not a dict, a reward that is not a number, NaN, or outside [0, 1] (the message counts the others).
     Some ungraded rows are not an error here: each caller decides what to do with them (and names them).
     """
-    refuse_non_rows(source, what)
-    if isinstance(source, Mapping):
-        raise InputError(f"{what}: got one row (a dict), not a list of rows. Fix: pass [row] or a list of rows")
-    rows = source if type(source) is list else read_rows(source)
+    rows = take_rows(source, what, graded=True, deep=deep)
     n = len(rows)
     if n == 0:
         raise InputError(f"{what}: no rows. Fix: pass the graded rollouts (a list of dicts, a JSONL path or a "
