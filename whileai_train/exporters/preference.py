@@ -53,7 +53,14 @@ from whileai_train.exporters.shape import (
 from whileai_train.exporters.template import TemplateCheck
 from whileai_train.progress import progress_call, rows_progress
 from whileai_train.rows.files import refuse_non_rows
-from whileai_train.rows.contract import FINAL_TEXT_DIFFERS, FINAL_TEXT_REPEATED, conversation, reward_of, task_key
+from whileai_train.rows.contract import (
+    FINAL_TEXT_DIFFERS,
+    FINAL_TEXT_REPEATED,
+    conversation,
+    reward_of,
+    reward_range_error,
+    task_key,
+)
 from whileai_train.tables.defaults import PASS_THRESHOLD
 
 __all__ = ["export_preference", "preference_rows"]
@@ -140,6 +147,8 @@ def _pairs(items: list[Any], threshold: float, report: ExportReport,
             raise RowError(index, None, f"row is a {type(row).__name__}, not an object", "pass rows as dicts")
         conversation(row, index)
         reward = reward_of(row, index)
+        if reward is not None and not 0.0 <= reward <= 1.0:  # as optimize and the gates refuse it
+            raise reward_range_error(index, row.get("reward"))
         key = task_key(row)
         if reward is None:
             report.drop("ungraded")
