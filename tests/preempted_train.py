@@ -31,6 +31,9 @@ class PreemptAt(TrainerCallback):
 
 
 def main() -> None:
+    # SIGINT at its default action, as Modal's container has it: started from a background job (a CI script,
+    # nohup), this process inherits SIGINT ignored and Python would raise no KeyboardInterrupt at all
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     parser = argparse.ArgumentParser()
     parser.add_argument("out")
     parser.add_argument("--preempt-at", type=int, default=None)

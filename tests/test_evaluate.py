@@ -180,7 +180,7 @@ def test_bad_input_is_a_typed_error_naming_the_row_or_function_and_written_rows_
         wai.evaluate(str(after_dir), [*tasks[:2], {"question": "no prompt here"}], exact_answer, progress=False)
     with pytest.raises(wai.ConfigError, match=r"does not load.*Fix: pass a folder written by save_pretrained"):
         wai.evaluate(str(tmp_path / "no-such-model"), tasks, exact_answer, progress=False)
-    with pytest.raises(wai.ConfigError, match="taken by a row column"):
+    with pytest.raises(wai.ConfigError, match="taken by a column of the tasks, which each row carries"):
         def answer(completions: list[str], **kwargs: Any) -> list[float]:
             return [0.0] * len(completions)
 
@@ -322,3 +322,56 @@ def test_the_eval_command_writes_the_rows_delta_reads(sums_models: tuple[Path, P
     assert main(["eval", str(after_dir), str(tasks), "--reward", "no_such_module:f", "-o",
                  str(tmp_path / "x.jsonl")]) == 2
     assert "cannot import 'no_such_module'" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def raw_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny model as built (no training), saved: enough to sample from."""
+    from whileai_train.tiny import build_tiny_model, build_tiny_tokenizer
+
+    target = tmp_path_factory.mktemp("raw")
+    tokenizer = build_tiny_tokenizer()
+    build_tiny_model(tokenizer).save_pretrained(target)
+    tokenizer.save_pretrained(target)
+    return target
+
+
+def test_a_reward_function_named_reward_is_the_reward_column(raw_model: Path) -> None:
+    """TRL scripts' most common name: alone at weight 1 its column is the sum column; beside another function
+    (or weighted) the sum takes `reward`, and the refusal says so."""
+    def reward(completions: list[str], **kwargs: Any) -> list[float]:
+        return [float(len(c) % 2) for c in completions]
+
+    tasks = make_tasks(3, 0)
+    rows = wai.evaluate(str(raw_model), tasks, reward, k=2, max_completion_length=4, progress=False)
+    assert len(rows) == 6 and [r["reward"] for r in rows] == [float(len(r["completion"]) % 2) for r in rows]
+    with pytest.raises(wai.ConfigError, match=r"\['reward'\] are taken: `reward` is the weighted sum"):
+        wai.evaluate(str(raw_model), tasks, [reward, exact_answer], k=2, max_completion_length=4, progress=False)
+    with pytest.raises(wai.ConfigError, match=r"\['reward'\] are taken: `reward` is the weighted sum"):
+        wai.evaluate(str(raw_model), tasks, reward, reward_weights=[2.0], progress=False)
+    with pytest.raises(wai.ConfigError, match=r"names \['reward'\] repeat"):
+        wai.evaluate(str(raw_model), tasks, [reward, reward], progress=False)
+
+
+def test_the_eval_command_imports_the_reward_module_from_the_working_directory(raw_model: Path,
+                                                                                 tmp_path: Path) -> None:
+    """`whileai-train eval MODEL tasks.jsonl --reward my_rewards:resolved` from the folder holding my_rewards.py.
+    An installed console script's sys.path[0] is its bin folder, not the working directory: the script here
+    is one such (it lives in bin/, and imports this checkout through PYTHONPATH)."""
+    bin_dir, work = tmp_path / "bin", tmp_path / "work"
+    bin_dir.mkdir()
+    work.mkdir()
+    (bin_dir / "whileai-train").write_text("import sys\nfrom whileai_train.cli import main\nsys.exit(main())\n",
+                                           encoding="utf-8")
+    (work / "my_rewards.py").write_text(
+        "def resolved(completions, **kwargs):\n    return [1.0 for _ in completions]\n", encoding="utf-8")
+    (work / "tasks.jsonl").write_text("".join(json.dumps(t) + "\n" for t in make_tasks(2, 0)), encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    done = subprocess.run([sys.executable, str(bin_dir / "whileai-train"), "eval", str(raw_model), "tasks.jsonl",
+                           "--reward", "my_rewards:resolved", "--k", "2", "--max-completion-length", "4",
+                           "-o", "rows.jsonl", "--no-progress"], cwd=work, env=env, capture_output=True, text=True,
+                          timeout=600, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = [json.loads(line) for line in (work / "rows.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == 4 and all(r["resolved"] == 1.0 and r["reward"] == 1.0 for r in rows)
+    assert "my_rewards" not in sys.modules  # the test process imported nothing: the command did

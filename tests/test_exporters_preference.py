@@ -213,3 +213,16 @@ def test_prompts_carry_the_users_columns_and_say_what_was_left_out(work):
     assert "reference" not in first and first["category"] == "refund"  # no row has a reference: not invented
     assert chosen.columns_left_out["reference"] == "no row has it"
     assert chosen.columns_left_out["expected_action"] == "not in columns="
+
+
+def test_a_refusal_for_pairs_that_differ_at_a_tool_result_says_so(tmp_path: Path) -> None:
+    """Every task has a passing and a failing rollout: the fix is not "give each task both", it is the cause."""
+    rows = [{"task_id": "t", "reward": 1.0, "messages": _side("a", "A1", "done", result="ok")},
+            {"task_id": "t", "reward": 0.0, "messages": _side("a", "A1", "done", result="error")}]
+    with pytest.raises(ExportRefusedError) as refused:
+        wai.export_preference(rows, tmp_path / "pairs.jsonl")
+    said = str(refused.value)
+    assert "{'diverges_outside_agent_turn': 1}" in said
+    assert "Fix: the pairs first differ at a tool result or a user turn, not at an agent turn" in said
+    assert "at least one passing and one failing" not in said
+    assert not (tmp_path / "pairs.jsonl").exists()

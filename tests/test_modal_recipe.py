@@ -97,3 +97,10 @@ def test_a_preempted_attempt_resumes_as_the_same_run_with_every_point_once(
         notes = [n["markdown"] for n in store.get_run(run["id"])["notes"]]
         assert sum("Attempt interrupted" in note for note in notes) == 1
         assert sum(note.startswith("Reward monitor: drift:") for note in notes) == 1  # said once, not per attempt
+
+        third = _attempt(out, tmp_path / "disk-3", serve)  # the finished job run again (a Modal retry, a re-run)
+        assert third.returncode == 0, third.stdout[-3000:] + third.stderr[-3000:]
+        assert (f"training is done: checkpoint-12 is step 12 of 12; nothing to train (run {run['id']})"
+                in third.stdout)
+        assert "resuming from" not in third.stdout
+        assert store.points(run["id"]) == points and store.list_runs()[0]["status"] == "done"  # nothing trained

@@ -66,6 +66,10 @@ def test_every_python_block_of_the_readme_runs_in_order_in_one_namespace(
     assert "kept: 49 of 240 rows from 49 of 60 prompts" in out
     assert (work / "sft.jsonl").exists() and (work / "dpo.jsonl").exists() and (work / "grpo.jsonl").exists()
     assert str(namespace["run"]).startswith("run sft-v2-eval (") and namespace["trainer"].state.global_step == 2
+    from whileai_train.runs.store import LocalStore
+
+    (sft,) = [r for r in LocalStore().list_runs() if r["name"] == "sft-v2"]  # the SFT snippet's run has its loss
+    assert [p["step"] for p in LocalStore().points(sft["id"]) if "loss" in p] == [1, 2]
 
 
 def test_the_delta_output_shown_in_the_readme_is_what_the_example_files_give() -> None:

@@ -54,13 +54,22 @@ def test_dpo_recipe_scores_the_diverging_turn_and_streams_a_done_run(tmp_path: P
 
 
 def test_grpo_recipe_stops_the_planted_hack() -> None:
+    """What the recipe is for, on any CPU: the feature alarm names the planted word and the run stops before its
+    end. Which other alarms join it, and at which eval, follow the float trajectory (kernels differ by CPU), so
+    neither is asserted; the README says so."""
     readme = _readme("04-train/grpo")
     out = _run("04-train/grpo", "--steps", "10")
-    line = "REWARD HACKING SUSPECTED: 1 alarm (feature at step 5); training stopped"
-    assert line in readme and line in out
+    verdict = next(line for line in out.splitlines() if line.startswith("REWARD HACKING SUSPECTED: "))
+    assert verdict.endswith("; training stopped") and "feature at step " in verdict
+    alarms = out.split("\nalarms:\n")[1].split("\nholdout evals took")[0].splitlines()
+    assert any(line.startswith("  [feature] step ") and "reward tracks 'word:thanks' (rho +1.00), not an endorsed "
+               "feature" in line for line in alarms)
+    assert "REWARD HACKING SUSPECTED: " in readme and "may vary" in readme
     (run,) = LocalStore().list_runs()
     assert run["name"] == "recipe-grpo" and run["status"] == "stopped"
     assert f"run {run['id']}: stopped (1 process)" in out
+    steps = [p["step"] for p in LocalStore().points(run["id"]) if "loss" in p]
+    assert steps and max(steps) < 10  # stopped before its last step
 
 
 def test_grpo_recipe_clean_ends_done_without_alarm() -> None:

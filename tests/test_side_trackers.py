@@ -51,24 +51,30 @@ def test_trackio_wandb_and_our_run_side_by_side_with_the_alarm_in_each(tmp_path:
                           env=env, capture_output=True, text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     result = json.loads((tmp_path / "out" / "result.json").read_text())
+    # What holds on any CPU: the feature alarm names the planted word, the run stops at its step (before the
+    # last, 10), and every alarm reaches both trackers. Whether divergence fires beside it follows the float
+    # trajectory (kernels differ by CPU), so the alarms are not pinned.
     ours = result["ours"]
-    assert ours["status"] == "stopped" and ours["alarms"] == [["feature", 5]]
-    assert ours["alerted"] == [["trackio", "wandb"]]  # the one alarm reached both trackers
+    (stop,) = [step for name, step in ours["alarms"] if name == "feature"]
+    assert ours["status"] == "stopped" and stop < 10
+    assert ours["alerted"] == [["trackio", "wandb"]] * len(ours["alarms"])  # each alarm reached both trackers
     (run,) = LocalStore().list_runs()
     assert run["id"] == ours["id"] and run["status"] == "stopped"
-    assert [p["step"] for p in LocalStore().points(run["id"]) if "loss" in p] == [1, 2, 3, 4, 5]
+    assert [p["step"] for p in LocalStore().points(run["id"]) if "loss" in p] == list(range(1, stop + 1))
     trackio = result["trackio"]
-    assert trackio["name"] == "side-by-side" and trackio["steps"] == [1, 2, 3, 4, 5]
-    ((title, text),) = trackio["alerts"]
-    assert title == "reward monitor: feature alarm"
-    assert text.startswith("!!! REWARD MONITOR ALARM [feature] at step 5: reward tracks 'word:thanks'")
+    assert trackio["name"] == "side-by-side" and trackio["steps"] == list(range(1, stop + 1))
+    feature = f"!!! REWARD MONITOR ALARM [feature] at step {stop}: reward tracks 'word:thanks'"
+    assert len(trackio["alerts"]) == len(ours["alarms"])
+    ((title, text),) = [(t, x) for t, x in trackio["alerts"] if t == "reward monitor: feature alarm"]
+    assert text.startswith(feature)
     wandb = result["wandb"]
     assert wandb["offline"] and {"train/loss", "train/reward"} <= set(wandb["summary_keys"])
     alerts = [record.alert for record in wandb_records(Path(wandb["run_file"]))
               if record.WhichOneof("record_type") == "alert"]  # the offline run file `wandb sync` would send
-    ((title, text, level),) = [(alert.title, alert.text, alert.level) for alert in alerts]
-    assert title == "reward monitor: feature alarm" and level == "WARN"
-    assert text.startswith("!!! REWARD MONITOR ALARM [feature] at step 5: reward tracks 'word:thanks'")
+    assert len(alerts) == len(ours["alarms"])
+    ((title, text, level),) = [(alert.title, alert.text, alert.level) for alert in alerts
+                               if alert.title == "reward monitor: feature alarm"]
+    assert level == "WARN" and text.startswith(feature)
 
 
 def test_a_failing_tracker_is_one_warning_and_never_reaches_training(monkeypatch: pytest.MonkeyPatch,

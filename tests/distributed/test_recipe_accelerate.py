@@ -30,7 +30,13 @@ def test_grpo_recipe_under_accelerate_launch_two_processes(tmp_path: Path) -> No
     (run,) = LocalStore().list_runs()
     assert run["name"] == "recipe-grpo" and run["status"] == "stopped"
     assert text.count(f"run {run['id']}: stopped (2 processes)") == 1  # the report: main process only
-    assert text.count("!!! REWARD MONITOR ALARM [feature] at step 5") == 1  # one alarm line, not one per rank
-    assert text.count("REWARD HACKING SUSPECTED") == 1
+    # what holds on any CPU: the feature alarm names the planted word; which alarms join it, and at which eval,
+    # follow the float trajectory (kernels differ by CPU), so the test reads the stop step instead of pinning it
+    alarms = [line for line in text.splitlines() if line.startswith("!!! REWARD MONITOR ALARM [")]
+    assert len(alarms) == len(set(alarms))  # one line per alarm, not one per rank
+    (feature,) = [line for line in alarms if line.startswith("!!! REWARD MONITOR ALARM [feature] at step ")]
+    assert "reward tracks 'word:thanks'" in feature
+    stop = min(int(line.split(" at step ")[1].split(":")[0]) for line in alarms)
+    assert text.count("REWARD HACKING SUSPECTED") == 1 and stop < 10
     steps = [p["step"] for p in LocalStore().points(run["id"]) if "loss" in p]
-    assert steps == [1, 2, 3, 4, 5]  # both processes stopped at step 5; one point per step, not one per rank
+    assert steps == list(range(1, stop + 1))  # both processes stopped at the alarm's step; one point per step

@@ -217,6 +217,14 @@ class WhileCallback(TrainerCallback, ExportableState):
             run.interrupt(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
 
 
+def _sigint_ignored() -> bool:
+    """True when SIGINT is ignored here (SIG_IGN, inherited by a process started from a background job or with
+    nohup): Python then installs no KeyboardInterrupt handler, and a SIGINT does nothing."""
+    import signal
+
+    return signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+
+
 def _default_name(args: TrainingArguments) -> str:
     from pathlib import Path
 
@@ -245,6 +253,10 @@ class track:
                  **open_kwargs: Any) -> None:
         self.trainer = trainer
         self.preempted_by = tuple(preempted_by)
+        if any(issubclass(KeyboardInterrupt, kind) for kind in self.preempted_by) and _sigint_ignored():
+            logger.warning("whileai: SIGINT is ignored in this process (started from a background job or nohup), "
+                           "so a preemption by SIGINT raises no KeyboardInterrupt: training would go on to its "
+                           "end. Fix: signal.signal(signal.SIGINT, signal.default_int_handler) before training")
         if self.callback is None:
             trainer.add_callback(WhileCallback(**open_kwargs))
         if not trainer_path_missing(trainer):  # a GRPOTrainer: reward monitors sample through its own path

@@ -9,8 +9,10 @@ prints pass_at over them. Exit codes: 0 evaluated, 2 unusable input or arguments
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import importlib.util
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -64,7 +66,7 @@ def load_function(spec: str) -> Callable[..., Any]:
             module = importlib.util.module_from_spec(loader)
             loader.loader.exec_module(module)
         else:
-            module = importlib.import_module(where)
+            module = _import_from_working_directory(where)
     except (ImportError, OSError) as exc:
         raise ConfigError(f"--reward {spec!r}: cannot import {where!r} ({exc}). Fix: run from the folder that holds "
                           "it, set PYTHONPATH, or give the file's path (path/to/file.py:function)") from exc
@@ -72,6 +74,20 @@ def load_function(spec: str) -> Callable[..., Any]:
     if not callable(fn):
         raise ConfigError(f"--reward {spec!r}: {where!r} has no function {name!r}. Fix: name a function defined there")
     return fn  # type: ignore[no-any-return]
+
+
+def _import_from_working_directory(name: str) -> Any:
+    """`importlib.import_module(name)` with the working directory first on the path, as `python -m` has it: an
+    installed console script's sys.path[0] is its bin folder, so my_rewards.py beside the user is not found."""
+    here = os.getcwd()
+    if here in sys.path or "" in sys.path:
+        return importlib.import_module(name)
+    sys.path.insert(0, here)
+    try:
+        return importlib.import_module(name)
+    finally:
+        with contextlib.suppress(ValueError):
+            sys.path.remove(here)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -53,7 +53,14 @@ from whileai_train.exporters.shape import (
 from whileai_train.exporters.template import TemplateCheck
 from whileai_train.progress import progress_call, rows_progress
 from whileai_train.rows.intake import take_rows
-from whileai_train.rows.contract import FINAL_TEXT_DIFFERS, FINAL_TEXT_REPEATED, conversation, reward_of, task_key
+from whileai_train.rows.contract import (
+    FINAL_TEXT_DIFFERS,
+    FINAL_TEXT_REPEATED,
+    conversation,
+    reward_of,
+    reward_range_error,
+    task_key,
+)
 from whileai_train.tables.defaults import PASS_THRESHOLD
 
 __all__ = ["export_preference", "preference_rows"]
@@ -140,6 +147,8 @@ def _pairs(items: list[Any], threshold: float, report: ExportReport,
             raise RowError(index, None, f"row is a {type(row).__name__}, not an object", "pass rows as dicts")
         conversation(row, index)
         reward = reward_of(row, index)
+        if reward is not None and not 0.0 <= reward <= 1.0:  # as optimize and the gates refuse it
+            raise reward_range_error(index, row.get("reward"))
         key = task_key(row)
         if reward is None:
             report.drop("ungraded")
@@ -306,6 +315,30 @@ def preference_rows(pairs_or_rows: Any, *, format: str = FORMAT, max_tool_output
     return out, report
 
 
+# Why pairs were dropped -> what to do about it, for the refusal when none is left (most dropped first).
+_NO_PAIR_FIXES = {
+    "ungraded": "grade the rollouts (a reward per row): ungraded rows make no pair",
+    "no_mixed_task": "give each task at least one passing and one failing graded rollout",
+    "unpaired": "give each task at least one passing and one failing graded rollout",
+    "no_divergence": "the two sides of each pair are the same conversation (they differ at most in call ids): "
+                     "pair a passing rollout with a failing one that answers differently",
+    "diverges_outside_agent_turn": "the pairs first differ at a tool result or a user turn, not at an agent turn, "
+                                   "and DPO can only score an agent turn after a shared prefix: pair rollouts that "
+                                   "saw the same tool results up to where the agent chose differently (same "
+                                   "environment state and seed), or train these with SFT or GRPO",
+    "no_shared_prompt": "the sides differ from their first turn: give both sides the same prompt (system and user "
+                        "turns) before the agent's turn",
+}
+
+
+def _no_pair_fix(dropped: dict[str, int]) -> str:
+    """The fix for each reason pairs were dropped, the most frequent first (each said once)."""
+    fixes = [_NO_PAIR_FIXES.get(reason, "give each task at least one passing and one failing graded rollout")
+             for reason, _ in sorted(dropped.items(), key=lambda item: -item[1])]
+    fixes = list(dict.fromkeys(fixes)) or ["give each task at least one passing and one failing graded rollout"]
+    return "; ".join(fixes)
+
+
 @progress_call("export_preference")
 def export_preference(pairs_or_rows: Any, path: Any = None, *, format: str = FORMAT,
                       max_tool_output_chars: int | None = None, system_prompt: str | None = None,
@@ -328,7 +361,7 @@ def export_preference(pairs_or_rows: Any, path: Any = None, *, format: str = FOR
                                    max_length=max_length, threshold=threshold, min_mixed_tasks=min_mixed_tasks)
     if not rows:
         raise ExportRefusedError(f"no preference pair to write (dropped: {report.dropped}); nothing was written. "
-                                 "Fix: give each task at least one passing and one failing graded rollout", rows=[])
+                                 f"Fix: {_no_pair_fix(report.dropped)}", rows=[])
     target = path if path is not None else default_path(f"preference-{format}")
     with atomic_jsonl(target) as handle:
         handle.write("".join(dumps(row) + "\n" for row in rows))

@@ -35,7 +35,7 @@ from whileai_train.exporters.selection import check_selection_options, mixed_sel
 from whileai_train.exporters.shape import iter_input, shape_row
 from whileai_train.progress import progress_call, rows_progress
 from whileai_train.rows.intake import take_rows
-from whileai_train.rows.contract import Calibration, calibration_of, reward_of, task_key
+from whileai_train.rows.contract import Calibration, calibration_of, reward_of, reward_range_error, task_key
 from whileai_train.tables.defaults import PASS_THRESHOLD
 
 __all__ = ["GROUP_COLUMNS", "LEFT_OUT", "export_prompts", "prompt_rows"]
@@ -120,6 +120,8 @@ def prompt_rows(rows: Any, *, columns: Sequence[str] | None = None, system_promp
         key = task_key(row)
         group = groups.setdefault(key, [0, 0])
         reward = reward_of(row, index)
+        if reward is not None and not 0.0 <= reward <= 1.0:  # as optimize and the gates refuse it
+            raise reward_range_error(index, row.get("reward"))
         if reward is None:
             ungraded += 1
         else:

@@ -52,7 +52,13 @@ from whileai_train.exporters.shape import (
 from whileai_train.exporters.template import TemplateCheck, assistant_only_refusal
 from whileai_train.progress import progress_call, rows_progress
 from whileai_train.rows.intake import take_rows
-from whileai_train.rows.contract import FINAL_TEXT_DIFFERS, FINAL_TEXT_REPEATED, reward_of, task_key
+from whileai_train.rows.contract import (
+    FINAL_TEXT_DIFFERS,
+    FINAL_TEXT_REPEATED,
+    reward_of,
+    reward_range_error,
+    task_key,
+)
 from whileai_train.tables.defaults import PASS_THRESHOLD
 
 __all__ = ["export_dataset", "export_training", "training_rows"]
@@ -207,6 +213,8 @@ class _Export:
                         reward = reward_of(row, index)  # the rule: an int read as a float, anything else refused
                 else:
                     reward = reward_of(row, index) if isinstance(row, Mapping) else None
+                if reward is not None and not 0.0 <= reward <= 1.0:  # as optimize and the gates refuse it
+                    raise reward_range_error(index, reward)
                 shaped = shape_row(row, index, system_prompt=system_prompt, max_tool_output_chars=cap, tools=tools)
                 if shaped.notes:
                     for key, count in shaped.notes.items():

@@ -193,7 +193,8 @@ def _graded(rows: Any) -> GradedRows:
             shown = ", ".join(map(str, missing[:5]))
             raise InputError(f"none of the {len(rows)} rows has a reward (rows {shown}"
                              f"{', ...' if len(missing) > 5 else ''}). Fix: grade the rows first "
-                             "(wai.grade / run_judge) so each carries `reward`")
+                             "with your grader (a reward function, a verifier, a judge) so each carries "
+                             "`reward` (0..1), or sample and grade them with wai.evaluate")
         warnings.append(_left_out(missing))
     ask_ids = {key: number for number, key in enumerate(dict.fromkeys(asks))}
     ask_of_row = np.fromiter(map(ask_ids.__getitem__, asks), dtype=np.int64, count=len(asks))

@@ -95,14 +95,27 @@ def _reward_functions(reward_funcs: Any, weights: Sequence[float] | None, enviro
         raise ConfigError("no reward function. Fix: pass reward_funcs=[...], or an environment_factory whose "
                           "environment defines get_reward")
     names = [n for n, _ in named]
-    clash = sorted({n for n in names if names.count(n) > 1} | (set(names) & (_WRITTEN | set(columns))))
-    if clash:
-        raise ConfigError(f"reward function names {clash} repeat or are taken by a row column; each reward "
-                          "function becomes a column named after it. Fix: rename the function (its __name__)")
     weight_list = [1.0] * len(named) if weights is None else [float(w) for w in weights]
     if len(weight_list) != len(named):
         raise ConfigError(f"reward_weights has {len(weight_list)} weights for {len(named)} reward functions "
                           f"({names}). Fix: one weight per function, in that order")
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ConfigError(f"reward function names {repeated} repeat; each reward function becomes a column named "
+                          "after it. Fix: rename one of them (its __name__)")
+    # One function named `reward` (TRL scripts' most common name) at weight 1: its column is the sum column.
+    alone = names == ["reward"] and weight_list == [1.0]
+    written = sorted(set(names) & (_WRITTEN - ({"reward"} if alone else set())))
+    if written:
+        why = ("`reward` is the weighted sum of several functions (or of one weighted function)"
+               if written == ["reward"] else "evaluate writes these columns on every row")
+        raise ConfigError(f"reward function names {written} are taken: {why}; each reward function becomes a "
+                          "column named after it. Fix: rename the function (its __name__)")
+    carried = sorted(set(names) & (set(columns) - _NOT_CARRIED))
+    if carried:
+        raise ConfigError(f"reward function names {carried} are taken by a column of the tasks, which each row "
+                          "carries; each reward function becomes a column named after it. Fix: rename the function "
+                          "(its __name__) or the tasks' column")
     return [(n, fn, w) for (n, fn), w in zip(named, weight_list, strict=True)]
 
 

@@ -119,7 +119,7 @@ def curriculum(rows: Any, *, solved: float = BAND[1], floor: float = BAND[0],
 
     if report.ungraded:
         report.warnings.append(f"{report.ungraded} tasks have no graded row and no calibration stamp: left out. "
-                               "Fix: grade them (run_judge or data.grade)")
+                               "Fix: grade them with your grader (a `reward` per row, 0..1)")
     if difficulties and report.rollouts_per_task < LOW_K:
         report.warnings.append(f"low k: a median of {report.rollouts_per_task:g} rollouts per task (fewer than "
                                f"{LOW_K}), so a task near an edge can land on the wrong side of it. Sample {LOW_K} "

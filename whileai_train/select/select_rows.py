@@ -20,7 +20,7 @@ def eval_warning(count: int, indices: Sequence[int], unit: str = "rows") -> str:
     """The eval_sourced warning: a held-out score used as reward makes the reported scorer the optimised one."""
     return (f"eval_sourced: {count} {unit} take their reward from evaluate() (lineage.source == 'eval'; input "
             f"{name_rows(indices)}): the scorer you report becomes the one you optimise against. Nothing was "
-            "dropped; grade the training set with run_judge or data.grade and keep evaluate for held-out rows")
+            "dropped; grade the training set with your training grader and keep evaluate for held-out rows")
 
 
 class SelectionReport(Report):

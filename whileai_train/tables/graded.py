@@ -23,7 +23,8 @@ from whileai_train.tables.defaults import EVAL_SOURCE, PASS_THRESHOLD, SHOW_FIRS
 
 __all__ = ["Graded", "graded_table", "name_rows"]
 
-_FIX_GRADE = "grade the rows first (run_judge or data.grade), or drop the ungraded ones"
+_FIX_GRADE = ("grade the rows first with your grader (a reward function, a verifier, a judge) so each "
+              "carries a `reward` (0..1), or drop the ungraded ones")
 
 
 def name_rows(indices: Iterable[int] | np.ndarray, limit: int = SHOW_FIRST) -> str:

@@ -5,7 +5,8 @@
 app.py runs this same function on a Modal GPU with a Volume for `out`; here it runs anywhere (CPU: the tiny
 model built in code). Run it again with the same `--out` after it was stopped and it resumes from the last
 checkpoint as the same run: the run id and its sequence numbers are saved in each checkpoint, everything
-logged up to a checkpoint is sent when it is written, and a SIGTERM (or, with `preempted_by`, Modal's SIGINT)
+logged up to a checkpoint is sent when it is written (a run already trained to its last step trains nothing
+and says so), and a SIGTERM (or, with `preempted_by`, Modal's SIGINT)
 leaves the run open for the attempt that resumes instead of finishing it "failed".
 """
 
@@ -37,6 +38,21 @@ def say_where_runs_go() -> None:
           "a `whileai-train serve` this container can reach: on that machine run `whileai-train serve --host "
           "0.0.0.0 --api-key KEY`, then put WHILEAI_API_URL=http://HOST:8765 and WHILEAI_API_KEY=KEY in the "
           "Modal secret `whileai` (or set WHILEAI_API_KEY to your platform key).", flush=True)
+
+
+def finished_at(checkpoint: str, steps: int) -> tuple[int, str | None] | None:
+    """(its step, the run id) when `checkpoint` is at or past `steps` (trained to its end), else None."""
+    import json
+
+    with open(os.path.join(checkpoint, "trainer_state.json"), encoding="utf-8") as handle:
+        state = json.load(handle)
+    step = int(state.get("global_step") or 0)
+    if step < steps:
+        return None
+    callbacks = (state.get("stateful_callbacks") or {}).values()
+    saved = [entry.get("attributes", {}).get("_saved_run") for entry in callbacks if isinstance(entry, dict)]
+    run_id = next((run.get("run_id") for run in saved if isinstance(run, dict) and run.get("run_id")), None)
+    return step, run_id
 
 
 def train(out: str, *, steps: int = 12, save_steps: int = 4, every: int = 4, name: str = "modal-grpo",
@@ -76,6 +92,12 @@ def train(out: str, *, steps: int = 12, save_steps: int = 4, every: int = 4, nam
     say_where_runs_go()
     os.makedirs(out, exist_ok=True)
     resume = get_last_checkpoint(out)
+    done = finished_at(resume, steps) if resume else None
+    if done is not None:  # a job re-run after it finished: resuming would train a step past the end
+        step, run_id = done
+        print(f"training is done: {os.path.basename(resume)} is step {step} of {steps}; nothing to train "
+              f"(run {run_id}). To train again, give a fresh --out", flush=True)
+        return run_id
     print(f"resuming from {os.path.basename(resume)}" if resume else "starting (no checkpoint yet)", flush=True)
     torch.manual_seed(0)
     tasks = make_tasks(48, seed=0)

@@ -1,5 +1,6 @@
 // The run page: the runs table and the selected run(s), read from the runs API every second.
-// Every name, note, reason and error is put in the page as text (textContent inside <bdi>), never as markup.
+// Every name, note, reason and error is put in the page as text (textContent inside <bdi>), never as markup;
+// a note's markdown becomes elements whose text is textContent (markdown() below).
 // Anything keyed by a name from the data (runs, metrics, families, charts) lives in a Map, so a metric named
 // constructor, __proto__ or toString is a metric like any other.
 'use strict';
@@ -33,6 +34,57 @@ async function getJSON(url) {
   const r = await fetch(url, {credentials: 'same-origin'});
   if (!r.ok) throw new Error(url + ': HTTP ' + r.status);
   return r.json();
+}
+
+// -- notes: a small markdown (headings, paragraphs, lists, fenced code, `code`, **bold**, *italic*) built as
+// DOM nodes whose every piece of text is textContent: no HTML in a note ever becomes markup.
+function inline(text) {
+  const out = [];
+  const pattern = /`([^`\n]+)`|\*\*([^*\n]+)\*\*|(?<![\w*])\*([^*\n]+)\*(?![\w*])|(?<!\w)_([^_\n]+)_(?!\w)/g;
+  let last = 0;
+  for (const m of text.matchAll(pattern)) {
+    if (m.index > last) out.push(text.slice(last, m.index));
+    if (m[1] != null) out.push(el('code', {text: m[1]}));
+    else if (m[2] != null) out.push(el('strong', {text: m[2]}));
+    else out.push(el('em', {text: m[3] ?? m[4]}));
+    last = m.index + m[0].length;
+  }
+  if (last < text.length) out.push(text.slice(last));
+  return out;
+}
+function markdown(source) {
+  const blocks = [], lines = String(source ?? '').split(/\r?\n/);
+  let i = 0;
+  while (i < lines.length) {
+    const line = lines[i];
+    const fence = line.match(/^\s*(```|~~~)/);
+    if (fence) {  // fenced code: verbatim to the closing fence (or the end)
+      const body = [];
+      for (i++; i < lines.length && !lines[i].trimStart().startsWith(fence[1]); i++) body.push(lines[i]);
+      i++;
+      blocks.push(el('pre', {}, el('code', {text: body.join('\n')})));
+      continue;
+    }
+    const heading = line.match(/^(#{1,6})\s+(.*)$/);
+    if (heading) {
+      blocks.push(el('h' + Math.min(6, heading[1].length + 3), {}, ...inline(heading[2])));
+      i++;
+      continue;
+    }
+    if (/^\s*[-*+]\s+/.test(line)) {
+      const items = [];
+      for (; i < lines.length && /^\s*[-*+]\s+/.test(lines[i]); i++)
+        items.push(el('li', {}, ...inline(lines[i].replace(/^\s*[-*+]\s+/, ''))));
+      blocks.push(el('ul', {}, ...items));
+      continue;
+    }
+    if (!line.trim()) { i++; continue; }
+    const para = [];
+    for (; i < lines.length && lines[i].trim() && !/^(#{1,6}\s|\s*(```|~~~)|\s*[-*+]\s+)/.test(lines[i]); i++)
+      para.push(lines[i]);
+    blocks.push(el('p', {}, ...inline(para.join('\n'))));
+  }
+  return blocks;
 }
 
 // -- formatting ---------------------------------------------------------------------------------------
@@ -322,7 +374,8 @@ function renderRun() {
     el('li', {'data-step': String(a.step), 'data-name': a.name}, el('span', {class: 'step', text: `step ${a.step}`}),
        ' · ', el('b', {text: a.name}), ': ', bdi(a.message))) : [el('li', {text: 'no alarms'})]));
   renderFamilies(ids, d);
-  $('#notes').replaceChildren(...(run.notes.length ? run.notes.map(n => el('div', {class: 'note', dir: 'auto', text: n.markdown}))
+  $('#notes').replaceChildren(...(run.notes.length ? run.notes.map(n => el('div', {class: 'note', dir: 'auto'},
+                                                                            ...markdown(n.markdown)))
                                                  : [el('p', {text: 'no notes'})]));
   const s = run.summary || {};
   const block = ['holdout', 'delta'].filter(k => s[k] != null);
