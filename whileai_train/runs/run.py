@@ -28,7 +28,7 @@ from types import TracebackType
 from typing import Any
 
 from whileai_train.errors import ConfigError, RunError
-from whileai_train.runs.config import SenderConfig, api_url
+from whileai_train.runs.config import SenderConfig, api_url, run_mode
 from whileai_train.runs.cost import CostMeter
 from whileai_train.runs.credentials import Credential, redact, resolve_credential
 from whileai_train.runs.defaults import STORE_BUSY_TIMEOUT_S
@@ -49,6 +49,8 @@ _OPEN_RUNS: weakref.WeakSet[Run] = weakref.WeakSet()
 
 class Run:
     """One run. `log`, `progress` and `note` only enqueue; `finish` flushes with a bounded wait."""
+
+    nowhere = "not global rank 0"  # why a run without a sender records nothing (or WHILEAI_MODE=disabled)
 
     def __init__(self, *, name: str, sender: Sender | None, meter: CostMeter, seq_start: int = 0,
                  credential: Credential | None = None, started: float | None = None,
@@ -86,12 +88,12 @@ class Run:
 
     @property
     def sink(self) -> str:
-        """'platform', 'local', 'memory' or 'disabled' (a non-zero rank)."""
+        """'platform', 'local', 'memory' or 'disabled' (a non-zero rank, or WHILEAI_MODE=disabled)."""
         return self._sender.sink.kind if self._sender is not None else "disabled"
 
     @property
     def where(self) -> str:
-        return self._sender.sink.where if self._sender is not None else "nowhere (not global rank 0)"
+        return self._sender.sink.where if self._sender is not None else f"nowhere ({self.nowhere})"
 
     @property
     def logged(self) -> int:
@@ -130,7 +132,7 @@ class Run:
         """'run sft-v2 (c-1f...): done at step 200/200, to the local store /home/me/.whileai/runs.db; no cost
         estimate (cpu, 9 s)'."""
         if self._sender is None:
-            return f"run {self.name}: not recorded here (not global rank 0)"
+            return f"run {self.name}: not recorded here ({self.nowhere})"
         return (f"run {self.name} ({self.id}): {self.status} at {self._steps_text()}, to {self._where_text()}; "
                 f"{self.meter.line(self.seconds)}")
 
@@ -386,6 +388,9 @@ def run(
         rate: USD per GPU-hour, for a GPU not in GPU_USD_PER_HOUR or a price of your own.
         config: sender timings (SenderConfig); sink: a sink of your own (MemorySink in tests);
         resume: `Run.state()` saved with a checkpoint: continue that run.
+
+    WHILEAI_MODE=offline sends to the local store even with a key; WHILEAI_MODE=disabled returns a Run that
+    records nothing, opens no store and writes no file (runs/config.py).
     """
     if total_steps is not None and int(total_steps) < 0:
         raise ConfigError(f"total_steps={total_steps} is negative. Fix: pass the number of optimizer steps.")
@@ -396,9 +401,15 @@ def run(
     run_name = (resume or {}).get("name") or name or time.strftime("run-%Y%m%d-%H%M%S")
     if _rank() != 0:
         return Run(name=run_name, sender=None, meter=meter)
+    mode = run_mode() if sink is None else "online"
+    if mode == "disabled":  # no store, no spool, no file: every call on the handle is a no-op
+        handle = Run(name=run_name, sender=None, meter=meter)
+        handle.nowhere = "WHILEAI_MODE=disabled"
+        print(f"whileai: run {run_name!r} is not recorded (WHILEAI_MODE=disabled)", flush=True)
+        return handle
     meta = {"name": run_name, "dataset_id": dataset_id, "base_model": base_model,
             "total_steps": int(total_steps) if total_steps is not None else None}
-    credential = _credential_or_none(api_key) if sink is None else None
+    credential = _credential_or_none(api_key) if sink is None and mode == "online" else None
     started = float((resume or {}).get("started") or time.time())
     # the client's id has a run id's shape, so a store (the local one, or `whileai-train serve`) keeps it as the
     # run's id: the id printed below is the one `show` and the page use, also after a `sync`
@@ -461,7 +472,8 @@ def run(
         print(f"whileai: run {run_name!r} ({handle.id}) {verb} {sink.where} (key from {credential.source})",  # type: ignore[union-attr]
               flush=True)
     elif sink.kind == "local":
-        print(f"whileai: run {run_name!r} ({handle.id}) {verb} the local store {sink.where} (no platform key; "
+        why = "WHILEAI_MODE=offline" if mode == "offline" else "no platform key"
+        print(f"whileai: run {run_name!r} ({handle.id}) {verb} the local store {sink.where} ({why}; "
               f"`whileai-train show {handle.id}`)", flush=True)
     else:
         print(f"whileai: run {run_name!r} ({handle.id}) {verb} {sink.where}", flush=True)
