@@ -38,7 +38,7 @@ EXPECTED = {
     "evaluate", "pass_at", "PassAtReport", "compare_runs", "CompareRunsReport", "DeltaReport", "delta_report", "format_delta_report", "eval_variance",
     "metric_summary", "marker_summary", "holdout_size", "detectable_effect",
     # run records
-    "get_run", "attach_holdout", "attach_delta",
+    "get_run", "attach_holdout", "attach_delta", "list_runs", "points_frame",
     # behaviour markers
     "mark_grounding", "ungrounded_arguments", "grounding_report", "trace_markers", "trace_flag_report",
     "style_markers", "style_report", "refusal_report", "STAGES", "stamp_stage", "stage_of", "stage_report", "Spec",

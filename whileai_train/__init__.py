@@ -119,6 +119,7 @@ __all__ = [
     "judge_probes",
     "judge_trust",
     "length_report",
+    "list_runs",
     "load_spec",
     "mark_grounding",
     "marker_summary",
@@ -127,6 +128,7 @@ __all__ = [
     "near_duplicate_prompts",
     "optimize",
     "pass_at",
+    "points_frame",
     "publish_gate",
     "read_rows",
     "refusal_report",
@@ -265,6 +267,8 @@ _EXPORTS: dict[str, str] = {
     "holdout_size": "whileai_train.measure.holdout_size",
     "detectable_effect": "whileai_train.measure.holdout_size",
     "get_run": "whileai_train.runs.records",
+    "list_runs": "whileai_train.runs.listing",
+    "points_frame": "whileai_train.runs.listing",
     "attach_holdout": "whileai_train.runs.records",
     "attach_delta": "whileai_train.runs.records",
     # behaviour markers read from the trajectory
@@ -393,6 +397,7 @@ if TYPE_CHECKING:
     from whileai_train.rows.contract import Calibration, Message, Policy, Row, Step, ToolCall, calibration_of, task_key
     from whileai_train.runs.config import SenderConfig
     from whileai_train.runs.cost import GPU_USD_PER_HOUR
+    from whileai_train.runs.listing import list_runs, points_frame
     from whileai_train.runs.records import attach_delta, attach_holdout, get_run
     from whileai_train.runs.run import Run, run
     from whileai_train.runs.sinks import Sink

@@ -224,9 +224,7 @@ def _platform_record(run_id: str, credential: Credential, url: str | None, *, wi
             response.raise_for_status()
             record = response.json()
             if with_points:
-                points = client.get(f"/runs/{run_id}/points")
-                points.raise_for_status()
-                listed = points.json().get("points") if isinstance(points.json(), dict) else None
+                listed = _all_points(client, run_id)
     except httpx.HTTPError as exc:
         raise _platform_error(f"GET /runs/{run_id} failed", exc, credential, config, url) from None
     except ValueError as exc:
@@ -237,6 +235,27 @@ def _platform_record(run_id: str, credential: Credential, url: str | None, *, wi
         record["points"] = listed
     record["where"] = "platform"
     return record
+
+
+def _all_points(client: Any, run_id: str) -> list[Any] | None:
+    """Every page of GET /runs/{id}/points, following next_after_seq until the server says the end (None).
+    A cursor that does not move forward is a server that lies: RunError, not a loop."""
+    points: list[Any] = []
+    cursor: int | None = None
+    while True:
+        response = client.get(f"/runs/{run_id}/points", params={} if cursor is None else {"after_seq": cursor})
+        response.raise_for_status()
+        page = response.json()
+        if not isinstance(page, dict) or not isinstance(page.get("points"), list):
+            return points or None
+        points.extend(page["points"])
+        following = page.get("next_after_seq")
+        if following is None:
+            return points
+        if not isinstance(following, int) or (cursor is not None and following <= cursor) or not page["points"]:
+            raise RunError(f"GET /runs/{run_id}/points answered the cursor {following!r} after {cursor!r}, which "
+                           "does not move forward; the points read so far are not the whole run")
+        cursor = following
 
 
 def attach_holdout(run_id: str, before: Any, after: Any, *, metric: Metric = "pass_rate", api_key: str | None = None,
