@@ -588,6 +588,7 @@ class RewardMonitor(WhileCallback):
             run.log(alarm.step, {f"alarm/{alarm.name}": 1.0})
             run.note(f"**Alarm: {alarm.name}** at step {alarm.step}: {alarm.message}")
         alert_side_trackers(f"reward monitor: {alarm.name} alarm", alarm.line)  # trackio / wandb beside us
+        self.alert(alarm.line)  # the alert webhook (alerts.py)
 
 
 def monitor(holdout: Any = None, gold: Callable[..., Any] | None = None, *, every: int = D.EVERY,
