@@ -117,10 +117,13 @@ class WhileCallback(TrainerCallback, ExportableState):
         if self.run is not None and self.run.status == "running":
             self._gpu.start()
             self._count_alert_failures()
+            self._keep_context(args, kwargs.get("model"))
             return
         resume = self._resume_state(state)
         kwargs_open = dict(self.open_kwargs)
         kwargs_open.setdefault("name", getattr(args, "run_name", None) or _default_name(args))
+        if isinstance(getattr(args, "project", None), str) and args.project:
+            kwargs_open.setdefault("project", args.project)
         if state.max_steps and state.max_steps > 0:
             kwargs_open.setdefault("total_steps", int(state.max_steps))
         model = kwargs.get("model")
@@ -138,6 +141,19 @@ class WhileCallback(TrainerCallback, ExportableState):
         if self.run is not None:
             self._gpu.start()  # where CUDA is: GPU memory and utilisation on each point
         self._count_alert_failures()
+        self._keep_context(args, kwargs.get("model"))
+
+    def _keep_context(self, args: TrainingArguments, model: Any) -> None:
+        """The trainer's arguments, model config, PEFT config and versions, in the run's context."""
+        if self.run is None:
+            return
+        try:
+            from whileai_train.runs.context import trainer_context
+
+            self.run.add_context({"context": trainer_context(args, model)})
+        except Exception as exc:  # noqa: BLE001  (the context is a record; it never costs training)
+            logger.warning("whileai: could not keep the trainer's arguments and configs on the run (%s: %s)",
+                           type(exc).__name__, exc)
 
     def _count_alert_failures(self) -> None:
         """Each webhook failure lands on the run as alerts/webhook_failures (the count so far, at the run's step)."""

@@ -199,12 +199,23 @@ def get_run(run_id: str, *, api_key: str | None = None, url: str | None = None) 
         record = store.get_run(run_id) or {}
         record["points"] = store.points(run_id)
         record["where"] = "local"
-        return record
+        return _with_context(record)
     credential = resolve_credential(api_key)
     if credential is None:
         raise RunError(f"no run {run_id!r} in the local store ({default_store_path()}) and no platform key to look "
                        "further. Fix: pass the id `whileai-train runs` lists, or api_key=")
-    return _platform_record(run_id, credential, url, with_points=True)
+    return _with_context(_platform_record(run_id, credential, url, with_points=True))
+
+
+def _with_context(record: dict[str, Any]) -> dict[str, Any]:
+    """The run's context (runs/context.py) at the top of the record: context, project, group, tags."""
+    summary = record.get("summary") if isinstance(record.get("summary"), dict) else {}
+    context = summary.get("context") if isinstance(summary.get("context"), dict) else {}
+    record["context"] = context
+    for key in ("project", "group"):
+        record[key] = context.get(key) or summary.get(key)
+    record["tags"] = list(context.get("tags") or [])
+    return record
 
 
 def _platform_record(run_id: str, credential: Credential, url: str | None, *, with_points: bool,

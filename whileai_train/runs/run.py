@@ -320,6 +320,18 @@ class Run:
         finally:
             self._finish_lock.release()
 
+    def add_context(self, patch: Mapping[str, Any]) -> None:
+        """Merge `patch` (runs/context.py: {"context": {...}, "project", ...}) into the run's context, kept in its
+        summary (at once in the local store, with the finish summary on the platform). Never raises for I/O."""
+        from whileai_train.runs.context import plain_json
+        from whileai_train.runs.records import keep_on_run
+
+        if self._sender is None:
+            return
+        patch = plain_json(dict(patch))  # a set in a PEFT config, a dtype: plain JSON, or the store refuses it
+        merged = {**((self._measured or {}).get("context") or {}), **(patch.get("context") or {})}
+        keep_on_run(self, {**patch, "context": merged})
+
     # -- after training: the held-out measurement kept on the run (runs/records.py) ---------------------
     holdout_summary: dict[str, Any] | None = None  # summary["holdout"] once run.holdout / run.delta is called
     _measured: dict[str, Any] | None = None        # what they add to the finish summary
@@ -376,6 +388,9 @@ def run(
     resume: dict[str, Any] | None = None,
     gpu: str | None = None,
     gpu_count: int | None = None,
+    project: str | None = None,
+    group: str | None = None,
+    tags: list[str] | None = None,
 ) -> Run:
     """Open a run and say where it goes in one printed line.
 
@@ -388,6 +403,8 @@ def run(
         rate: USD per GPU-hour, for a GPU not in GPU_USD_PER_HOUR or a price of your own.
         config: sender timings (SenderConfig); sink: a sink of your own (MemorySink in tests);
         resume: `Run.state()` saved with a checkpoint: continue that run.
+        project, group, tags: kept in the run's context (summary["context"]; runs/context.py), and
+            `wai.list_runs(tag=)` filters on the tags.
 
     WHILEAI_MODE=offline sends to the local store even with a key; WHILEAI_MODE=disabled returns a Run that
     records nothing, opens no store and writes no file (runs/config.py).
@@ -396,6 +413,9 @@ def run(
         raise ConfigError(f"total_steps={total_steps} is negative. Fix: pass the number of optimizer steps.")
     if rate is not None and not (float(rate) >= 0):
         raise ConfigError(f"rate={rate} must be >= 0 USD per GPU-hour. Fix: pass e.g. rate=1.10.")
+    from whileai_train.runs.context import context_patch
+
+    context = context_patch(project, group, tags)  # a mistake in them raises here, with the fix
     config = config or SenderConfig.from_env()
     meter = CostMeter.for_job(rate=rate, gpu=gpu, gpu_count=gpu_count)
     run_name = (resume or {}).get("name") or name or time.strftime("run-%Y%m%d-%H%M%S")
@@ -462,6 +482,7 @@ def run(
                  started=started, memory_only=memory_only, note_start=note_start)
     if total_steps is not None:
         handle.progress(0, int(total_steps))
+    handle.add_context(context)
     sender.start()
     if not sink.durable and not sender.opened.wait(config.open_timeout_s):
         # the send thread goes on opening it; points logged meanwhile wait in the queue and the spool
