@@ -21,7 +21,7 @@ EXPECTED = {
     # runs and callbacks
     "Run", "run", "SenderConfig", "Sink", "GPU_USD_PER_HOUR", "WhileCallback", "track",
     # reward monitor
-    "RewardMonitor", "monitor", "format_hack_monitor", "MonitorSummary", "AlarmEntry", "EvalPoint", "Reading",
+    "RewardMonitor", "monitor", "format_hack_monitor", "MonitorSummary", "MonitorConfig", "AlarmEntry", "EvalPoint", "Reading",
     # gates
     "hack_scan", "HackScanReport", "FeatureScore", "reward_correlations", "CorrelationsReport",
     "dedupe_groups", "DedupeReport", "DuplicateGroup", "near_duplicate_prompts", "NearDuplicateReport",

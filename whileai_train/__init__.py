@@ -51,6 +51,7 @@ __all__ = [
     "Message",
     "MetricDelta",
     "MetricSummary",
+    "MonitorConfig",
     "MonitorSummary",
     "NearDuplicateGroup",
     "NearDuplicatePair",
@@ -208,6 +209,7 @@ _EXPORTS: dict[str, str] = {
     "AlarmEntry": "whileai_train.callbacks.monitor_report",
     "EvalPoint": "whileai_train.callbacks.monitor_report",
     "MonitorSummary": "whileai_train.callbacks.monitor_report",
+    "MonitorConfig": "whileai_train.callbacks.monitor_options",
     "Reading": "whileai_train.callbacks.monitor_report",
     "format_hack_monitor": "whileai_train.callbacks.monitor_report",
     # gates (before a run, read-only)
@@ -307,6 +309,7 @@ _EXPORTS: dict[str, str] = {
 
 if TYPE_CHECKING:
     from whileai_train.callbacks.monitor import RewardMonitor, monitor
+    from whileai_train.callbacks.monitor_options import MonitorConfig
     from whileai_train.callbacks.monitor_report import (
         AlarmEntry,
         EvalPoint,

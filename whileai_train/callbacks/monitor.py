@@ -71,6 +71,7 @@ from whileai_train.callbacks.holdout import (
     tool_counts,
 )
 from whileai_train.callbacks.log_stream import LogStream, readings_at
+from whileai_train.callbacks.monitor_options import MonitorConfig, merge_config
 from whileai_train.callbacks.monitor_report import AlarmEntry, EvalPoint, MonitorSummary, Reading
 from whileai_train.callbacks.monitor_state import MonitorState
 from whileai_train.callbacks.ranks import (
@@ -595,9 +596,10 @@ def monitor(holdout: Any = None, gold: Callable[..., Any] | None = None, *, ever
             n_prompts: int = D.N_PROMPTS, k: int = D.K, window: int = D.WINDOW, delta: float = D.DELTA,
             length_pct: float = D.LENGTH_PCT, kl_budget: float | None = None, endorsed: Sequence[str] | None = None,
             stop_on: Sequence[str] = (), buffer: int = D.BUFFER, run: Run | None = None,
-            **kwargs: Any) -> RewardMonitor:
-    """Build a RewardMonitor (see its docstring); add it with `callbacks=[monitor]`, wrap your reward with
-    `monitor.wrap(fn)`. Configuration mistakes raise ConfigError here, with the fix."""
-    return RewardMonitor(holdout, gold, every=every, n_prompts=n_prompts, k=k, window=window, delta=delta,
-                         length_pct=length_pct, kl_budget=kl_budget, endorsed=endorsed, stop_on=stop_on,
-                         buffer=buffer, run=run, **kwargs)
+            config: MonitorConfig | None = None, **kwargs: Any) -> RewardMonitor:
+    """Build a RewardMonitor (see its docstring); `config=` a MonitorConfig, keywords beside it override it
+    (monitor_options.py). Configuration mistakes raise ConfigError here, with the fix."""
+    passed = dict(every=every, n_prompts=n_prompts, k=k, window=window, delta=delta, length_pct=length_pct,
+                  kl_budget=kl_budget, endorsed=endorsed, stop_on=stop_on, buffer=buffer, **kwargs)
+    options = merge_config(config, passed)
+    return RewardMonitor(holdout, gold, run=run, **options)
