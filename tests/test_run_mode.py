@@ -101,3 +101,40 @@ def test_mode_values(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
     run = wai.run(name="x")
     run.finish("done")
     assert run.sink == ("disabled" if value.strip() else "local")
+
+
+def test_offline_runs_reach_the_platform_with_sync_later_and_only_once(monkeypatch: pytest.MonkeyPatch,
+                                                                       tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    import whileai_train as wai
+
+    with contextlib.closing(FaultyServer(tmp_path / "platform.db")) as server:
+        monkeypatch.setenv("WHILEAI_MODE", "offline")
+        monkeypatch.setenv("WHILEAI_API_KEY", server.api_key)
+        monkeypatch.setenv("WHILEAI_API_URL", server.url)
+        with wai.run(name="on-a-plane", total_steps=1200, tags=["away"]) as run:
+            for step in range(1, 1201):  # past one batch of 500
+                run.log(step, loss=1.0 / step)
+            run.note("written offline")
+        still_open = wai.run(name="still-open")  # running: left for a later sync
+        assert server.requests == []
+        monkeypatch.setenv("WHILEAI_MODE", "online")
+        done = subprocess.run([sys.executable, "-m", "whileai_train.cli", "sync"], capture_output=True, text=True,
+                              timeout=120, check=False, env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])})
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert f"{run.id}: 1200 points, its notes and its finish (done) sent to {server.url}" in done.stdout
+        there = server.store.get_run(run.id)
+        assert there is not None and there["status"] == "done" and there["name"] == "on-a-plane"
+        assert [p["step"] for p in server.store.points(run.id)] == list(range(1, 1201))
+        assert [n["markdown"] for n in there["notes"]] == ["written offline"]
+        assert there["summary"]["tags"] == "away" and there["summary"]["points"] == 1200
+        assert server.store.get_run(still_open.id) is None
+        sent = len(server.requests)
+        again = subprocess.run([sys.executable, "-m", "whileai_train.cli", "sync"], capture_output=True, text=True,
+                               timeout=120, check=False, env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])})
+        assert again.returncode == 0 and "nothing to sync" in again.stdout
+        assert len(server.requests) == sent  # sent once
+        still_open.finish("done")
+    assert LocalStore().get_run(run.id)["summary"]["synced_to"].startswith(server.url)

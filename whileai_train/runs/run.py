@@ -482,6 +482,8 @@ def run(
                  started=started, memory_only=memory_only, note_start=note_start)
     if total_steps is not None:
         handle.progress(0, int(total_steps))
+    if mode == "offline":
+        context["context"]["offline"] = True  # `whileai-train sync` sends it to the platform later (offline_sync.py)
     handle.add_context(context)
     sender.start()
     if not sink.durable and not sender.opened.wait(config.open_timeout_s):
