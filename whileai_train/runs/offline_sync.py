@@ -30,8 +30,8 @@ def offline_runs(store: LocalStore) -> list[dict[str, Any]]:
     found = []
     for record in reversed(store.list_runs(limit=100_000)):
         summary = record.get("summary") or {}
-        context = summary.get("context") if isinstance(summary.get("context"), dict) else {}
-        if context.get("offline") and not summary.get("synced_to") and record["status"] != "running":
+        context = summary.get("context")
+        if isinstance(context, dict) and context.get("offline") and not summary.get("synced_to") and record["status"] != "running":
             found.append(record)
     return found
 

@@ -209,8 +209,10 @@ def get_run(run_id: str, *, api_key: str | None = None, url: str | None = None) 
 
 def _with_context(record: dict[str, Any]) -> dict[str, Any]:
     """The run's context (runs/context.py) at the top of the record: context, project, group, tags."""
-    summary = record.get("summary") if isinstance(record.get("summary"), dict) else {}
-    context = summary.get("context") if isinstance(summary.get("context"), dict) else {}
+    found = record.get("summary")
+    summary: dict[str, Any] = found if isinstance(found, dict) else {}
+    inner = summary.get("context")
+    context: dict[str, Any] = inner if isinstance(inner, dict) else {}
     record["context"] = context
     for key in ("project", "group"):
         record[key] = context.get(key) or summary.get(key)
