@@ -22,7 +22,7 @@ EXPECTED = {
     # runs and callbacks
     "Run", "run", "SenderConfig", "Sink", "GPU_USD_PER_HOUR", "WhileCallback", "track",
     # reward monitor
-    "RewardMonitor", "monitor", "format_hack_monitor", "MonitorSummary", "AlarmEntry", "EvalPoint", "Reading",
+    "RewardMonitor", "monitor", "format_hack_monitor", "MonitorSummary", "MonitorConfig", "AlarmEntry", "EvalPoint", "Reading",
     # gates
     "hack_scan", "HackScanReport", "FeatureScore", "reward_correlations", "CorrelationsReport",
     "dedupe_groups", "DedupeReport", "DuplicateGroup", "near_duplicate_prompts", "NearDuplicateReport",
@@ -40,7 +40,7 @@ EXPECTED = {
     "metric_summary", "marker_summary", "holdout_size", "detectable_effect",
     "group_signal", "GroupSignalReport", "TaskSignal", "dataset_report", "DatasetReport", "TierStats",
     # run records
-    "get_run", "attach_holdout", "attach_delta",
+    "get_run", "attach_holdout", "attach_delta", "list_runs", "points_frame",
     # behaviour markers
     "mark_grounding", "ungrounded_arguments", "grounding_report", "trace_markers", "trace_flag_report",
     "style_markers", "style_report", "refusal_report", "STAGES", "stamp_stage", "stage_of", "stage_report", "Spec",

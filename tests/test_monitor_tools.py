@@ -109,6 +109,10 @@ def test_with_tools_the_holdout_sees_the_tools_the_loop_and_the_parsing_of_train
     assert {"tools/call_frequency", "tools/holdout_call_frequency", "tools/holdout_failure_frequency",
             "holdout/share"} <= names, names
     assert "tool calls on the holdout:" in str(summary) and "completions called a tool" in str(summary)
+    # the same rates in the trainer's own logs (every report_to tracker), as calls per completion and failed calls
+    logged = [(h["step"], h["monitor/tool_call_frequency"]) for h in trainer.state.log_history
+              if "monitor/tool_call_frequency" in h]
+    assert logged == [(p.step, (p.tool_calls or 0) / p.n_completions) for p in summary.curve]
 
 
 def test_not_attached_the_holdout_samples_without_tools_and_says_so(desk_dir: Path, tmp_path: Path) -> None:

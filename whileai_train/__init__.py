@@ -54,6 +54,7 @@ __all__ = [
     "Message",
     "MetricDelta",
     "MetricSummary",
+    "MonitorConfig",
     "MonitorSummary",
     "NearDuplicateGroup",
     "NearDuplicatePair",
@@ -129,6 +130,7 @@ __all__ = [
     "judge_trust",
     "leak_report",
     "length_report",
+    "list_runs",
     "load_spec",
     "mark_grounding",
     "marker_summary",
@@ -137,6 +139,7 @@ __all__ = [
     "near_duplicate_prompts",
     "optimize",
     "pass_at",
+    "points_frame",
     "publish_gate",
     "read_rows",
     "refusal_report",
@@ -222,6 +225,7 @@ _EXPORTS: dict[str, str] = {
     "AlarmEntry": "whileai_train.callbacks.monitor_report",
     "EvalPoint": "whileai_train.callbacks.monitor_report",
     "MonitorSummary": "whileai_train.callbacks.monitor_report",
+    "MonitorConfig": "whileai_train.callbacks.monitor_options",
     "Reading": "whileai_train.callbacks.monitor_report",
     "format_hack_monitor": "whileai_train.callbacks.monitor_report",
     # gates (before a run, read-only)
@@ -287,6 +291,8 @@ _EXPORTS: dict[str, str] = {
     "holdout_size": "whileai_train.measure.holdout_size",
     "detectable_effect": "whileai_train.measure.holdout_size",
     "get_run": "whileai_train.runs.records",
+    "list_runs": "whileai_train.runs.listing",
+    "points_frame": "whileai_train.runs.listing",
     "attach_holdout": "whileai_train.runs.records",
     "attach_delta": "whileai_train.runs.records",
     # behaviour markers read from the trajectory
@@ -325,6 +331,7 @@ _EXPORTS: dict[str, str] = {
 
 if TYPE_CHECKING:
     from whileai_train.callbacks.monitor import RewardMonitor, monitor
+    from whileai_train.callbacks.monitor_options import MonitorConfig
     from whileai_train.callbacks.monitor_report import (
         AlarmEntry,
         EvalPoint,
@@ -419,6 +426,7 @@ if TYPE_CHECKING:
     from whileai_train.rows.contract import Calibration, Message, Policy, Row, Step, ToolCall, calibration_of, task_key
     from whileai_train.runs.config import SenderConfig
     from whileai_train.runs.cost import GPU_USD_PER_HOUR
+    from whileai_train.runs.listing import list_runs, points_frame
     from whileai_train.runs.records import attach_delta, attach_holdout, get_run
     from whileai_train.runs.run import Run, run
     from whileai_train.runs.sinks import Sink

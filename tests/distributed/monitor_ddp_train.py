@@ -41,7 +41,9 @@ def main(tiny: str, out: str) -> None:
     report = {"rank": int(os.environ.get("RANK", "0")), "step": trainer.state.global_step,
               "alarms": [[a.name, a.step] for a in summary.alarms], "stopped": summary.stopped,
               "stop_reason": summary.stop_reason, "curve": [[p.step, p.n_asks, p.n_completions] for p in summary.curve],
-              "run": run.id if run else None, "status": run.status if run else None}
+              "run": run.id if run else None, "status": run.status if run else None,
+              "readings": [[e["step"], e["monitor/alarm/feature"]] for e in trainer.state.log_history
+                           if "monitor/alarm/feature" in e]}
     # one file per rank (written whole, then renamed): two ranks printing to one pipe can interleave mid-line
     path = os.path.join(out, f"monitor-rank{report['rank']}.json")
     with open(path + ".tmp", "w", encoding="utf-8") as handle:

@@ -33,6 +33,8 @@ def test_two_ranks_one_run_same_alarms_same_stop(tmp_path: Path, tiny_dir: Path)
     assert zero["stopped"] and one["stopped"] and zero["stop_reason"] == one["stop_reason"]
     assert zero["step"] == one["step"] < 6  # stopped early, on the same step
     assert zero["curve"] == one["curve"]
+    # the readings reach each rank's trainer logs (monitor/...) at every eval, the same on both ranks
+    assert zero["readings"] == one["readings"] and [s for s, _ in zero["readings"]] == [p[0] for p in zero["curve"]]
     assert all(n_asks == 6 and n_completions == 12 for _, n_asks, n_completions in zero["curve"])  # both shares
     assert one["run"] is None and zero["run"] is not None and zero["status"] == "stopped"
     (run,) = LocalStore().list_runs()

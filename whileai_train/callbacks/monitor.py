@@ -12,7 +12,7 @@ It is a WhileCallback (loss, cost and every TRL metric reach the same run) that 
 - every `every` steps, and once at step 0, samples the holdout from the live policy (whileai_train/sampling:
   forked RNG, eval mode, no grad) and scores it by the proxy (the training reward) and by `gold`; proxy_reward,
   gold_reward and holdout_length land on the run beside the loss, and the holdout's share of the wall time
-  as holdout/share;
+  as holdout/share; and in the trainer's own logs as monitor/... for every report_to tracker (log_stream.py);
 - attached to the trainer (`monitor.attach(trainer)`, or training inside `wai.track(trainer)`), samples through
   the GRPOTrainer's own generation path: its tools, tool loop and parsing, fresh environments from its
   environment_factory (passed to proxy and gold as `environments`), its rollout_func, vLLM, ZeRO-3 and FSDP
@@ -70,6 +70,8 @@ from whileai_train.callbacks.holdout import (
     score_markers,
     tool_counts,
 )
+from whileai_train.callbacks.log_stream import LogStream, readings_at
+from whileai_train.callbacks.monitor_options import MonitorConfig, merge_config
 from whileai_train.callbacks.monitor_report import AlarmEntry, EvalPoint, MonitorSummary, Reading
 from whileai_train.callbacks.monitor_state import MonitorState
 from whileai_train.callbacks.ranks import (
@@ -211,6 +213,7 @@ class RewardMonitor(WhileCallback):
         self._wrapped: list[tuple[str, Callable[..., Any]]] = []  # (name, original) in wrap order
         self._trainer: weakref.ref[Any] | None = None
         self.recorder = RewardRecorder(self.buffer)
+        self._stream = LogStream()  # the readings in the trainer's own logs, as monitor/... (log_stream.py)
         self._reset()
         self._live = True
         _LIVE.append(weakref.ref(self))
@@ -346,8 +349,10 @@ class RewardMonitor(WhileCallback):
             self._warn("drift: GRPOConfig.beta is 0, so TRL logs no KL and drift cannot be read"
                        + (" (kl_budget is set)" if self.settings.kl_budget is not None else "")
                        + ". Fix: GRPOConfig(beta=0.04) to watch drift.")
+        self._stream.install(trainer, self._warn)
         if saved is None:  # a resumed monitor keeps the baseline it took at the start
             self._eval(int(state.global_step), args, state, control, kwargs)
+            self._stream.emit(args, state, control)  # the trainer has no log at train begin
 
     def on_step_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
                     **kwargs: Any) -> None:
@@ -359,7 +364,9 @@ class RewardMonitor(WhileCallback):
 
     def on_log(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
                logs: dict[str, Any] | None = None, **kwargs: Any) -> None:
-        super().on_log(args, state, control, logs=logs, **kwargs)
+        if self._stream.is_own(logs):
+            return  # the baseline's monitor/ readings: on the run already, under their own names
+        super().on_log(args, state, control, logs=self._stream.without_readings(logs), **kwargs)
         if logs and self._trainer is None and "tools/call_frequency" in logs:
             self._warn("training calls tools but the monitor is not attached to the trainer, so the holdout samples "
                        "without them (no tool schemas, no tool loop). Fix: monitor.attach(trainer) before train(), "
@@ -454,6 +461,7 @@ class RewardMonitor(WhileCallback):
         parts = gather_to_rank0((scored, metrics))
         reason = self._judge(step, parts) if rank == 0 else None
         reason = self._share(reason)
+        self._stream.put(step, readings_at(step, self._evals, self._marker_means, self._tools, self._book), control)
         if reason is not None:
             self.stop(reason, control)
 
@@ -581,15 +589,17 @@ class RewardMonitor(WhileCallback):
             run.log(alarm.step, {f"alarm/{alarm.name}": 1.0})
             run.note(f"**Alarm: {alarm.name}** at step {alarm.step}: {alarm.message}")
         alert_side_trackers(f"reward monitor: {alarm.name} alarm", alarm.line)  # trackio / wandb beside us
+        self.alert(alarm.line)  # the alert webhook (alerts.py)
 
 
 def monitor(holdout: Any = None, gold: Callable[..., Any] | None = None, *, every: int = D.EVERY,
             n_prompts: int = D.N_PROMPTS, k: int = D.K, window: int = D.WINDOW, delta: float = D.DELTA,
             length_pct: float = D.LENGTH_PCT, kl_budget: float | None = None, endorsed: Sequence[str] | None = None,
             stop_on: Sequence[str] = (), buffer: int = D.BUFFER, run: Run | None = None,
-            **kwargs: Any) -> RewardMonitor:
-    """Build a RewardMonitor (see its docstring); add it with `callbacks=[monitor]`, wrap your reward with
-    `monitor.wrap(fn)`. Configuration mistakes raise ConfigError here, with the fix."""
-    return RewardMonitor(holdout, gold, every=every, n_prompts=n_prompts, k=k, window=window, delta=delta,
-                         length_pct=length_pct, kl_budget=kl_budget, endorsed=endorsed, stop_on=stop_on,
-                         buffer=buffer, run=run, **kwargs)
+            config: MonitorConfig | None = None, **kwargs: Any) -> RewardMonitor:
+    """Build a RewardMonitor (see its docstring); `config=` a MonitorConfig, keywords beside it override it
+    (monitor_options.py). Configuration mistakes raise ConfigError here, with the fix."""
+    passed = dict(every=every, n_prompts=n_prompts, k=k, window=window, delta=delta, length_pct=length_pct,
+                  kl_budget=kl_budget, endorsed=endorsed, stop_on=stop_on, buffer=buffer, **kwargs)
+    options = merge_config(config, passed)
+    return RewardMonitor(holdout, gold, run=run, **options)

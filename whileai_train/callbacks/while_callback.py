@@ -37,6 +37,7 @@ from typing import Any
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 from transformers.trainer_callback import ExportableState
 
+from whileai_train.callbacks.alerts import AlertWebhook, alert_webhook_url
 from whileai_train.callbacks.gpu_metrics import GpuMetrics
 from whileai_train.runs.defaults import CHECKPOINT_FLUSH_WAIT_S
 from whileai_train.runs.run import Run
@@ -58,11 +59,16 @@ class WhileCallback(TrainerCallback, ExportableState):
 
     Args:
         run: an open Run to stream into; by default one is opened at train begin.
+        alert_webhook: a Slack / Discord incoming-webhook URL (else $WHILEAI_ALERT_WEBHOOK) that gets each stop
+            and each reward-monitor alarm as a JSON POST, from a background thread (alerts.py).
         **open_kwargs: passed to `wai.run` (name, dataset_id, base_model, total_steps, api_key, url, rate, ...).
     """
 
-    def __init__(self, run: Run | None = None, **open_kwargs: Any) -> None:
+    def __init__(self, run: Run | None = None, *, alert_webhook: str | None = None, **open_kwargs: Any) -> None:
         self.run: Run | None = run
+        url = alert_webhook_url(alert_webhook)
+        self.alerts: AlertWebhook | None = AlertWebhook(url) if url else None
+        self._rank0 = True
         self.open_kwargs = open_kwargs
         self.stop_reason: str | None = None
         self._saved_run: dict[str, Any] | None = None
@@ -81,6 +87,15 @@ class WhileCallback(TrainerCallback, ExportableState):
             self.stop_reason = str(reason)
             if self.run is not None:
                 self.run.note(f"Training stopped: {reason}")
+            self.alert(f"training stopped: {reason}")
+
+    def alert(self, text: str) -> None:
+        """Post `text` to the alert webhook (global rank 0 only; enqueue only, never raises)."""
+        if self.alerts is None or not self._rank0:
+            return
+        run = self.run
+        self.alerts.send(f"whileai: run {run.name} ({run.id}): {text}" if run is not None and run.id else
+                         f"whileai: {text}")
 
     def _export_args(self) -> dict[str, Any]:
         return {k: v for k, v in self.open_kwargs.items() if k != "api_key" and isinstance(v, _JSON_SAFE)}
@@ -95,15 +110,20 @@ class WhileCallback(TrainerCallback, ExportableState):
                        **kwargs: Any) -> None:
         self.stop_reason = None
         self._totals = {}
+        self._rank0 = bool(state.is_world_process_zero)
         if not state.is_world_process_zero:
             self.run = None
             return
         if self.run is not None and self.run.status == "running":
             self._gpu.start()
+            self._count_alert_failures()
+            self._keep_context(args, kwargs.get("model"))
             return
         resume = self._resume_state(state)
         kwargs_open = dict(self.open_kwargs)
         kwargs_open.setdefault("name", getattr(args, "run_name", None) or _default_name(args))
+        if isinstance(getattr(args, "project", None), str) and args.project:
+            kwargs_open.setdefault("project", args.project)
         if state.max_steps and state.max_steps > 0:
             kwargs_open.setdefault("total_steps", int(state.max_steps))
         model = kwargs.get("model")
@@ -120,6 +140,26 @@ class WhileCallback(TrainerCallback, ExportableState):
             self.run = None
         if self.run is not None:
             self._gpu.start()  # where CUDA is: GPU memory and utilisation on each point
+        self._count_alert_failures()
+        self._keep_context(args, kwargs.get("model"))
+
+    def _keep_context(self, args: TrainingArguments, model: Any) -> None:
+        """The trainer's arguments, model config, PEFT config and versions, in the run's context."""
+        if self.run is None:
+            return
+        try:
+            from whileai_train.runs.context import trainer_context
+
+            self.run.add_context({"context": trainer_context(args, model)})
+        except Exception as exc:  # noqa: BLE001  (the context is a record; it never costs training)
+            logger.warning("whileai: could not keep the trainer's arguments and configs on the run (%s: %s)",
+                           type(exc).__name__, exc)
+
+    def _count_alert_failures(self) -> None:
+        """Each webhook failure lands on the run as alerts/webhook_failures (the count so far, at the run's step)."""
+        run, alerts = self.run, self.alerts
+        if run is not None and alerts is not None:
+            alerts.on_failure = lambda n: run.log(run.step or 0, {"alerts/webhook_failures": float(n)})
 
     def _resume_state(self, state: TrainerState) -> dict[str, Any] | None:
         return self._saved_attribute(state, "_saved_run")
@@ -190,6 +230,8 @@ class WhileCallback(TrainerCallback, ExportableState):
             return
         summary: dict[str, Any] = {"steps": state.global_step, "max_steps": state.max_steps}
         summary.update({k: v for k, v in self._totals.items() if isinstance(v, (int, float))})
+        if self.alerts is not None:
+            summary.update({f"alert_webhook_{k}": v for k, v in self.alerts.state().items()})
         reason = self.stop_reason
         if reason is None and state.max_steps and state.global_step < state.max_steps:
             reason = (f"training stopped at step {state.global_step} of {state.max_steps} by a callback "

@@ -1,4 +1,5 @@
-"""`whileai-train sync`: send what spooled platform runs still owe (after an outage or a killed process)."""
+"""`whileai-train sync`: send what spooled platform runs still owe (after an outage or a killed process), and the
+runs WHILEAI_MODE=offline kept in the local store."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import argparse
 
 __all__ = ["HELP", "add_arguments", "run"]
 
-HELP = "re-send spooled run points to the platform (after an outage or a killed process)"
+HELP = "re-send spooled run points to the platform (after an outage or a killed process), and offline runs"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -14,11 +15,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from whileai_train.runs.offline_sync import sync_offline
     from whileai_train.runs.sync import sync_spool
 
     result = sync_spool(url=args.url)
+    offline = sync_offline(url=args.url)  # the runs WHILEAI_MODE=offline kept in the local store
+    result.sent_points += offline.sent_points
+    for name in ("synced", "skipped", "failed"):
+        getattr(result, name).extend(getattr(offline, name))
     if not (result.synced or result.skipped or result.failed):
-        print("nothing to sync: the spool is empty")
+        print("nothing to sync: the spool is empty and no offline run waits")
         return 0
     print(result)
     return 0 if result.ok else 1

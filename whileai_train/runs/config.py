@@ -6,6 +6,10 @@ through ``SenderConfig`` (tests do) or, for a process you cannot reach from Pyth
 ``WHILEAI_FLUSH_INTERVAL_S``, ``WHILEAI_FINISH_WAIT_S``, ``WHILEAI_CONNECT_TIMEOUT_S``,
 ``WHILEAI_READ_TIMEOUT_S``, ``WHILEAI_REQUEST_DEADLINE_S``, ``WHILEAI_OPEN_TIMEOUT_S``,
 ``WHILEAI_SYNC_DEADLINE_S``, ``WHILEAI_BACKOFF_BASE_S``, ``WHILEAI_BACKOFF_MAX_S``.
+
+``WHILEAI_MODE`` (the switch people reach for as WANDB_MODE): ``online`` (the default: the platform with a key,
+else the local store), ``offline`` (the local store even when a key is set; nothing goes over the network) or
+``disabled`` (no store is opened and no file written: every run call is a no-op on a Run that records nothing).
 """
 
 from __future__ import annotations
@@ -17,13 +21,25 @@ from pathlib import Path
 from whileai_train.errors import ConfigError
 from whileai_train.runs import defaults
 
-__all__ = ["SenderConfig", "api_url", "whileai_home"]
+__all__ = ["MODES", "SenderConfig", "api_url", "run_mode", "whileai_home"]
+
+MODES = ("online", "offline", "disabled")
 
 
 def whileai_home() -> Path:
     """The folder for the local store, the spool and the saved key: $WHILEAI_HOME, else ~/.whileai."""
     value = os.environ.get("WHILEAI_HOME")
     return Path(value).expanduser() if value else Path.home() / ".whileai"
+
+
+def run_mode() -> str:
+    """$WHILEAI_MODE: "online" (unset or empty), "offline" or "disabled"; anything else is a ConfigError."""
+    raw = os.environ.get("WHILEAI_MODE", "").strip().lower()
+    if not raw:
+        return "online"
+    if raw not in MODES:
+        raise ConfigError(f"WHILEAI_MODE={raw!r} is not one of {', '.join(MODES)}. Fix: set one of those, or unset it.")
+    return raw
 
 
 def api_url(url: str | None = None) -> str:

@@ -199,12 +199,25 @@ def get_run(run_id: str, *, api_key: str | None = None, url: str | None = None) 
         record = store.get_run(run_id) or {}
         record["points"] = store.points(run_id)
         record["where"] = "local"
-        return record
+        return _with_context(record)
     credential = resolve_credential(api_key)
     if credential is None:
         raise RunError(f"no run {run_id!r} in the local store ({default_store_path()}) and no platform key to look "
                        "further. Fix: pass the id `whileai-train runs` lists, or api_key=")
-    return _platform_record(run_id, credential, url, with_points=True)
+    return _with_context(_platform_record(run_id, credential, url, with_points=True))
+
+
+def _with_context(record: dict[str, Any]) -> dict[str, Any]:
+    """The run's context (runs/context.py) at the top of the record: context, project, group, tags."""
+    found = record.get("summary")
+    summary: dict[str, Any] = found if isinstance(found, dict) else {}
+    inner = summary.get("context")
+    context: dict[str, Any] = inner if isinstance(inner, dict) else {}
+    record["context"] = context
+    for key in ("project", "group"):
+        record[key] = context.get(key) or summary.get(key)
+    record["tags"] = list(context.get("tags") or [])
+    return record
 
 
 def _platform_record(run_id: str, credential: Credential, url: str | None, *, with_points: bool,
@@ -224,9 +237,7 @@ def _platform_record(run_id: str, credential: Credential, url: str | None, *, wi
             response.raise_for_status()
             record = response.json()
             if with_points:
-                points = client.get(f"/runs/{run_id}/points")
-                points.raise_for_status()
-                listed = points.json().get("points") if isinstance(points.json(), dict) else None
+                listed = _all_points(client, run_id)
     except httpx.HTTPError as exc:
         raise _platform_error(f"GET /runs/{run_id} failed", exc, credential, config, url) from None
     except ValueError as exc:
@@ -237,6 +248,27 @@ def _platform_record(run_id: str, credential: Credential, url: str | None, *, wi
         record["points"] = listed
     record["where"] = "platform"
     return record
+
+
+def _all_points(client: Any, run_id: str) -> list[Any] | None:
+    """Every page of GET /runs/{id}/points, following next_after_seq until the server says the end (None).
+    A cursor that does not move forward is a server that lies: RunError, not a loop."""
+    points: list[Any] = []
+    cursor: int | None = None
+    while True:
+        response = client.get(f"/runs/{run_id}/points", params={} if cursor is None else {"after_seq": cursor})
+        response.raise_for_status()
+        page = response.json()
+        if not isinstance(page, dict) or not isinstance(page.get("points"), list):
+            return points or None
+        points.extend(page["points"])
+        following = page.get("next_after_seq")
+        if following is None:
+            return points
+        if not isinstance(following, int) or (cursor is not None and following <= cursor) or not page["points"]:
+            raise RunError(f"GET /runs/{run_id}/points answered the cursor {following!r} after {cursor!r}, which "
+                           "does not move forward; the points read so far are not the whole run")
+        cursor = following
 
 
 def attach_holdout(run_id: str, before: Any, after: Any, *, metric: Metric = "pass_rate", api_key: str | None = None,

@@ -28,7 +28,7 @@ from types import TracebackType
 from typing import Any
 
 from whileai_train.errors import ConfigError, RunError
-from whileai_train.runs.config import SenderConfig, api_url
+from whileai_train.runs.config import SenderConfig, api_url, run_mode
 from whileai_train.runs.cost import CostMeter
 from whileai_train.runs.credentials import Credential, redact, resolve_credential
 from whileai_train.runs.defaults import STORE_BUSY_TIMEOUT_S
@@ -49,6 +49,8 @@ _OPEN_RUNS: weakref.WeakSet[Run] = weakref.WeakSet()
 
 class Run:
     """One run. `log`, `progress` and `note` only enqueue; `finish` flushes with a bounded wait."""
+
+    nowhere = "not global rank 0"  # why a run without a sender records nothing (or WHILEAI_MODE=disabled)
 
     def __init__(self, *, name: str, sender: Sender | None, meter: CostMeter, seq_start: int = 0,
                  credential: Credential | None = None, started: float | None = None,
@@ -86,12 +88,12 @@ class Run:
 
     @property
     def sink(self) -> str:
-        """'platform', 'local', 'memory' or 'disabled' (a non-zero rank)."""
+        """'platform', 'local', 'memory' or 'disabled' (a non-zero rank, or WHILEAI_MODE=disabled)."""
         return self._sender.sink.kind if self._sender is not None else "disabled"
 
     @property
     def where(self) -> str:
-        return self._sender.sink.where if self._sender is not None else "nowhere (not global rank 0)"
+        return self._sender.sink.where if self._sender is not None else f"nowhere ({self.nowhere})"
 
     @property
     def logged(self) -> int:
@@ -130,7 +132,7 @@ class Run:
         """'run sft-v2 (c-1f...): done at step 200/200, to the local store /home/me/.whileai/runs.db; no cost
         estimate (cpu, 9 s)'."""
         if self._sender is None:
-            return f"run {self.name}: not recorded here (not global rank 0)"
+            return f"run {self.name}: not recorded here ({self.nowhere})"
         return (f"run {self.name} ({self.id}): {self.status} at {self._steps_text()}, to {self._where_text()}; "
                 f"{self.meter.line(self.seconds)}")
 
@@ -318,6 +320,18 @@ class Run:
         finally:
             self._finish_lock.release()
 
+    def add_context(self, patch: Mapping[str, Any]) -> None:
+        """Merge `patch` (runs/context.py: {"context": {...}, "project", ...}) into the run's context, kept in its
+        summary (at once in the local store, with the finish summary on the platform). Never raises for I/O."""
+        from whileai_train.runs.context import plain_json
+        from whileai_train.runs.records import keep_on_run
+
+        if self._sender is None:
+            return
+        patch = plain_json(dict(patch))  # a set in a PEFT config, a dtype: plain JSON, or the store refuses it
+        merged = {**((self._measured or {}).get("context") or {}), **(patch.get("context") or {})}
+        keep_on_run(self, {**patch, "context": merged})
+
     # -- after training: the held-out measurement kept on the run (runs/records.py) ---------------------
     holdout_summary: dict[str, Any] | None = None  # summary["holdout"] once run.holdout / run.delta is called
     _measured: dict[str, Any] | None = None        # what they add to the finish summary
@@ -374,6 +388,9 @@ def run(
     resume: dict[str, Any] | None = None,
     gpu: str | None = None,
     gpu_count: int | None = None,
+    project: str | None = None,
+    group: str | None = None,
+    tags: list[str] | None = None,
 ) -> Run:
     """Open a run and say where it goes in one printed line.
 
@@ -386,19 +403,33 @@ def run(
         rate: USD per GPU-hour, for a GPU not in GPU_USD_PER_HOUR or a price of your own.
         config: sender timings (SenderConfig); sink: a sink of your own (MemorySink in tests);
         resume: `Run.state()` saved with a checkpoint: continue that run.
+        project, group, tags: kept in the run's context (summary["context"]; runs/context.py), and
+            `wai.list_runs(tag=)` filters on the tags.
+
+    WHILEAI_MODE=offline sends to the local store even with a key; WHILEAI_MODE=disabled returns a Run that
+    records nothing, opens no store and writes no file (runs/config.py).
     """
     if total_steps is not None and int(total_steps) < 0:
         raise ConfigError(f"total_steps={total_steps} is negative. Fix: pass the number of optimizer steps.")
     if rate is not None and not (float(rate) >= 0):
         raise ConfigError(f"rate={rate} must be >= 0 USD per GPU-hour. Fix: pass e.g. rate=1.10.")
+    from whileai_train.runs.context import context_patch
+
+    context = context_patch(project, group, tags)  # a mistake in them raises here, with the fix
     config = config or SenderConfig.from_env()
     meter = CostMeter.for_job(rate=rate, gpu=gpu, gpu_count=gpu_count)
     run_name = (resume or {}).get("name") or name or time.strftime("run-%Y%m%d-%H%M%S")
     if _rank() != 0:
         return Run(name=run_name, sender=None, meter=meter)
+    mode = run_mode() if sink is None else "online"
+    if mode == "disabled":  # no store, no spool, no file: every call on the handle is a no-op
+        handle = Run(name=run_name, sender=None, meter=meter)
+        handle.nowhere = "WHILEAI_MODE=disabled"
+        print(f"whileai: run {run_name!r} is not recorded (WHILEAI_MODE=disabled)", flush=True)
+        return handle
     meta = {"name": run_name, "dataset_id": dataset_id, "base_model": base_model,
             "total_steps": int(total_steps) if total_steps is not None else None}
-    credential = _credential_or_none(api_key) if sink is None else None
+    credential = _credential_or_none(api_key) if sink is None and mode == "online" else None
     started = float((resume or {}).get("started") or time.time())
     # the client's id has a run id's shape, so a store (the local one, or `whileai-train serve`) keeps it as the
     # run's id: the id printed below is the one `show` and the page use, also after a `sync`
@@ -451,6 +482,9 @@ def run(
                  started=started, memory_only=memory_only, note_start=note_start)
     if total_steps is not None:
         handle.progress(0, int(total_steps))
+    if mode == "offline":
+        context["context"]["offline"] = True  # `whileai-train sync` sends it to the platform later (offline_sync.py)
+    handle.add_context(context)
     sender.start()
     if not sink.durable and not sender.opened.wait(config.open_timeout_s):
         # the send thread goes on opening it; points logged meanwhile wait in the queue and the spool
@@ -461,7 +495,8 @@ def run(
         print(f"whileai: run {run_name!r} ({handle.id}) {verb} {sink.where} (key from {credential.source})",  # type: ignore[union-attr]
               flush=True)
     elif sink.kind == "local":
-        print(f"whileai: run {run_name!r} ({handle.id}) {verb} the local store {sink.where} (no platform key; "
+        why = "WHILEAI_MODE=offline" if mode == "offline" else "no platform key"
+        print(f"whileai: run {run_name!r} ({handle.id}) {verb} the local store {sink.where} ({why}; "
               f"`whileai-train show {handle.id}`)", flush=True)
     else:
         print(f"whileai: run {run_name!r} ({handle.id}) {verb} {sink.where}", flush=True)
