@@ -31,10 +31,6 @@ def _read(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-def test_export_training_is_the_same_function_object():
-    assert wai.export_training is wai.export_dataset
-
-
 def test_training_rows_writes_nothing_and_matches_the_file(work, monkeypatch):
     monkeypatch.chdir(work)
     rows = list(_demonstrations(6))

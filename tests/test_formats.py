@@ -105,7 +105,6 @@ def _every_row_function(rows: list[dict[str, Any]], tmp: Path) -> dict[str, Call
         "training_rows": lambda: [wai.training_rows(rows, format=f, mask_mode=m, unroll=u, check="warn")
                                   for f in ("openai", "trl")
                                   for m, u in (("assistant", False), ("final", False), ("assistant", True))],
-        "export_training": lambda: wai.export_training(rows, tmp / "sft.jsonl", check="warn"),
         "export_preference": lambda: [wai.export_preference(rows, tmp / f"dpo-{f}.jsonl", format=f)
                                       for f in ("trl", "openai")],
         "export_prompts": lambda: wai.export_prompts(rows, tmp / "grpo.jsonl"),
@@ -213,7 +212,7 @@ def test_a_non_text_part_is_refused_by_name_and_nothing_is_written(part: dict[st
     rows[5]["messages"][1] = {**message, "content": [{"type": "text", "text": message["content"]}, part]}
     path = tmp_path / "sft.jsonl"
     with pytest.raises(RowError) as info:
-        wai.export_training(rows, path, check="warn")
+        wai.export_dataset(rows, path, check="warn")
     assert info.value.index == 5 and info.value.field == "messages[1].content[1]"
     assert repr(part["type"]) in str(info.value) and "Fix:" in str(info.value)
     assert not path.exists()

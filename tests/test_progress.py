@@ -92,4 +92,3 @@ def test_the_signatures_say_progress(monkeypatch: pytest.MonkeyPatch) -> None:
                wai.export_preference, wai.export_prompts, wai.delta_report):
         parameter = inspect.signature(fn).parameters["progress"]
         assert parameter.default is None and parameter.kind is inspect.Parameter.KEYWORD_ONLY, fn.__name__
-    assert wai.export_training is wai.export_dataset

@@ -117,7 +117,6 @@ _CALLS: list[tuple[str, str]] = [
     ("wai.Message(role='user', content='hi')", "whileai_train.rows.contract.Message"),
     ("wai.ToolCall(name='lookup', arguments={})", "whileai_train.rows.contract.ToolCall"),
     ("wai.export_dataset(rows, 'sft.jsonl')", "whileai_train.exporters.report.ExportReport"),
-    ("wai.export_training(rows, 'sft.jsonl')", "whileai_train.exporters.report.ExportReport"),
     ("wai.training_rows(rows)[1]", "whileai_train.exporters.report.ExportReport"),
     ("wai.export_preference(rows, 'dpo.jsonl')", "whileai_train.exporters.report.ExportReport"),
     ("wai.export_prompts(rows, 'grpo.jsonl')", "whileai_train.exporters.report.ExportReport"),

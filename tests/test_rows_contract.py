@@ -61,7 +61,7 @@ def test_decontaminate_returns_the_clean_rows_and_its_report(rows: list[dict[str
     result = wai.decontaminate(rows, eval_file)
     assert isinstance(result, wai.Kept) and result.rows == clean and result.report.n_contaminated == 4
     kept = wai.optimize(rows, mode="sft")
-    assert isinstance(kept, wai.Kept) and isinstance(kept, wai.OptimizeResult)
+    assert isinstance(kept, wai.Kept)
     exported = wai.export_dataset(clean, tmp_path / "sft.jsonl", format="trl", check="warn")
     assert exported.n == len(clean)
 
@@ -101,7 +101,6 @@ def _every_rows_taker(rows: list[dict[str, Any]], eval_file: Path) -> dict[str, 
         "export_dataset": lambda x: wai.export_dataset(x, "out.jsonl", format="trl", check="warn"),
         "export_preference": lambda x: wai.export_preference(x, "dpo.jsonl"),
         "export_prompts": lambda x: wai.export_prompts(x, "grpo.jsonl"),
-        "export_training": lambda x: wai.export_training(x, "out.jsonl", format="trl", check="warn"),
         "grounding_report": wai.grounding_report,
         "group_signal": wai.group_signal,
         "hack_scan": wai.hack_scan,

@@ -9,6 +9,7 @@ and IDEs read the ``TYPE_CHECKING`` block below instead, so every public name ke
 from __future__ import annotations
 
 import importlib
+import warnings
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
@@ -53,13 +54,11 @@ __all__ = [
     "MarkerSummaryReport",
     "Message",
     "MetricDelta",
-    "MetricSummary",
     "MonitorConfig",
     "MonitorSummary",
     "NearDuplicateGroup",
     "NearDuplicatePair",
     "NearDuplicateReport",
-    "OptimizeResult",
     "PassAtReport",
     "Policy",
     "PreferencePairs",
@@ -116,7 +115,6 @@ __all__ = [
     "export_dataset",
     "export_preference",
     "export_prompts",
-    "export_training",
     "format_delta_report",
     "format_hack_monitor",
     "format_judge_trust",
@@ -204,7 +202,6 @@ _EXPORTS: dict[str, str] = {
     "Selection": "whileai_train.exporters.report",
     "DroppedTasks": "whileai_train.exporters.report",
     "export_dataset": "whileai_train.exporters.training",
-    "export_training": "whileai_train.exporters.training",
     "training_rows": "whileai_train.exporters.training",
     "export_preference": "whileai_train.exporters.preference",
     "export_prompts": "whileai_train.exporters.prompts",
@@ -249,7 +246,6 @@ _EXPORTS: dict[str, str] = {
     "PublishGateReport": "whileai_train.gates.publish_gate",
     "publish_gate": "whileai_train.gates.publish_gate",
     # selection (before a run, picks rows)
-    "OptimizeResult": "whileai_train.select.select_rows",
     "optimize": "whileai_train.select.optimize",
     "RLSelectionReport": "whileai_train.select.select_rl",
     "select_for_rl": "whileai_train.select.select_rl",
@@ -324,9 +320,15 @@ _EXPORTS: dict[str, str] = {
     "DetectableEffectReport": "whileai_train.measure.holdout_size",
     "HoldoutSizeReport": "whileai_train.measure.holdout_size",
     "MarkerSummaryReport": "whileai_train.measure.marker_summary",
-    "MetricSummary": "whileai_train.tables.marker_column",  # an alias of MarkerSummary: one type, two names
     # evaluation: sample a model on tasks, grade with reward functions
     "evaluate": "whileai_train.sampling.evaluate",
+}
+
+# old public name -> the name it now is: still resolved, with a DeprecationWarning, for one release
+_DEPRECATED: dict[str, str] = {
+    "MetricSummary": "MarkerSummary",
+    "OptimizeResult": "Kept",
+    "export_training": "export_dataset",
 }
 
 if TYPE_CHECKING:
@@ -360,7 +362,7 @@ if TYPE_CHECKING:
     from whileai_train.exporters.preference import export_preference
     from whileai_train.exporters.prompts import export_prompts
     from whileai_train.exporters.report import DroppedTasks, ExportReport, Selection, ToolCallRoundtrip
-    from whileai_train.exporters.training import export_dataset, export_training, training_rows
+    from whileai_train.exporters.training import export_dataset, training_rows
     from whileai_train.gates.decontaminate import DecontaminateReport, decontaminate
     from whileai_train.gates.hack_scan import FeatureScore, HackScanReport, hack_scan
     from whileai_train.gates.hygiene import (
@@ -439,13 +441,17 @@ if TYPE_CHECKING:
         build_preference_pairs,
     )
     from whileai_train.select.select_rl import RLSelectionReport, select_for_rl
-    from whileai_train.select.select_rows import OptimizeResult
     from whileai_train.select.select_sft import SFTSelectionReport, select_for_sft
-    from whileai_train.tables.marker_column import MarkerSummary, MetricSummary
+    from whileai_train.tables.marker_column import MarkerSummary
     from whileai_train.tiny import tiny_model_and_tokenizer
 else:
 
     def __getattr__(name: str) -> Any:
+        if name in _DEPRECATED:
+            new_name = _DEPRECATED[name]
+            warnings.warn(f"whileai_train.{name} is deprecated: use whileai_train.{new_name} (the same object)",
+                          DeprecationWarning, stacklevel=2)
+            return __getattr__(new_name)
         module_name = _EXPORTS.get(name)
         if module_name is None:
             raise AttributeError(f"module 'whileai_train' has no attribute {name!r}")

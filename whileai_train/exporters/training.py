@@ -61,7 +61,7 @@ from whileai_train.rows.contract import (
 )
 from whileai_train.tables.defaults import PASS_THRESHOLD
 
-__all__ = ["export_dataset", "export_training", "training_rows"]
+__all__ = ["export_dataset", "training_rows"]
 
 _NOTES = {
     "system_replaced": "rows whose own system turn was replaced by system_prompt=",
@@ -487,5 +487,3 @@ def export_dataset(rows: Any, path: Any = None, *, format: str = FORMAT, mask_mo
         export.check_selection()
     return export.finish(str(target))
 
-
-export_training = export_dataset

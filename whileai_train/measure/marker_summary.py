@@ -20,7 +20,6 @@ from whileai_train.stats import DEFAULT_DRAWS, DEFAULT_SEED
 from whileai_train.tables.defaults import PASS_THRESHOLD
 from whileai_train.tables.marker_column import (
     MarkerSummary,
-    MetricSummary,
     summarise_column,
     summarise_columns,
 )
@@ -52,7 +51,7 @@ class MarkerSummaryReport(Report):
 
 
 def metric_summary(rows: Any, name: str, *, pass_threshold: float = PASS_THRESHOLD, draws: int = DEFAULT_DRAWS,
-                   seed: int = DEFAULT_SEED) -> MetricSummary:
+                   seed: int = DEFAULT_SEED) -> MarkerSummary:
     """`name` (a marker on row["markers"], or "pass@1") over tasks: mean and its 95% bootstrap interval."""
     side = read_side(rows, what="metric_summary", pass_threshold=pass_threshold)
     if name != PASS_AT_1 and name not in side.markers:

@@ -5,8 +5,8 @@ round-robin across fault kinds and pass rates; calibration stamps; hack_scan wit
 :func:`select_for_sft` (rejection sampling with `select=` and `min_reward`). Any other mode is a ConfigError:
 an unknown mode never falls through to RL.
 
-Both return :class:`~whileai_train.report.Kept` (``rows, report = wai.optimize(...)``; ``wai.OptimizeResult`` is
-the same type): the kept rows as new dicts (the input rows are never modified) and a pydantic report readable as
+Both return :class:`~whileai_train.report.Kept` (``rows, report = wai.optimize(...)``): the kept rows as new
+dicts (the input rows are never modified) and a pydantic report readable as
 ``report["hack_scan"]``.
 """
 
@@ -18,10 +18,9 @@ from typing import Any, Literal, overload
 from whileai_train.errors import ConfigError
 from whileai_train.report import Kept
 from whileai_train.select.select_rl import RLSelectionReport, select_for_rl
-from whileai_train.select.select_rows import OptimizeResult
 from whileai_train.select.select_sft import SFTSelectionReport, select_for_sft
 
-__all__ = ["OptimizeResult", "RLSelectionReport", "SFTSelectionReport", "optimize", "select_for_rl",
+__all__ = ["RLSelectionReport", "SFTSelectionReport", "optimize", "select_for_rl",
            "select_for_sft"]
 
 _SELECTORS = {"rl": select_for_rl, "sft": select_for_sft}

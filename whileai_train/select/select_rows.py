@@ -10,10 +10,10 @@ from collections.abc import Sequence
 
 from pydantic import ConfigDict, Field
 
-from whileai_train.report import Kept, Report
+from whileai_train.report import Report
 from whileai_train.tables.graded import name_rows
 
-__all__ = ["OptimizeResult", "SelectionReport", "eval_warning"]
+__all__ = ["SelectionReport", "eval_warning"]
 
 
 def eval_warning(count: int, indices: Sequence[int], unit: str = "rows") -> str:
@@ -32,7 +32,3 @@ class SelectionReport(Report):
     eval_sourced_rows: list[int] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
 
-
-# what optimize and the selectors return: the kept rows and the report (``rows, report = wai.optimize(...)``);
-# one type with every function that keeps rows (report.Kept), under the name optimize has always used
-OptimizeResult = Kept

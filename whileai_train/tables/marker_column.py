@@ -17,7 +17,7 @@ measure/ (metric_summary, marker_summary) and markers/ (the family reports) both
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeAlias
+from typing import Any
 
 import numpy as np
 
@@ -28,7 +28,6 @@ from whileai_train.stats.bootstrap import bootstrap_mean_cis
 
 __all__ = [
     "MarkerSummary",
-    "MetricSummary",
     "summarise_column",
     "summarise_columns",
     "task_means",
@@ -76,9 +75,6 @@ class MarkerSummary(Report):
         why = f" ({_DEGENERATE_WHY})" if self.degenerate else ""
         return f"{self.name}: {self.reading()}{why}"
 
-
-MetricSummary: TypeAlias = MarkerSummary
-"""The same type under the name metric_summary returns (pass@1 is summarised by the same rule as a marker)."""
 
 
 def task_means(index: np.ndarray, values: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
