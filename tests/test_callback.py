@@ -266,3 +266,16 @@ def test_a_crash_without_track_is_finished_failed_at_exit(tmp_path: Path) -> Non
     full = LocalStore().get_run(record["id"])
     assert full["status"] == "failed" and full["error"] == "RuntimeError: reward function exploded"
     assert full["points_count"] == 1
+
+
+def test_a_configuration_mistake_raises_at_train_begin_by_its_class(tmp_path: Path) -> None:
+    """A bad key is a mistake in code: the callback raises it (a RunError, matched by class, subclasses too)
+    instead of warning and training without a run."""
+    from transformers import TrainerControl, TrainerState
+
+    import whileai_train as wai
+
+    callback = wai.WhileCallback(name="bad-key", api_key="sk bad\nkey")
+    with pytest.raises(wai.RunError) as info:
+        callback.on_train_begin(trainer_args(tmp_path), TrainerState(), TrainerControl())
+    assert "sk bad" not in str(info.value) and callback.run is None

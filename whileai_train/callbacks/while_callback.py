@@ -39,6 +39,7 @@ from transformers.trainer_callback import ExportableState
 
 from whileai_train.callbacks.alerts import AlertWebhook, alert_webhook_url
 from whileai_train.callbacks.gpu_metrics import GpuMetrics
+from whileai_train.errors import ConfigError, RunError
 from whileai_train.runs.defaults import CHECKPOINT_FLUSH_WAIT_S
 from whileai_train.runs.run import Run
 from whileai_train.runs.run import run as open_run
@@ -133,7 +134,7 @@ class WhileCallback(TrainerCallback, ExportableState):
         try:
             self.run = open_run(resume=resume, **kwargs_open)
         except Exception as exc:
-            if type(exc).__name__ in ("ConfigError", "RunError"):
+            if isinstance(exc, (ConfigError, RunError)):
                 raise  # a configuration mistake: say it now, with the fix
             logger.warning("whileai: could not open the run (%s: %s); training goes on without it",
                            type(exc).__name__, exc)
