@@ -126,7 +126,7 @@ def test_degenerate_completions() -> None:
     assert not degenerate("the answer is five")
     assert not degenerate("five")
     stats = group_stats(_records(2, [[("five five five five", 0.0), ("one two three four", 1.0)]]), {})
-    assert [(s.step, s.groups, s.degenerate, s.completions) for s in stats] == [(2, 1, 1, 2)]
+    assert [(s.step, s.groups, s.degenerate, s.completions) for s in stats] == [(2, 1, 0.5, 2)]
 
 
 def _evals(proxy: list[float], gold: list[float], length: list[float], n_asks: int = 8) -> list[EvalRecord]:

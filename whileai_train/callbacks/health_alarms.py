@@ -46,6 +46,10 @@ HEALTH_FIX = {
 }
 
 _TOKEN = re.compile(r"<[^<>\s]{1,40}>|\w+")
+# Completions read for degeneration per generation batch (evenly spaced) and the characters read at the end of
+# each: a loop shows at the end, and the training step must not pay for reading every token of a big batch.
+_DEGENERATE_SAMPLE = 32
+_DEGENERATE_TAIL = 1000
 _TOOL_CALL = re.compile(r"<tool_call>(.*?)(</tool_call>|$)", re.S)
 
 
@@ -97,10 +101,10 @@ def completion_text(completion: Any) -> str:
 def degenerate(text: str) -> bool:
     """One token or tag over half of a completion of 4+ tokens (a loop), or a <tool_call> whose body is not
     JSON (unclosed, empty or garbled)."""
-    tokens = _TOKEN.findall(text)
+    tokens = _TOKEN.findall(text[-_DEGENERATE_TAIL:])
     if len(tokens) >= 4 and Counter(tokens).most_common(1)[0][1] / len(tokens) > 0.5:
         return True
-    for body, _ in _TOOL_CALL.findall(text):
+    for body, _ in _TOOL_CALL.findall(text) if "<tool_call>" in text else ():
         try:
             json.loads(body)
         except ValueError:
@@ -117,7 +121,7 @@ class GroupStats:
     one_reward: list[float]  # the reward of each group whose completions all got one reward
     identical: list[float]   # the reward of each group (2+ completions) whose completions are one text
     completions: int
-    degenerate: int
+    degenerate: float        # share of the completions read (up to _DEGENERATE_SAMPLE) that degenerate
     low: float
     high: float
 
@@ -139,7 +143,9 @@ def group_stats(records: Sequence[Any], weights: Mapping[str, float]) -> list[Gr
         rewards = [r for g in groups for r, _ in g]
         one = [g[0][0] for g in groups if max(r for r, _ in g) - min(r for r, _ in g) <= 1e-9]
         same = [g[0][0] for g in groups if len({t for _, t in g}) == 1]
-        bad = sum(degenerate(t) for g in groups for _, t in g)
+        texts = [t for g in groups for _, t in g]
+        read = texts[::max(1, -(-len(texts) // _DEGENERATE_SAMPLE))]
+        bad = sum(degenerate(t) for t in read) / len(read)
         out.append(GroupStats(step, len(groups), one, same, len(rewards), bad, min(rewards), max(rewards)))
     return out
 
@@ -202,7 +208,7 @@ class HealthWatch:
 
     def degenerate_now(self) -> float | None:
         g = self.latest_groups
-        return None if g is None or not g.completions else g.degenerate / g.completions
+        return None if g is None or not g.completions else g.degenerate
 
     def _mean(self, name: str) -> float | None:
         values = [getattr(r, name) for r in self.readings if getattr(r, name) is not None]
