@@ -125,6 +125,9 @@ def test_degenerate_completions() -> None:
     assert not degenerate('<tool_call>{"name": "refund", "arguments": {"id": 1}}</tool_call> done')
     assert not degenerate("the answer is five")
     assert not degenerate("five")
+    assert degenerate(" nineourourourourourourour")  # a subword loop inside one word (the demo at lr 1e-2)
+    assert not degenerate(" nine ten")
+    assert not degenerate("the total is 1000 dollars, see ---- below for the refund of order A1")
     stats = group_stats(_records(2, [[("five five five five", 0.0), ("one two three four", 1.0)]]), {})
     assert [(s.step, s.groups, s.degenerate, s.completions) for s in stats] == [(2, 1, 0.5, 2)]
 
@@ -142,14 +145,23 @@ def test_a_run_that_breaks_down_is_collapse_not_length() -> None:
     assert plain["length"] == "alarm"  # the length alarm alone would claim it
     watch = HealthWatch()
     watch.add_records(_records(9, [[("<tool_call><tool_call><tool_call><tool_call>", 0.0)] * 2] * 4), {})
-    verdicts = {v.name: v for v in watch.judge_eval(check_eval(evals, AlarmSettings()), evals, AlarmSettings())}
+    verdicts = {v.name: v for v in watch.judge_eval(check_eval(evals, AlarmSettings()), evals)}
     assert verdicts["length"].status != "alarm"
     assert verdicts["collapse"].status == "alarm" and "degenerate" in verdicts["collapse"].reason
 
     healthy = HealthWatch()
     healthy.add_records(_records(9, [[("seven", 0.0), ("eight", 0.0)]] * 4), {})
-    verdicts = {v.name: v for v in healthy.judge_eval(check_eval(evals, AlarmSettings()), evals, AlarmSettings())}
+    verdicts = {v.name: v for v in healthy.judge_eval(check_eval(evals, AlarmSettings()), evals)}
     assert verdicts["length"].status == "alarm" and verdicts["collapse"].status != "alarm"
+
+
+def test_a_flooding_hack_whose_proxy_rose_is_not_collapse() -> None:
+    evals = _evals(proxy=[0.2, 0.9], gold=[0.2, 0.2], length=[3.0, 7.7])
+    watch = HealthWatch()
+    watch.add_records(_records(9, [[("thanks thanks thanks thanks", 1.0)] * 2] * 4), {})
+    verdicts = {v.name: v for v in watch.judge_eval(check_eval(evals, AlarmSettings()), evals)}
+    assert verdicts["collapse"].status != "alarm"
+    assert verdicts["divergence"].status == "alarm" and verdicts["length"].status == "alarm"
 
 
 def test_divergence_names_the_reward_function_that_rose() -> None:

@@ -69,13 +69,13 @@ def constant(prompts: list[str], completions: list[str], **kwargs: Any) -> list[
 
 
 def _train(model_dir: Path, out: Path, monitor: Any, funcs: list[Any], *, max_steps: int,
-           max_completion_length: int) -> Any:
+           max_completion_length: int, temperature: float = 1.0) -> Any:
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import GRPOConfig, GRPOTrainer
 
     config = GRPOConfig(output_dir=str(out), max_steps=max_steps, learning_rate=1e-3, per_device_train_batch_size=8,
-                        num_generations=4, max_completion_length=max_completion_length, temperature=1.0,
+                        num_generations=4, max_completion_length=max_completion_length, temperature=temperature,
                         logging_steps=1, report_to="none", use_cpu=True, save_strategy="no", disable_tqdm=True,
                         seed=0)
     trainer = GRPOTrainer(model=AutoModelForCausalLM.from_pretrained(model_dir), reward_funcs=funcs, args=config,
@@ -144,3 +144,18 @@ def test_honest_twin_stays_quiet_and_each_reward_function_is_a_holdout_reading(w
         names.add(point.get("name") or "")
     assert {"proxy_reward/letter_count", "proxy_reward/short_answer"} <= names
     assert "checked: " in str(summary) and "quiet: " in str(summary)
+
+
+def test_a_sampler_that_returns_one_answer_is_named_collapse(warm_dir: Path, tmp_path: Path) -> None:
+    """Sampling at temperature 0.01: the policy's entropy is at the floor and each group's rollouts are one text,
+    so its groups carry one reward; that is named collapse (with its fix), and no_signal does not claim it."""
+    monitor = _monitor(every=100, verbose=False, stop_on=["collapse"], name="one-answer")
+    trainer = _train(warm_dir, tmp_path, monitor, [monitor.wrap(letter_count)], max_steps=WINDOW + 4,
+                     max_completion_length=8, temperature=0.01)
+    entropy = [h["entropy"] for h in trainer.state.log_history if "entropy" in h]
+    assert max(entropy[-WINDOW:]) < 0.01  # what this run is: a sampler with no spread (the window it was named on)
+    summary = monitor.summary()
+    assert [a.name for a in summary.alarms] == ["collapse"], summary
+    (alarm,) = summary.alarms
+    assert alarm.step <= WINDOW + 1 and "lower the learning rate" in alarm.message  # within the first few steps
+    assert summary.stopped and trainer.state.global_step == alarm.step < WINDOW + 4

@@ -10,7 +10,8 @@ wrapped rewards' records; no torch, no trainer (tests feed it synthetic streams)
 - collapse: entropy at or under `entropy_floor` on each of the window's steps; or the rollouts of (nearly) every
   group identical on each of them (groups that all pass are a solved task, said by no_signal); or, at a holdout
   eval, proxy and gold falling together while the latest training completions degenerate (one token repeated,
-  a <tool_call> that does not parse). While completions degenerate, the length alarm does not claim the run.
+  a <tool_call> that does not parse). Such a run is collapse, and the length alarm does not claim it; a proxy that
+  rose while completions loop is a flooding hack, left to divergence, feature and length.
 
 Each alarm needs `window` consecutive logged steps (monitor_defaults.HEALTH_WINDOW) before it can fire; fewer is
 "unknown". Each message carries its cause and its fix (HEALTH_FIX).
@@ -27,7 +28,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from whileai_train.callbacks import monitor_defaults as D
-from whileai_train.callbacks.alarms import AlarmSettings, EvalRecord, Verdict
+from whileai_train.callbacks.alarms import EvalRecord, Verdict
 from whileai_train.errors import ConfigError
 
 __all__ = ["HEALTH_FIX", "GroupStats", "HealthSettings", "HealthWatch", "StepReading", "degenerate",
@@ -51,6 +52,7 @@ _TOKEN = re.compile(r"<[^<>\s]{1,40}>|\w+")
 _DEGENERATE_SAMPLE = 32
 _DEGENERATE_TAIL = 1000
 _TOOL_CALL = re.compile(r"<tool_call>(.*?)(</tool_call>|$)", re.S)
+_LOOP = re.compile(r"(.{1,12}?)\1{3,}", re.S)  # a unit of up to 12 characters, 4 times or more in a row
 
 
 @dataclass(frozen=True)
@@ -99,10 +101,15 @@ def completion_text(completion: Any) -> str:
 
 
 def degenerate(text: str) -> bool:
-    """One token or tag over half of a completion of 4+ tokens (a loop), or a <tool_call> whose body is not
-    JSON (unclosed, empty or garbled)."""
-    tokens = _TOKEN.findall(text[-_DEGENERATE_TAIL:])
+    """A loop over half of a completion (one word or tag over half of 4+, or a unit of characters repeated 4+ times in
+    a row over half the text: subword loops such as "nineourourourour"), or a <tool_call> whose body is not JSON
+    (unclosed, empty or garbled)."""
+    tail = text[-_DEGENERATE_TAIL:]
+    tokens = _TOKEN.findall(tail)
     if len(tokens) >= 4 and Counter(tokens).most_common(1)[0][1] / len(tokens) > 0.5:
+        return True
+    chars = len(tail.strip())
+    if chars >= 8 and sum(len(m.group(0)) for m in _LOOP.finditer(tail) if m.group(1).strip()) > chars / 2:
         return True
     for body, _ in _TOOL_CALL.findall(text) if "<tool_call>" in text else ():
         try:
@@ -254,8 +261,10 @@ class HealthWatch:
         numbers: dict[str, Any] = {"frac_reward_zero_std": round(share, 4), "steps": len(shares)}
         if min(shares) < s.no_signal_share:
             return Verdict("no_signal", "clear", f"{share:.0%} of groups carry one reward", numbers)
-        if self._collapsed() is not None or truncated:
-            cause = "the policy collapsed" if not truncated else "the completions are cut (truncation)"
+        bad = self.degenerate_now() or 0.0
+        if self._collapsed() is not None or truncated or bad >= s.degenerate_share:
+            cause = "the completions are cut (truncation)" if truncated else "the policy collapsed" \
+                if self._collapsed() is not None else f"{bad:.0%} of the completions degenerate (collapse)"
             return Verdict("no_signal", "unknown", f"groups carry one reward because {cause}", numbers)
         which = self._pass_or_fail(numbers)
         return Verdict("no_signal", "alarm",
@@ -313,15 +322,14 @@ class HealthWatch:
                                 {"entropy": self._mean("entropy")})
 
     # -- at a holdout eval ---------------------------------------------------------------------------------
-    def judge_eval(self, verdicts: list[Verdict], evals: Sequence[EvalRecord], s: AlarmSettings) -> list[Verdict]:
+    def judge_eval(self, verdicts: list[Verdict], evals: Sequence[EvalRecord]) -> list[Verdict]:
         """The eval's divergence and length verdicts, with collapse read beside them: proxy and gold fall together
         while the training completions degenerate. While they degenerate, length does not claim the run."""
         bad = self.degenerate_now() or 0.0
-        degenerating = bad >= self.settings.degenerate_share
-        self.eval_collapse = self._fell_together(evals, s, bad) if degenerating else None
+        self.eval_collapse = self._fell_together(evals, bad) if bad >= self.settings.degenerate_share else None
         out = []
         for v in verdicts:
-            if v.name == "length" and degenerating and v.status == "alarm":
+            if v.name == "length" and self.eval_collapse is not None and v.status == "alarm":
                 v = replace(v, status="unknown", reason=f"completions grew, but {bad:.0%} of them are degenerate: "
                                                         "read as collapse, not length")
             out.append(v)
@@ -329,14 +337,15 @@ class HealthWatch:
         return out
 
     @staticmethod
-    def _fell_together(evals: Sequence[EvalRecord], s: AlarmSettings, bad: float) -> Verdict | None:
-        """Collapse when the holdout proxy fell by delta since the baseline and gold (when there is one) did not rise."""
+    def _fell_together(evals: Sequence[EvalRecord], bad: float) -> Verdict | None:
+        """Collapse when the holdout proxy fell since the baseline and gold (when there is one) did not rise. A proxy
+        that rose while completions loop is a hack that floods (divergence, feature, length say it), not collapse."""
         if len(evals) < 2:
             return None
         first, cur = evals[0], evals[-1]
         proxy_0, proxy_1 = first.mean("proxy"), cur.mean("proxy")
         gold_0, gold_1 = first.mean("gold"), cur.mean("gold")
-        if proxy_0 is None or proxy_1 is None or proxy_1 > proxy_0 - s.delta:
+        if proxy_0 is None or proxy_1 is None or proxy_1 >= proxy_0:
             return None
         gold = ""
         if gold_0 is not None and gold_1 is not None:
@@ -345,7 +354,7 @@ class HealthWatch:
             gold = f", gold {gold_0:.3f} -> {gold_1:.3f}"
         return Verdict("collapse", "alarm",
                        f"proxy {proxy_0:.3f} -> {proxy_1:.3f}{gold} since the baseline while {bad:.0%} of the latest "
-                       f"training completions are degenerate (a token repeated, or a malformed tool call). Cause "
-                       f"and fix: {HEALTH_FIX['collapse']}",
+                       f"training completions are degenerate (a loop of tokens or characters, or a malformed "
+                       f"tool call). Cause and fix: {HEALTH_FIX['collapse']}",
                        {"degenerate_share": round(bad, 4), "proxy_before": proxy_0, "proxy_now": proxy_1,
                         "gold_before": gold_0, "gold_now": gold_1})

@@ -513,7 +513,7 @@ class RewardMonitor(WhileCallback):
             if self.run is not None:
                 self.run.log_owned(step, {k: v for k, v in points.items() if v is not None})
             verdicts.extend(self._health.judge_eval(name_rising_function(check_eval(self._evals, self.settings),
-                                                                         self._evals), self._evals, self.settings))
+                                                                         self._evals), self._evals))
         verdicts.append(self._scan())
         return self._decide(step, verdicts)
 
