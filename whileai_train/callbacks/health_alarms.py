@@ -323,8 +323,9 @@ class HealthWatch:
 
     # -- at a holdout eval ---------------------------------------------------------------------------------
     def judge_eval(self, verdicts: list[Verdict], evals: Sequence[EvalRecord]) -> list[Verdict]:
-        """The eval's divergence and length verdicts, with collapse read beside them: proxy and gold fall together
-        while the training completions degenerate. While they degenerate, length does not claim the run."""
+        """The eval's divergence and length verdicts, with collapse read beside them: the holdout proxy fell and gold
+        did not rise while half the latest training completions degenerate. Such a run is collapse, and its length
+        verdict is "unknown": length does not claim it."""
         bad = self.degenerate_now() or 0.0
         self.eval_collapse = self._fell_together(evals, bad) if bad >= self.settings.degenerate_share else None
         out = []
