@@ -19,6 +19,7 @@ Each alarm needs `window` consecutive logged steps (monitor_defaults.HEALTH_WIND
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -26,6 +27,8 @@ from collections import Counter, deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
+
+import numpy as np
 
 from whileai_train.callbacks import monitor_defaults as D
 from whileai_train.callbacks.alarms import EvalRecord, Verdict
@@ -52,7 +55,7 @@ _TOKEN = re.compile(r"<[^<>\s]{1,40}>|\w+")
 _DEGENERATE_SAMPLE = 32
 _DEGENERATE_TAIL = 1000
 _TOOL_CALL = re.compile(r"<tool_call>(.*?)(</tool_call>|$)", re.S)
-_LOOP = re.compile(r"(.{1,12}?)\1{3,}", re.S)  # a unit of up to 12 characters, 4 times or more in a row
+_LOOP_UNIT = 12  # the longest unit of characters read as a loop (a subword or two)
 
 
 @dataclass(frozen=True)
@@ -108,8 +111,7 @@ def degenerate(text: str) -> bool:
     tokens = _TOKEN.findall(tail)
     if len(tokens) >= 4 and Counter(tokens).most_common(1)[0][1] / len(tokens) > 0.5:
         return True
-    chars = len(tail.strip())
-    if chars >= 8 and sum(len(m.group(0)) for m in _LOOP.finditer(tail) if m.group(1).strip()) > chars / 2:
+    if _loops(tail):
         return True
     for body, _ in _TOOL_CALL.findall(text) if "<tool_call>" in text else ():
         try:
@@ -117,6 +119,17 @@ def degenerate(text: str) -> bool:
         except ValueError:
             return True
     return False
+
+
+def _loops(text: str) -> bool:
+    """A unit of up to _LOOP_UNIT bytes repeated 4+ times over half the text: more than half of its bytes equal the
+    byte one unit on (English text matches itself at a shift by chance at well under 10%)."""
+    data = np.frombuffer(text.strip().encode("utf-8", "replace"), dtype=np.uint8)
+    n = len(data)
+    if n < 8:
+        return False
+    return any(2 * np.count_nonzero(data[:-unit] == data[unit:]) > n - unit
+               for unit in range(1, min(_LOOP_UNIT, n // 4) + 1))
 
 
 @dataclass(frozen=True)
@@ -128,9 +141,15 @@ class GroupStats:
     one_reward: list[float]  # the reward of each group whose completions all got one reward
     identical: list[float]   # the reward of each group (2+ completions) whose completions are one text
     completions: int
-    degenerate: float        # share of the completions read (up to _DEGENERATE_SAMPLE) that degenerate
+    read: tuple[str, ...]    # up to _DEGENERATE_SAMPLE completions, evenly spaced, read for degeneration
     low: float
     high: float
+
+    @functools.cached_property
+    def degenerate(self) -> float:
+        """The share of the completions read that degenerate, computed only when an alarm asks (a healthy step
+        pays nothing for it)."""
+        return sum(degenerate(t) for t in self.read) / len(self.read) if self.read else 0.0
 
 
 def group_stats(records: Sequence[Any], weights: Mapping[str, float]) -> list[GroupStats]:
@@ -151,9 +170,8 @@ def group_stats(records: Sequence[Any], weights: Mapping[str, float]) -> list[Gr
         one = [g[0][0] for g in groups if max(r for r, _ in g) - min(r for r, _ in g) <= 1e-9]
         same = [g[0][0] for g in groups if len({t for _, t in g}) == 1]
         texts = [t for g in groups for _, t in g]
-        read = texts[::max(1, -(-len(texts) // _DEGENERATE_SAMPLE))]
-        bad = sum(degenerate(t) for t in read) / len(read)
-        out.append(GroupStats(step, len(groups), one, same, len(rewards), bad, min(rewards), max(rewards)))
+        read = tuple(texts[::max(1, -(-len(texts) // _DEGENERATE_SAMPLE))])
+        out.append(GroupStats(step, len(groups), one, same, len(rewards), read, min(rewards), max(rewards)))
     return out
 
 
