@@ -301,7 +301,11 @@ class HealthWatch:
         top = sum(1 for v in values if v >= self.high - 1e-9)
         bottom = sum(1 for v in values if v <= self.low + 1e-9)
         numbers.update({"groups_all_pass": top, "groups_all_fail": bottom, "groups": len(values)})
-        if top >= bottom:
+        if top == bottom:
+            numbers["verdict"] = "mixed"
+            return (f"{top} of {len(values)} such groups all pass and {bottom} all fail: each ask is solved on every "
+                    "sample or on none")
+        if top > bottom:
             numbers["verdict"] = "all_pass"
             return (f"{top} of {len(values)} such groups all pass at the run's top reward {self.high:g}: the prompts "
                     "are too easy for the policy")
