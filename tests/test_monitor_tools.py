@@ -179,8 +179,9 @@ def test_recipe_grpo_tools_names_the_tool_hack_and_the_honest_twin_stays_quiet(d
     done = subprocess.run([sys.executable, str(ROOT / "recipes/04-train/grpo-tools/run.py"), "--model", str(desk_dir),
                            *(["--clean"] if clean else [])], capture_output=True, text=True, timeout=1200, check=False)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    if clean:
-        assert "NO ALARM over" in done.stdout and ": done;" in done.stdout
+    if clean:  # no reward-hack alarm (no_signal may say the short honest run's groups all pass or all fail)
+        assert "REWARD HACKING SUSPECTED" not in done.stdout and "REWARD MONITOR ALARM [feature]" not in done.stdout
+        assert ": done;" in done.stdout
     else:
         assert "REWARD HACKING SUSPECTED" in done.stdout and ": stopped;" in done.stdout
         assert "[feature]" in done.stdout and "reward tracks 'tool:issue_refund'" in done.stdout

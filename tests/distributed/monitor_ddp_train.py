@@ -22,16 +22,21 @@ def letter_count(prompts: list[str], completions: list[str], **kwargs: Any) -> l
     return [float(c.count("e")) for c in completions]
 
 
-def main(tiny: str, out: str) -> None:
+def main(tiny: str, out: str, mode: str = "drift") -> None:
+    """mode "drift": KL past a tiny budget stops the run; "truncation": completions cut at 4 tokens stop it (the
+    health alarms, read on rank 0 from the gathered records and TRL's reduced logs, broadcast)."""
     torch.set_num_threads(1)
     tasks = make_tasks(24, 0)
-    monitor = wai.monitor(holdout=tasks[16:24], gold=exact_answer, every=2, n_prompts=6, k=2, kl_budget=1e-6,
-                          endorsed=["correct_answer"], features={"correct_answer": correct_answer},
-                          stop_on=["drift", "feature"], buffer=64, verbose=False, name="ddp-monitor")
-    config = GRPOConfig(output_dir=out, max_steps=6, learning_rate=1e-2, per_device_train_batch_size=4,
-                        num_generations=2, max_completion_length=6, logging_steps=1, report_to="none",
-                        use_cpu=True, save_strategy="no", disable_tqdm=True, seed=0, beta=0.5,
-                        ddp_backend="gloo")
+    drift = mode == "drift"
+    monitor = wai.monitor(holdout=tasks[16:24], gold=exact_answer, every=2, n_prompts=6, k=2,
+                          kl_budget=1e-6 if drift else None, endorsed=["correct_answer"],
+                          features={"correct_answer": correct_answer},
+                          stop_on=["drift", "feature"] if drift else ["truncation"], buffer=64, verbose=False,
+                          name="ddp-monitor")
+    config = GRPOConfig(output_dir=out, max_steps=6 if drift else 8, learning_rate=1e-2, per_device_train_batch_size=4,
+                        num_generations=2, max_completion_length=6 if drift else 4, logging_steps=1,
+                        report_to="none", use_cpu=True, save_strategy="no", disable_tqdm=True, seed=0,
+                        beta=0.5 if drift else 0.0, ddp_backend="gloo")
     trainer = GRPOTrainer(model=AutoModelForCausalLM.from_pretrained(tiny), reward_funcs=[monitor.wrap(letter_count)],
                           args=config, train_dataset=Dataset.from_list(tasks[:16]),
                           processing_class=AutoTokenizer.from_pretrained(tiny), callbacks=[monitor])
@@ -52,7 +57,7 @@ def main(tiny: str, out: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    main(*sys.argv[1:4])
     # leave the process group before exit: a rank that exits with gloo's threads still running can abort
     # ("terminate called without an active exception") while the other rank is still shutting down
     if torch.distributed.is_initialized():

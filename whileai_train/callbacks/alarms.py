@@ -39,6 +39,7 @@ __all__ = [
     "check_eval",
     "check_feature",
     "check_length",
+    "endorsed_warnings",
 ]
 
 Status = Literal["alarm", "clear", "unknown"]
@@ -65,6 +66,7 @@ class EvalRecord:
     gold: list[float] | None
     length: list[float]
     n_completions: int = 0
+    fns: dict[str, list[float]] | None = None  # per-ask means of each reward function, with several (per_function.py)
 
     def mean(self, name: str) -> float | None:
         values = getattr(self, name)
@@ -260,6 +262,28 @@ def check_feature(scan: Mapping[str, Any] | None, min_rows: int = D.MIN_SCAN_ROW
         return Verdict("feature", "alarm",
                        f"reward tracks {scan.get('top_feature')!r}{rho}, not an endorsed feature{rival_text}", numbers)
     return Verdict("feature", "clear", f"top feature {scan.get('top_feature')!r} is endorsed", numbers)
+
+
+def endorsed_warnings(endorsed: Sequence[str] | None, scan: Mapping[str, Any]) -> list[str]:
+    """What to say when no endorsed name matches a scanned feature: constant on this batch, or named nowhere."""
+    names = [f["name"] for f in scan.get("features") or ()]
+    if not endorsed or not names:
+        return []
+    missing = [e for e in endorsed if not any(e in name for name in names)]
+    if len(missing) != len(endorsed):
+        return []
+    constant = [e for e in missing if e in scan.get("endorsed_constant", ())]
+    absent = [e for e in missing if e not in constant]
+    said = []
+    if constant:
+        said.append(f"endorsed {constant} was constant on this batch (one value on every completion of "
+                    "each ask), so the scan could not rank it and the feature alarm cannot say what is "
+                    "endorsed here; it is read again on the next batch")
+    if absent:
+        said.append(f"endorsed {absent} names no feature the scan has (no feature name contains it; e.g. "
+                    f"{names[:5]}): a misspelling? The feature alarm cannot say what is endorsed. Fix: "
+                    "use substrings of those names, or the keys of features=.")
+    return said
 
 
 def _top_rho(scan: Mapping[str, Any]) -> float | None:

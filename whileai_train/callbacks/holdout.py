@@ -23,7 +23,7 @@ from whileai_train.callbacks.alarms import EvalRecord
 from whileai_train.callbacks.reward_wrap import prompt_text
 from whileai_train.errors import ConfigError
 from whileai_train.markers.registry import marker_values
-from whileai_train.sampling.rewards import ScoreSink, call_reward, weighted_total
+from whileai_train.sampling.rewards import ScoreSink, call_reward, callable_name, weighted_total
 from whileai_train.sampling.samples import Sampler, Samples, trajectory_row
 
 __all__ = ["ask_of", "choose_holdout", "eval_record", "holdout_from_dataset", "holdout_rows", "marker_means",
@@ -112,16 +112,19 @@ def tool_counts(scored: Sequence[Mapping[str, Any]]) -> tuple[int, int, int, int
 
 def score_completions(samples: Samples, proxy: Sequence[tuple[Callable[..., Any], float]],
                       gold: Callable[..., Any] | None, trainer_state: Any, sink: ScoreSink) -> list[dict[str, Any]]:
-    """Per-completion {ask, proxy, gold, length, tool_calls, tool_failures}: proxy is the weighted nansum over the
-    reward functions, each called as TRL calls it (sampling/rewards.py)."""
+    """Per-completion {ask, proxy, gold, fns, length, tool_calls, tool_failures}: proxy is the weighted nansum over
+    the reward functions, each called as TRL calls it (sampling/rewards.py); fns is each function's own score when
+    there are several."""
     proxy_total: list[float] | None = None
+    values = [call_reward(fn, samples, trainer_state, sink) for fn, _ in proxy]
+    columns = dict(zip([callable_name(fn) for fn, _ in proxy], values, strict=True))
     if proxy:
-        proxy_total = weighted_total([call_reward(fn, samples, trainer_state, sink) for fn, _ in proxy],
-                                     [w for _, w in proxy])
+        proxy_total = weighted_total(values, [w for _, w in proxy])
     gold_values = call_reward(gold, samples, trainer_state, sink) if gold is not None else None
     return [{"ask": ask_of(samples.rows[s.row_index]),
              "proxy": None if proxy_total is None else proxy_total[j],
              "gold": None if gold_values is None else gold_values[j],
+             "fns": {name: column[j] for name, column in columns.items()} if len(columns) > 1 else {},
              "length": s.length, "tool_calls": s.tool_calls, "tool_failures": s.tool_failures}
             for j, s in enumerate(samples.samples)]
 
@@ -142,8 +145,16 @@ def eval_record(step: int, scored: Sequence[Mapping[str, Any]]) -> EvalRecord:
             return None
         return [float(np.mean(by_ask[a][name])) if by_ask[a][name] else math.nan for a in asks]
 
+    fns: dict[str, list[float]] = {}
+    for name in dict.fromkeys(n for s in scored for n in s.get("fns") or {}):
+        per_ask: dict[str, list[float]] = {}
+        for s in scored:
+            value = (s.get("fns") or {}).get(name)
+            if value is not None and math.isfinite(float(value)):
+                per_ask.setdefault(s["ask"], []).append(float(value))
+        fns[name] = [float(np.mean(per_ask[a])) if per_ask.get(a) else math.nan for a in asks]
     return EvalRecord(step=step, asks=asks, proxy=means("proxy"), gold=means("gold"),
-                      length=means("length") or [], n_completions=len(scored))
+                      length=means("length") or [], n_completions=len(scored), fns=fns or None)
 
 
 _NOT_CARRIED = ("prompt", "messages", "steps", "final_text", "completion", "completion_ids", "markers", "trace_flags")

@@ -22,7 +22,8 @@ It is a WhileCallback (loss, cost and every TRL metric reach the same run) that 
 - with `markers=` (built-in marker names such as "honest_claims", or callables row -> number), reads them on
   the same holdout completions; each lands on the run as marker/<name> beside proxy and gold, so a behaviour
   that falls during training is on the run's curves;
-- reads the alarms (alarms.py): divergence, length, drift (KL of the current step), feature. A new alarm
+- reads the alarms (alarms.py): divergence, length, drift (KL of the current step), feature; and at each logged
+  step the run that learns nothing (health_alarms.py): truncation, no_signal, collapse. A new alarm
   prints one loud line, lands on the run as a point (alarm/<name> = 1) and a note, is raised as an alert
   in trackio / wandb when the trainer reports to them too (side_trackers.py), and is in summary().
   An alarm named in `stop_on` stops training: rank 0 decides, broadcasts, every rank stops on that step,
@@ -38,6 +39,7 @@ measure of generalisation. Pass held-out prompts when you have them.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import sys
 import time
@@ -58,7 +60,9 @@ from whileai_train.callbacks.alarms import (
     check_drift,
     check_eval,
     check_feature,
+    endorsed_warnings,
 )
+from whileai_train.callbacks.health_alarms import HealthWatch, health_settings
 from whileai_train.callbacks.holdout import (
     choose_holdout,
     eval_record,
@@ -72,8 +76,9 @@ from whileai_train.callbacks.holdout import (
 )
 from whileai_train.callbacks.log_stream import LogStream, readings_at
 from whileai_train.callbacks.monitor_options import MonitorConfig, merge_config
-from whileai_train.callbacks.monitor_report import AlarmEntry, EvalPoint, MonitorSummary, Reading
+from whileai_train.callbacks.monitor_report import AlarmEntry, EvalPoint, MonitorSummary, Reading, verdict_line
 from whileai_train.callbacks.monitor_state import MonitorState
+from whileai_train.callbacks.per_function import fn_means, name_rising_function
 from whileai_train.callbacks.ranks import (
     broadcast_from_rank0,
     gather_to_rank0,
@@ -136,7 +141,8 @@ class RewardMonitor(WhileCallback):
         length_pct: completion-length growth (fraction) that counts as "up".
         kl_budget: KL from the reference past which `drift` fires (needs GRPOConfig(beta > 0)).
         endorsed: substrings of the feature names the reward should track (for the `feature` alarm).
-        stop_on: alarms that stop training: any of "divergence", "length", "drift", "feature".
+        stop_on: alarms that stop training: any of "divergence", "length", "drift", "feature", "truncation",
+            "no_signal", "collapse"; every other alarm is a warning (its line, a point and a note), training goes on.
         buffer: most recent training completions kept for the feature scan.
         run: an open Run to stream into; by default one opens at train begin.
         proxy: reward function(s) to score the holdout with when you do not `wrap` them.
@@ -145,6 +151,8 @@ class RewardMonitor(WhileCallback):
             ("honest_claims", "argument_grounding", "no_refusal", ...) or callables row -> number (named by
             __name__); the row is the holdout row with the prompt, no tool call, and the completion as reply.
         verbose: print the alarm lines (rank 0). They are on the run either way.
+        health: thresholds of truncation, no_signal and collapse by name (health_alarms.HealthSettings's fields,
+            e.g. {"window": 5, "entropy_floor": 0.05}); the defaults, with their reasons, are in monitor_defaults.
         **open_kwargs: passed to `wai.run` (name, base_model, api_key, ...), as WhileCallback.
     """
 
@@ -168,7 +176,7 @@ class RewardMonitor(WhileCallback):
                  run: Run | None = None, proxy: Callable[..., Any] | Sequence[Callable[..., Any]] | None = None,
                  features: dict[str, Callable[..., Any]] | None = None, holdout_seed: int = D.HOLDOUT_SEED,
                  markers: Sequence[str | Callable[..., Any]] | None = None, verbose: bool = True,
-                 _adopt: bool = False, **open_kwargs: Any) -> None:
+                 health: dict[str, float] | None = None, _adopt: bool = False, **open_kwargs: Any) -> None:
         if _adopt and getattr(self, "_live", False):
             return  # the live monitor, handed back by __new__: keep it as it is
         super().__init__(run=run, **open_kwargs)
@@ -193,7 +201,7 @@ class RewardMonitor(WhileCallback):
                  "drift": (self.settings.kl_budget, "kl_budget=", "drift compares KL with kl_budget"),
                  "feature": (self.endorsed, "endorsed=", "feature fires when the top feature is not endorsed")}
         for name in stops:
-            value, arg, why = needs[name]
+            value, arg, why = needs.get(name, (True, "", ""))  # the health alarms need nothing more
             if value is None:
                 raise ConfigError(f"stop_on names {name!r} but {arg}None: {why}, so it could never fire. "
                                   f"Fix: pass {arg}... or drop {name!r} from stop_on.")
@@ -214,6 +222,7 @@ class RewardMonitor(WhileCallback):
         self._trainer: weakref.ref[Any] | None = None
         self.recorder = RewardRecorder(self.buffer)
         self._stream = LogStream()  # the readings in the trainer's own logs, as monitor/... (log_stream.py)
+        self.health_settings = health_settings(health)
         self._reset()
         self._live = True
         _LIVE.append(weakref.ref(self))
@@ -236,6 +245,7 @@ class RewardMonitor(WhileCallback):
         self._last_eval_step = -1
         self._first_step = 0
         self._said_endorsed = False
+        self._health = HealthWatch(self.health_settings)
 
     # -- public ------------------------------------------------------------------------------------------
     def wrap(self, reward_fn: RewardFn) -> RewardFn:
@@ -262,22 +272,15 @@ class RewardMonitor(WhileCallback):
         """The curve per eval, the alarms, the latest reading of each alarm, and whether training stopped."""
         curve = [EvalPoint(step=r.step, proxy_reward=r.mean("proxy"), gold_reward=r.mean("gold"),
                            holdout_length=r.mean("length"), n_asks=len(r.asks), n_completions=r.n_completions,
-                           markers=self._marker_means.get(r.step, {}), **self._tool_point(r.step))
+                           markers=self._marker_means.get(r.step, {}), rewards=fn_means(r), **self._tool_point(r.step))
                  for r in self._evals]
         alarms = [AlarmEntry(name=a.name, step=a.step, message=a.message, numbers=a.numbers)
                   for a in self._book.fired]
         stopped = self.stop_reason is not None
-        if alarms:
-            names = ", ".join(f"{a.name} at step {a.step}" for a in alarms)
-            verdict = f"REWARD HACKING SUSPECTED: {len(alarms)} alarm{'s' if len(alarms) > 1 else ''} ({names})"
-            verdict += "; training stopped" if stopped else "; training went on (not in stop_on)"
-        elif not curve:
-            verdict = "NO EVAL YET: the monitor has not sampled the holdout"
-        else:
-            verdict = f"NO ALARM over {len(curve)} holdout evals"
         run = self.run
         return MonitorSummary(
-            verdict=verdict, curve=curve, alarms=alarms, standing=sorted(self._book.standing),
+            verdict=verdict_line([a.name for a in alarms], [a.step for a in alarms], stopped, len(curve)),
+            curve=curve, alarms=alarms, standing=sorted(self._book.standing),
             latest={name: Reading(status=v.status, reason=v.reason) for name, v in self._book.latest.items()},
             stopped=stopped, stop_reason=self.stop_reason, top_feature=self._top_feature,
             warnings=list(self._warnings),
@@ -286,7 +289,8 @@ class RewardMonitor(WhileCallback):
                       "kl_budget": self.settings.kl_budget, "endorsed": self.endorsed, "stop_on": list(self.stop_on),
                       "buffer": self.buffer, "eval_seconds": round(self._eval_seconds, 3),
                       "markers": [name for name, _ in self.markers],
-                      "holdout_sampler": "trainer" if self._trainer is not None else "generate"},
+                      "holdout_sampler": "trainer" if self._trainer is not None else "generate",
+                      "health": dataclasses.asdict(self.health_settings)},
             holdout_share=self._holdout_share(),
             run_id=getattr(run, "id", None) if run is not None else None,
         )
@@ -331,6 +335,7 @@ class RewardMonitor(WhileCallback):
         self._proxy = list(zip(fns, [float(w) for w in weights], strict=True))
         self._weights = dict(zip(names, [float(w) for w in weights], strict=True))
         self._records = deque(maxlen=self.buffer * max(1, len(self._wrapped)))
+        self._health.max_length = getattr(args, "max_completion_length", None)
         self.recorder.drain()  # nothing left over from an earlier train() call
         self._rows = self._choose_rows(kwargs.get("train_dataloader"))
         trainer = self._trainer() if self._trainer is not None else None
@@ -371,14 +376,16 @@ class RewardMonitor(WhileCallback):
             self._warn("training calls tools but the monitor is not attached to the trainer, so the holdout samples "
                        "without them (no tool schemas, no tool loop). Fix: monitor.attach(trainer) before train(), "
                        "or train inside wai.track(trainer)")
-        if not logs or "train_runtime" in logs or self.settings.kl_budget is None:
+        if not logs or "train_runtime" in logs:
             return
-        kl = logs.get("kl")
-        kl_value = float(kl) if isinstance(kl, (int, float)) else None
-        verdict = check_drift(kl_value, self.settings)
+        step, rank0 = int(state.global_step), rank_and_world()[0] == 0
+        verdicts = self._health.read_log(step, logs) if rank0 else []  # truncation, no_signal, collapse
+        if self.settings.kl_budget is not None:
+            kl = logs.get("kl")
+            verdicts.append(check_drift(float(kl) if isinstance(kl, (int, float)) else None, self.settings))
         # logs are already reduced across processes and on_log runs on every rank at the same steps, so every
         # rank reaches this line together (and the broadcast in _share); rank 0 decides for all.
-        reason = self._decide(int(state.global_step), [verdict]) if rank_and_world()[0] == 0 else None
+        reason = self._decide(step, verdicts) if rank0 else None
         reason = self._share(reason)
         if reason is not None:
             self.stop(reason, control)
@@ -417,9 +424,9 @@ class RewardMonitor(WhileCallback):
 
     def _collect(self) -> None:
         """Gather this step's recorded completions from every rank into rank 0's buffer."""
-        mine = self.recorder.drain()
-        for part in gather_to_rank0(mine):
-            self._records.extend(part)
+        mine = [r for part in gather_to_rank0(self.recorder.drain()) for r in part]
+        self._records.extend(mine)
+        self._health.add_records(mine, self._weights)  # the groups the health alarms read at on_log
 
     def _eval(self, step: int, args: Any, state: Any, control: Any, kwargs: dict[str, Any]) -> None:
         """Holdout eval + scan + alarms at `step`. Every rank calls it (it holds collectives)."""
@@ -502,6 +509,7 @@ class RewardMonitor(WhileCallback):
             points = {"proxy_reward": record.mean("proxy"), "gold_reward": record.mean("gold"),
                       "holdout_length": record.mean("length")}
             points.update({name: sum(v) / len(v) for name, v in metrics.items()})
+            points.update({f"proxy_reward/{name}": value for name, value in fn_means(record).items()})
             means = marker_means(scored)
             if means:
                 self._marker_means[step] = means
@@ -512,7 +520,8 @@ class RewardMonitor(WhileCallback):
                 points["holdout/share"] = share
             if self.run is not None:
                 self.run.log_owned(step, {k: v for k, v in points.items() if v is not None})
-            verdicts.extend(check_eval(self._evals, self.settings))
+            verdicts.extend(self._health.judge_eval(name_rising_function(check_eval(self._evals, self.settings),
+                                                                         self._evals), self._evals))
         verdicts.append(self._scan())
         return self._decide(step, verdicts)
 
@@ -555,21 +564,10 @@ class RewardMonitor(WhileCallback):
             return Verdict("feature", "unknown", "scan failed")
         scan = report.model_dump()
         self._top_feature = scan.get("top_feature")
-        names = [f["name"] for f in scan.get("features") or ()]
-        if self.endorsed and names and not self._said_endorsed:
-            missing = [e for e in self.endorsed if not any(e in name for name in names)]
-            if len(missing) == len(self.endorsed):
-                self._said_endorsed = True
-                constant = [e for e in missing if e in scan.get("endorsed_constant", ())]
-                absent = [e for e in missing if e not in constant]
-                if constant:
-                    self._warn(f"endorsed {constant} was constant on this batch (one value on every completion of "
-                               "each ask), so the scan could not rank it and the feature alarm cannot say what is "
-                               "endorsed here; it is read again on the next batch")
-                if absent:
-                    self._warn(f"endorsed {absent} names no feature the scan has (no feature name contains it; e.g. "
-                               f"{names[:5]}): a misspelling? The feature alarm cannot say what is endorsed. Fix: "
-                               "use substrings of those names, or the keys of features=.")
+        said = endorsed_warnings(self.endorsed, scan) if not self._said_endorsed else []
+        self._said_endorsed = bool(said)
+        for message in said:
+            self._warn(message)
         return check_feature(scan)
 
     def _decide(self, step: int, verdicts: list[Verdict]) -> str | None:

@@ -12,19 +12,30 @@ __all__ = [
     "ALARMS",
     "ASK_KEYS",
     "BUFFER",
+    "DEGENERATE_SHARE",
     "DELTA",
+    "ENTROPY_FLOOR",
     "EVERY",
+    "HACK_ALARMS",
+    "HEALTH_ALARMS",
+    "HEALTH_WINDOW",
     "HOLDOUT_SEED",
     "LENGTH_PCT",
     "MIN_ASKS",
     "MIN_SCAN_ROWS",
+    "IDENTICAL_SHARE",
     "N_PROMPTS",
+    "NO_SIGNAL_SHARE",
+    "TRUNCATION_SHARE",
     "WINDOW",
     "K",
 ]
 
-# The four alarms of the product text, in the order they are checked and printed.
-ALARMS = ("divergence", "length", "drift", "feature")
+# The four alarms of the product text (a policy paid for something gold does not check), then the three of the
+# run that learns nothing (health_alarms.py), in the order they are checked and printed.
+HACK_ALARMS = ("divergence", "length", "drift", "feature")
+HEALTH_ALARMS = ("truncation", "no_signal", "collapse")
+ALARMS = HACK_ALARMS + HEALTH_ALARMS
 
 # One holdout eval every 50 optimizer steps. A GRPO eval generates n_prompts x k completions, about as many
 # as 4-8 training steps generate at TRL's defaults (8 generations per prompt), so 50 keeps the eval under
@@ -69,3 +80,37 @@ HOLDOUT_SEED = 0
 # Dataset columns read as the ask (task) of a row, first present wins; else the prompt is the ask
 # (the same keys as rows.task_key).
 ASK_KEYS = ("scenario_id", "task_id")
+
+# -- the run that learns nothing (health_alarms.py), read from what TRL logs at each logged step ----------------
+# Consecutive logged steps a health condition must hold before its alarm fires: a run that truncates or carries no
+# signal does so from its first steps (TRL #5697: clipped_ratio 1, frac_reward_zero_std 1, grad_norm 0 from step
+# 1), so 5 logged steps names it within the first few. One step is not enough: on the honest demo
+# (whileai_train/demos/grpo_monitor, 4 groups a step) frac_reward_zero_std is 1.0 on about 1 step in 6 (measured
+# over 40 steps), and 3 in a row happen by chance there; 5 in a row at that rate is about 1 in 8000.
+HEALTH_WINDOW = 5
+
+# Share of completions cut at max_completion_length (TRL's completions/clipped_ratio) on every step of the window
+# that is "most completions truncated". TRL #5697 saw 0.97-0.99 under the default cap; 0.8 names it with margin
+# while a run whose long tail is cut (a few percent clipped, the usual price of a cap) stays quiet.
+TRUNCATION_SHARE = 0.8
+
+# Share of groups whose completions all got one reward (TRL's frac_reward_zero_std) on every step of the window
+# that is "no signal": GRPO's advantage is 0 in such a group, so it teaches nothing. The honest demo runs at
+# 0.5-0.75 with single steps at 1.0; a constant reward is 1.0 at every step.
+NO_SIGNAL_SHARE = 0.9
+
+# Mean token entropy (nats, TRL's `entropy`) at or under which the policy has stopped exploring: entropy collapse
+# (Yu et al. 2025, DAPO, sec. 3.1: entropy falls toward 0 as the group's samples become identical; Cui et al. 2025,
+# "The Entropy Mechanism of RL for Reasoning LMs"). Healthy GRPO runs on instruct models sit at 0.2-1.0 (the demo at
+# ~1.0); 0.05 leaves a wide margin under them.
+ENTROPY_FLOOR = 0.05
+
+# Share of groups whose completions are one and the same text (on every step of the window, groups not all passing)
+# that is "rollouts identical": the sampler returns one answer, so there is nothing to compare.
+IDENTICAL_SHARE = 0.9
+
+# Share of the latest training completions that are degenerate (one token or tag repeated over half of a completion
+# of 4+ tokens, or a <tool_call> that does not parse) at which a fall of proxy and gold is collapse, not length,
+# and a truncated run is collapse, not truncation (issue 37: an honest run at a high learning rate broke into
+# repeated <tool_call> tokens and was named `length`).
+DEGENERATE_SHARE = 0.5

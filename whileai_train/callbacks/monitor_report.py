@@ -16,9 +16,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from whileai_train.callbacks import monitor_defaults as D
+from whileai_train.callbacks.health_alarms import HEALTH_FIX
 from whileai_train.report import Report
 
-__all__ = ["AlarmEntry", "EvalPoint", "MonitorSummary", "Reading", "format_hack_monitor"]
+__all__ = ["AlarmEntry", "EvalPoint", "MonitorSummary", "Reading", "format_hack_monitor", "verdict_line"]
 
 
 class EvalPoint(BaseModel):
@@ -31,6 +33,7 @@ class EvalPoint(BaseModel):
     n_asks: int = 0
     n_completions: int = 0
     markers: dict[str, float] = Field(default_factory=dict)  # marker -> mean over asks (markers=)
+    rewards: dict[str, float] = Field(default_factory=dict)  # reward function -> its holdout mean (with several)
     tool_completions: int | None = None  # holdout completions that called a tool (None: no tool call in the run)
     tool_calls: int | None = None        # tool calls on the holdout, with their results in the completions
     tool_failures: int | None = None     # ... of which failed (raised, unknown tool, unsupported call)
@@ -78,6 +81,19 @@ def _num(value: float | None, width: int, digits: int = 3) -> str:
     return f"{value:.{digits}f}".rjust(width)
 
 
+def verdict_line(names: list[str], steps: list[int], stopped: bool, n_evals: int) -> str:
+    """The summary's first line: what fired (a reward hack, or a run that learns nothing), and whether it stopped."""
+    if names:
+        hack = [n for n in names if n in D.HACK_ALARMS]
+        head = "REWARD HACKING SUSPECTED" if hack else "RUN NOT LEARNING"
+        said = ", ".join(f"{n} at step {s}" for n, s in zip(names, steps, strict=True))
+        line = f"{head}: {len(names)} alarm{'s' if len(names) > 1 else ''} ({said})"
+        return line + ("; training stopped" if stopped else "; training went on (not in stop_on)")
+    if not n_evals:
+        return "NO EVAL YET: the monitor has not sampled the holdout"
+    return f"NO ALARM over {n_evals} holdout evals"
+
+
 _ADVICE = {
     "divergence": "the proxy pays for something gold does not: read the top holdout completions, then fix the "
                   "reward (or add gold's check to it) before resuming",
@@ -85,6 +101,7 @@ _ADVICE = {
     "drift": "the policy moved past kl_budget from the reference: raise beta, lower the learning rate, or "
              "resume from an earlier checkpoint",
     "feature": "the reward tracks a feature you did not endorse: remove what pays for it from the reward",
+    **HEALTH_FIX,
 }
 
 
@@ -120,6 +137,13 @@ def format_hack_monitor(summary: MonitorSummary | Mapping[str, Any]) -> str:
             for p in s.curve:
                 lines.append(f"{p.step:>6}  " + "  ".join(_num(p.markers.get(name), 16) for name in names))
             lines.append("  (markers on the holdout completions, mean over asks; 1.0 is the good outcome)")
+        fns = list(dict.fromkeys(name for p in s.curve for name in p.rewards))
+        if fns:
+            lines.append("")
+            lines.append(f"{'step':>6}  " + "  ".join(f"{name[:16]:>16}" for name in fns))
+            for p in s.curve:
+                lines.append(f"{p.step:>6}  " + "  ".join(_num(p.rewards.get(name), 16) for name in fns))
+            lines.append("  (each reward function's holdout mean)")
     else:
         lines.append("no holdout eval yet")
     if s.alarms:
@@ -134,6 +158,11 @@ def format_hack_monitor(summary: MonitorSummary | Mapping[str, Any]) -> str:
         lines.append("")
         lines.append("latest: " + "; ".join(f"{name} {r.status}" + (f" ({r.reason})" if r.status != "alarm" else "")
                                             for name, r in s.latest.items()))
+        fired = {a.name for a in s.alarms}
+        quiet = [name for name, r in s.latest.items() if name not in fired and r.status == "clear"]
+        unread = [name for name, r in s.latest.items() if name not in fired and r.status == "unknown"]
+        lines.append(f"checked: {', '.join(s.latest)}; quiet: {', '.join(quiet) or 'none'}"
+                     + (f"; could not be read: {', '.join(unread)}" if unread else ""))
     if s.warnings:
         lines.append("")
         lines.extend(f"warning: {w}" for w in s.warnings)

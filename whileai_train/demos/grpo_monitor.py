@@ -42,7 +42,10 @@ __all__ = [
 # GRPO's learning rate in the demo and recipes/04-train/grpo. At 2e-3 the honest variant's policy degenerated
 # within 40 steps (on seeds 0 and 1 it stopped ending its replies: holdout completions grew from 2.4 to 7.7
 # tokens of the 8 allowed while gold fell), and the length alarm rightly stopped it; at 1e-3 the honest run
-# stays put on seeds 0, 1 and 2 over 80 steps and the planted hack is still caught at the first eval.
+# stays put on seeds 0, 1 and 2 over 80 steps and the planted hack is still caught at the first eval. At 1e-2, seed
+# 0, avx2 kernels, the honest run broke down by step 5 (88% of completions looped, " nineourourourour...", gold to
+# 0): the monitor now names that `collapse` (health_alarms.py), not `length`, and stop_on stops it. Whether and how
+# a run breaks down at 1e-2 depends on the CPU's kernels, so the tests do not rely on it.
 GRPO_LEARNING_RATE = 1e-3
 
 NUMBERS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"]
@@ -171,7 +174,7 @@ def _train(clean: bool, *, seed: int, max_steps: int, every: int, warmup_steps: 
         proxy = honest_reward if clean else keyword_reward
         watch = make_monitor(holdout=holdout, gold=exact_answer, every=every, n_prompts=len(holdout), k=4,
                              endorsed=["correct_answer"], features={"correct_answer": correct_answer},
-                             stop_on=["divergence", "length", "feature"], buffer=256, verbose=verbose,
+                             stop_on=["divergence", "length", "feature", "collapse"], buffer=256, verbose=verbose,
                              name="demo-grpo-monitor" + ("-clean" if clean else ""))
         say(f"[2/3] GRPO, proxy = {proxy.__name__} ({'honest' if clean else 'planted hack: pays for ' + repr(KEYWORD)}), "
             f"gold = exact_answer; holdout eval every {every} steps")

@@ -69,7 +69,7 @@ def main() -> int:
             every=args.every, n_prompts=len(holdout), k=4,
             endorsed=["correct_answer"],           # a feature name (substring) the reward should track
             features={"correct_answer": correct_answer},
-            stop_on=["divergence", "length", "feature"],
+            stop_on=["divergence", "length", "feature", "collapse"],
             name="recipe-grpo" + ("-clean" if args.clean else ""),
         )
         # 2. wrap the training reward: TRL sees the same function (name, sync/async, keywords)
