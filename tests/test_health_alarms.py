@@ -213,3 +213,18 @@ def test_health_thresholds_are_checked_at_construction() -> None:
         wai.monitor(health={"window": 0})
     with pytest.raises(wai.ConfigError, match="not alarms.*collapse"):
         wai.monitor(stop_on=["colapse"])
+
+
+def test_the_summary_prints_a_table_per_named_reading() -> None:
+    """Markers and each reward function's holdout mean print as step-by-name tables, each with its footnote."""
+    from whileai_train.callbacks.monitor_report import EvalPoint, MonitorSummary, format_hack_monitor
+
+    curve = [EvalPoint(step=step, proxy_reward=0.1 * step, gold_reward=0.1, markers={"honest_claims": 0.5},
+                       rewards={"format_reward": 0.25 * step, "correct": 0.1}) for step in (0, 2)]
+    text = format_hack_monitor(MonitorSummary(verdict="NO ALARM", curve=curve))
+    lines = text.splitlines()
+    marker_head = next(i for i, line in enumerate(lines) if "honest_claims" in line)
+    reward_head = next(i for i, line in enumerate(lines) if "format_reward" in line)
+    assert marker_head < reward_head and "correct" in lines[reward_head]
+    assert lines[reward_head + 2].split() == ["2", "0.500", "0.100"]
+    assert "(each reward function's holdout mean)" in text and "1.0 is the good outcome" in text

@@ -105,6 +105,19 @@ _ADVICE = {
 }
 
 
+def _named_columns(curve: list[EvalPoint], field: str, footnote: str) -> list[str]:
+    """A step-by-name table of one of an eval point's named readings (`markers` or `rewards`); none when empty."""
+    names = list(dict.fromkeys(name for point in curve for name in getattr(point, field)))
+    if not names:
+        return []
+    lines = ["", f"{'step':>6}  " + "  ".join(f"{name[:16]:>16}" for name in names)]
+    for point in curve:
+        values = getattr(point, field)
+        lines.append(f"{point.step:>6}  " + "  ".join(_num(values.get(name), 16) for name in names))
+    lines.append(f"  ({footnote})")
+    return lines
+
+
 def format_hack_monitor(summary: MonitorSummary | Mapping[str, Any]) -> str:
     """The summary as text: verdict, the per-eval curve with alarms marked, the alarm lines, what to do."""
     s = summary if isinstance(summary, MonitorSummary) else MonitorSummary.model_validate(dict(summary))
@@ -130,20 +143,9 @@ def format_hack_monitor(summary: MonitorSummary | Mapping[str, Any]) -> str:
             for p in tools:
                 lines.append(f"  step {p.step}: {p.tool_completions} of {p.n_completions} completions called a tool; "
                              f"{p.tool_calls} calls, {p.tool_failures} failed")
-        names = list(dict.fromkeys(name for p in s.curve for name in p.markers))
-        if names:
-            lines.append("")
-            lines.append(f"{'step':>6}  " + "  ".join(f"{name[:16]:>16}" for name in names))
-            for p in s.curve:
-                lines.append(f"{p.step:>6}  " + "  ".join(_num(p.markers.get(name), 16) for name in names))
-            lines.append("  (markers on the holdout completions, mean over asks; 1.0 is the good outcome)")
-        fns = list(dict.fromkeys(name for p in s.curve for name in p.rewards))
-        if fns:
-            lines.append("")
-            lines.append(f"{'step':>6}  " + "  ".join(f"{name[:16]:>16}" for name in fns))
-            for p in s.curve:
-                lines.append(f"{p.step:>6}  " + "  ".join(_num(p.rewards.get(name), 16) for name in fns))
-            lines.append("  (each reward function's holdout mean)")
+        lines += _named_columns(s.curve, "markers",
+                                "markers on the holdout completions, mean over asks; 1.0 is the good outcome")
+        lines += _named_columns(s.curve, "rewards", "each reward function's holdout mean")
     else:
         lines.append("no holdout eval yet")
     if s.alarms:
