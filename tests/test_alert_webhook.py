@@ -73,7 +73,8 @@ def _train(tiny_model: Any, tiny_tokenizer: Any, tmp_path: Path, url: str, stop:
 
     tasks = make_tasks(16, seed=0)
     monitor = wai.monitor(holdout=tasks[8:], every=1000, n_prompts=8, k=1, kl_budget=1e-12, verbose=False,
-                          stop_on=["drift"] if stop else (), alert_webhook=url, name="hooked")
+                          stop_on=["drift"] if stop else (), alert_webhook=url, name="hooked",
+                          health={"window": 100})  # a window past the run: drift is the one alarm (4 tokens truncate)
     if deadline is not None:
         monitor.alerts.deadline_s = deadline
     config = GRPOConfig(output_dir=str(tmp_path / "grpo"), max_steps=steps, learning_rate=1e-2, beta=0.04,
