@@ -14,11 +14,12 @@ import pytest
 from test_side_trackers import wandb_records
 
 from whileai_train.callbacks.log_stream import PREFIX
+from whileai_train.callbacks.monitor_defaults import ALARMS
 from whileai_train.runs.store import LocalStore
 
 pytestmark = pytest.mark.trainer
 ROOT = Path(__file__).resolve().parents[1]
-ALARM_KEYS = {f"{PREFIX}alarm/{name}" for name in ("divergence", "length", "drift", "feature")}
+ALARM_KEYS = {f"{PREFIX}alarm/{name}" for name in ALARMS}
 CORE = {f"{PREFIX}proxy_reward", f"{PREFIX}gold_reward", f"{PREFIX}holdout_length"} | ALARM_KEYS
 
 

@@ -8,7 +8,7 @@ TensorBoard, MLflow, ...) and `trainer.state.log_history` carry them with the st
     monitor/holdout_length                                                              (mean tokens per ask)
     monitor/tool_call_frequency, monitor/tool_failure_frequency                         (when the holdout calls tools)
     monitor/marker/<name>                                                               (with markers=)
-    monitor/alarm/<name>  for divergence, length, drift, feature: 1.0 while it stands, else 0.0
+    monitor/alarm/<name>  for every alarm (monitor_defaults.ALARMS): 1.0 while it stands, else 0.0
 
 The interval is the percentile bootstrap over the holdout's asks (stats.bootstrap_mean_ci, seeded); with fewer
 than two asks there is none and its keys are left out. The trackers that prefix what they draw keep doing so
