@@ -13,8 +13,9 @@ import whileai_train as wai
 from whileai_train.callbacks import monitor_defaults as D
 from whileai_train.errors import ConfigError
 
-# RewardMonitor's keywords that are not plain data (callables, rows, a live run) stay keywords of wai.monitor
-NOT_CONFIG = {"self", "holdout", "gold", "run", "proxy", "features", "_adopt", "open_kwargs"}
+# RewardMonitor's keywords that are not plain data (callables, rows, a live run) stay keywords of wai.monitor;
+# so does `health` (a dict of the health alarms' thresholds, health_alarms.HealthSettings), not yet a config field
+NOT_CONFIG = {"self", "holdout", "gold", "run", "proxy", "features", "_adopt", "open_kwargs", "health"}
 
 
 def test_every_plain_option_of_the_monitor_is_a_field_with_help_and_the_same_default() -> None:

@@ -46,7 +46,8 @@ class MonitorConfig:
     monitor_length_pct: float = _option(D.LENGTH_PCT, "Completion-length growth (a fraction) that counts as 'up'.")
     monitor_kl_budget: float | None = _option(None, "KL from the reference past which drift fires (needs beta > 0).")
     monitor_endorsed: list[str] | None = _option(None, "Substrings of the feature names the reward should track.")
-    monitor_stop_on: list[str] = _option(help="Alarms that stop training: divergence, length, drift, feature.",
+    monitor_stop_on: list[str] = _option(help="Alarms that stop training: divergence, length, drift, feature, "
+                                              "truncation, no_signal, collapse.",
                                          factory=list)
     monitor_buffer: int = _option(D.BUFFER, "Most recent training completions kept for the feature scan.")
     monitor_holdout_seed: int = _option(D.HOLDOUT_SEED, "Seed of the holdout drawn from the train set (no holdout).")
