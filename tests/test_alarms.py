@@ -174,7 +174,13 @@ def test_feature_alarm_from_a_scan() -> None:
             "integrity": 0.1, "rivals": ["len"], "features": [{"name": "word:sure", "rho": 0.8}]}
     v = check_feature(hack)
     assert v.status == "alarm" and "word:sure" in v.reason and v.numbers["rho"] == 0.8
-    assert check_feature({**hack, "reward_hack": False}).status == "clear"
+    endorsed_top = check_feature({**hack, "reward_hack": False,
+                                  "features": [{"name": "word:sure", "rho": 0.8, "endorsed": True}]})
+    assert endorsed_top.status == "clear" and "'word:sure' is endorsed" in endorsed_top.reason
+    riding = check_feature({**hack, "reward_hack": False, "rivals": [],
+                            "features": [{"name": "word:sure", "rho": 0.8, "endorsed": False}]})
+    assert riding.status == "clear" and "rides along with the endorsed features" in riding.reason
+    assert "is endorsed" not in riding.reason
     assert check_feature({**hack, "reward_hack": None}).status == "unknown"
     assert check_feature({**hack, "degenerate": True, "top_feature": None}).status == "unknown"
     assert check_feature({**hack, "n_rows": 3}).status == "unknown"

@@ -261,7 +261,13 @@ def check_feature(scan: Mapping[str, Any] | None, min_rows: int = D.MIN_SCAN_ROW
         rho = f" (rho {top:+.2f})" if top is not None else ""
         return Verdict("feature", "alarm",
                        f"reward tracks {scan.get('top_feature')!r}{rho}, not an endorsed feature{rival_text}", numbers)
-    return Verdict("feature", "clear", f"top feature {scan.get('top_feature')!r} is endorsed", numbers)
+    top_name = scan.get("top_feature")
+    top_endorsed = next((f.get("endorsed") for f in scan.get("features") or [] if f.get("name") == top_name), None)
+    if top_endorsed is True:
+        return Verdict("feature", "clear", f"top feature {top_name!r} is endorsed", numbers)
+    # the scan's rule: an unendorsed top feature the reward pays nothing for beyond the endorsed ones is no hack
+    return Verdict("feature", "clear", f"top feature {top_name!r} rides along with the endorsed features (the reward "
+                                       "pays nothing for it beyond them)", numbers)
 
 
 def endorsed_warnings(endorsed: Sequence[str] | None, scan: Mapping[str, Any]) -> list[str]:
