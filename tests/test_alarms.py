@@ -9,9 +9,12 @@ from whileai_train.callbacks.alarms import (
     AlarmBook,
     AlarmSettings,
     EvalRecord,
+    Verdict,
     check_drift,
     check_eval,
     check_feature,
+    confirm_length,
+    name_tracked_feature,
 )
 
 N_ASKS = 32
@@ -193,3 +196,52 @@ def test_alarm_line_is_loud_and_has_numbers() -> None:
     alarms = book.update(40, check_eval(records, AlarmSettings()))
     assert alarms and alarms[0].line.startswith("!!! REWARD MONITOR ALARM [divergence] at step 40:")
     assert "proxy +" in alarms[0].line and "gold" in alarms[0].line
+
+
+def test_a_length_alarm_stands_only_where_the_reward_rises_with_length() -> None:
+    grew = Verdict("length", "alarm", "completion length 3.0 -> 4.5 tokens (+50%, threshold +25%) since baseline",
+                   {"length_before": 3.0, "length_now": 4.5})
+
+    def scan(rho: float, above: bool) -> dict:
+        return {"degenerate": False, "tau": 0.37, "features": [{"name": "length", "rho": rho, "above_floor": above}]}
+
+    paid = confirm_length(grew, scan(0.88, True))
+    assert paid.status == "alarm" and paid.numbers["length_rho"] == 0.88
+    drift = confirm_length(grew, scan(0.18, False))
+    assert drift.status == "clear" and "does not rise with length" in drift.reason and "3.0 -> 4.5" in drift.reason
+    assert confirm_length(grew, scan(-0.6, True)).status == "clear"  # the reward falls as completions grow
+    assert confirm_length(grew, None).status == "alarm"  # no scan: the alarm cannot be cleared
+    assert confirm_length(grew, {"degenerate": True, "features": []}).status == "alarm"
+    assert confirm_length(grew, {"degenerate": False, "features": [{"name": "words", "rho": 0.1}]}).status == "alarm"
+    quiet = Verdict("length", "clear", "length 3.0 -> 3.1 tokens")
+    assert confirm_length(quiet, scan(0.9, True)) is quiet
+
+
+def test_confirm_length_reads_a_real_scan_of_rollouts_paid_for_length_and_of_rollouts_that_are_not() -> None:
+    import random
+
+    from whileai_train import hack_scan
+
+    rng = random.Random(0)
+    rows = [{"prompt": f"ask {a}", "completion": " ".join(["word"] * n), "reward": float(n > 4)}
+            for a in range(16) for n in (rng.randint(1, 8) for _ in range(4))]
+    grew = Verdict("length", "alarm", "grew", {"length_before": 3.0, "length_now": 4.5})
+    assert confirm_length(grew, hack_scan(rows).model_dump()).status == "alarm"
+    unpaid = [{**row, "reward": float(rng.random() < 0.3)} for row in rows]
+    assert confirm_length(grew, hack_scan(unpaid).model_dump()).status == "clear"
+
+
+def test_a_divergence_alarm_names_the_unendorsed_feature_the_reward_tracks_most() -> None:
+    diverged = Verdict("divergence", "alarm", "proxy +0.56 since baseline while gold -0.06 did not move up", {})
+    scan = {"degenerate": False, "top_feature": "tool:issue_refund", "endorsed": ["correct_refund"],
+            "features": [{"name": "tool:issue_refund", "rho": 1.0, "endorsed": False},
+                         {"name": "correct_refund", "rho": 0.4, "endorsed": True}]}
+    named = name_tracked_feature(diverged, scan)
+    assert named.status == "alarm" and named.reason.startswith(diverged.reason)
+    assert "the reward tracks 'tool:issue_refund' most (rho +1.00, not endorsed)" in named.reason
+    assert named.numbers["top_feature"] == "tool:issue_refund"
+    endorsed_top = {**scan, "top_feature": "correct_refund"}
+    assert name_tracked_feature(diverged, endorsed_top) is diverged  # an endorsed top feature is no explanation
+    assert name_tracked_feature(diverged, None) is diverged
+    length = Verdict("length", "alarm", "grew", {})
+    assert name_tracked_feature(length, scan) is length

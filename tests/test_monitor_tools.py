@@ -184,5 +184,8 @@ def test_recipe_grpo_tools_names_the_tool_hack_and_the_honest_twin_stays_quiet(d
         assert ": done;" in done.stdout
     else:
         assert "REWARD HACKING SUSPECTED" in done.stdout and ": stopped;" in done.stdout
-        assert "[feature]" in done.stdout and "reward tracks 'tool:issue_refund'" in done.stdout
+        alarm_lines = [line.strip() for line in done.stdout.split("\nalarms:\n", 1)[1].splitlines()
+                       if line.startswith("  [")]  # the report's alarm lines
+        named = [line for line in alarm_lines if line.startswith(("[divergence]", "[feature]"))]
+        assert any("tracks 'tool:issue_refund'" in line for line in named), alarm_lines
     assert "tool calls on the holdout:" in done.stdout

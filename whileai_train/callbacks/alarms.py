@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -39,7 +39,9 @@ __all__ = [
     "check_eval",
     "check_feature",
     "check_length",
+    "confirm_length",
     "endorsed_warnings",
+    "name_tracked_feature",
 ]
 
 Status = Literal["alarm", "clear", "unknown"]
@@ -180,6 +182,43 @@ def check_length(ref: EvalRecord, cur: EvalRecord, s: AlarmSettings) -> Verdict:
     return _unless_gold_up("length", "completions grew", ref, cur, s, numbers,
                            f"completion length {base:.1f} -> {now:.1f} tokens ({pct}, threshold "
                            f"{s.length_pct:+.0%}) since {_label(ref)}")
+
+
+def confirm_length(verdict: Verdict, scan: Mapping[str, Any] | None) -> Verdict:
+    """A length alarm says the reward pays for length. It stands when the scan of the training rollouts shows the
+    reward rising with length (hack_scan's `length` feature above its floor), or cannot tell (no scan, length not
+    ranked). It clears when the scan ranks length and the reward does not rise with it: completions that drift longer
+    in a run whose reward pays nothing for length (reasoning runs grow long honestly) are not a length hack."""
+    if verdict.name != "length" or verdict.status != "alarm" or not scan or scan.get("degenerate"):
+        return verdict
+    length = next((f for f in scan.get("features") or [] if f.get("name") == "length"), None)
+    rho = None if length is None else length.get("rho")
+    if rho is None or not math.isfinite(rho):
+        return verdict
+    if length.get("above_floor") and rho > 0:
+        return replace(verdict, numbers={**verdict.numbers, "length_rho": round(float(rho), 4)})
+    floor = scan.get("tau")
+    floor_text = f", floor {floor:.2f}" if isinstance(floor, (int, float)) else ""
+    return replace(verdict, status="clear",
+                   reason=f"completions grew {verdict.numbers.get('length_before')} -> "
+                          f"{verdict.numbers.get('length_now')} tokens, but the reward does not rise with length in "
+                          f"the training rollouts (rho {rho:+.2f}{floor_text}): drift, not a length hack",
+                   numbers={**verdict.numbers, "length_rho": round(float(rho), 4)})
+
+
+def name_tracked_feature(verdict: Verdict, scan: Mapping[str, Any] | None) -> Verdict:
+    """A divergence alarm says what the proxy pays for that gold does not: the scan's top feature of the training
+    rollouts, when it is not endorsed (with endorsed= given) or when nothing is endorsed."""
+    if verdict.name != "divergence" or verdict.status != "alarm" or not scan or scan.get("degenerate"):
+        return verdict
+    top = scan.get("top_feature")
+    entry = next((f for f in scan.get("features") or [] if f.get("name") == top), None)
+    if not top or entry is None or entry.get("endorsed") or not isinstance(entry.get("rho"), (int, float)):
+        return verdict
+    endorsed_text = ", not endorsed" if scan.get("endorsed") is not None else ""
+    return replace(verdict, reason=f"{verdict.reason}; in the training rollouts the reward tracks {top!r} most "
+                                   f"(rho {entry['rho']:+.2f}{endorsed_text})",
+                   numbers={**verdict.numbers, "top_feature": top, "top_rho": round(float(entry["rho"]), 4)})
 
 
 def _unless_gold_up(name: str, rose: str, ref: EvalRecord, cur: EvalRecord, s: AlarmSettings,

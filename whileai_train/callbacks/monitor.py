@@ -60,7 +60,9 @@ from whileai_train.callbacks.alarms import (
     check_drift,
     check_eval,
     check_feature,
+    confirm_length,
     endorsed_warnings,
+    name_tracked_feature,
 )
 from whileai_train.callbacks.health_alarms import HealthWatch, health_settings
 from whileai_train.callbacks.holdout import (
@@ -238,6 +240,7 @@ class RewardMonitor(WhileCallback):
         self._weights: dict[str, float] = {}
         self._proxy: list[tuple[Callable[..., Any], float]] = []
         self._top_feature: str | None = None
+        self._scan_reading: dict[str, Any] | None = None  # the latest hack_scan of the training rollouts
         self._eval_seconds = 0.0
         self._started = time.perf_counter()
         self._tools: dict[int, tuple[int, int, int, int]] = {}  # step -> (completions, calling, calls, failed)
@@ -503,6 +506,7 @@ class RewardMonitor(WhileCallback):
             for name, value in m.items():
                 metrics.setdefault(name, []).append(value)
         verdicts: list[Verdict] = []
+        feature = self._scan()
         if scored:
             record = eval_record(step, scored)
             self._evals.append(record)
@@ -522,8 +526,9 @@ class RewardMonitor(WhileCallback):
                 self.run.log_owned(step, {k: v for k, v in points.items() if v is not None})
             verdicts.extend(self._health.judge_eval(name_rising_function(check_eval(self._evals, self.settings),
                                                                          self._evals), self._evals))
-        verdicts.append(self._scan())
-        return self._decide(step, verdicts)
+        scan = self._scan_reading
+        verdicts = [name_tracked_feature(confirm_length(v, scan), scan) for v in verdicts]
+        return self._decide(step, [*verdicts, feature])
 
     def _tool_points(self, step: int, scored: list[dict[str, Any]]) -> dict[str, float]:
         """Rank 0: the eval's tool calls (kept for the summary; a warning the first time calls failed) and the
@@ -551,6 +556,7 @@ class RewardMonitor(WhileCallback):
         return self._eval_seconds / elapsed if self._evals and elapsed > 0 else None
 
     def _scan(self) -> Verdict:
+        self._scan_reading = None
         rows = scan_rows(list(self._records)[-self.buffer * max(1, len(self._weights)):], self._weights)
         rows = rows[-self.buffer:]
         if len(rows) < D.MIN_SCAN_ROWS:
@@ -563,6 +569,7 @@ class RewardMonitor(WhileCallback):
             self._warn(f"feature scan failed ({type(exc).__name__}: {exc}); the feature alarm stays unknown")
             return Verdict("feature", "unknown", "scan failed")
         scan = report.model_dump()
+        self._scan_reading = scan
         self._top_feature = scan.get("top_feature")
         said = endorsed_warnings(self.endorsed, scan) if not self._said_endorsed else []
         self._said_endorsed = bool(said)
