@@ -111,7 +111,7 @@ def take_tasks(source: Any, who: str, *, prompt_required: bool = True) -> list[d
                 task["prompt"] = asked
             elif prompt_required:
                 raise RowError(index, "prompt", f"{who}: the row has no `prompt` (keys: {sorted(map(str, task))})",
-                               "give every task a `prompt`: a string, or a list of {role, content} chat messages "
+                               "give every task a 'prompt': a string, or a list of {role, content} chat messages "
                                "(GRPOTrainer's dataset shape)")
         tasks.append(task)
     return tasks
