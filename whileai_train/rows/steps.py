@@ -36,9 +36,7 @@ def walk_steps(steps: list[Any]) -> Iterator[WalkedStep]:
     words beside a call, or an agent turn). Nothing is decoded here: each reader applies its own reading (lenient
     for the trajectory, strict for the conversation) to the same walk.
     """
-    number = -1
-    for step in steps:  # hot path: the exact type first, the ABC check only for other mappings
-        number += 1
+    for number, step in enumerate(steps):  # hot path: the exact type first, the ABC check only for other mappings
         if step.__class__ is not dict and not isinstance(step, Mapping):
             yield number, STEP_NOT_OBJECT, step, None, None, None, NO_RESULT
             continue
