@@ -8,7 +8,7 @@ import pytest
 
 import whileai_train as wai
 from whileai_train.callbacks.monitor_report import MonitorSummary
-from whileai_train.errors import ConfigError
+from whileai_train.errors import ConfigError, RowError
 
 
 def gold(prompts: list[Any], completions: list[Any], **kwargs: Any) -> list[float]:
@@ -31,7 +31,6 @@ def gold(prompts: list[Any], completions: list[Any], **kwargs: Any) -> list[floa
     ({"kl_budget": 0}, "kl_budget=0"),
     ({"gold": "exact"}, "not callable"),
     ({"holdout": "what is one plus one ?"}, "single string"),
-    ({"holdout": [{"question": "x"}]}, "no 'prompt'"),
     ({"holdout": []}, "empty"),
     ({"proxy": [gold, 1]}, "not callable"),
 ])
@@ -39,6 +38,12 @@ def test_configuration_mistakes_raise_with_the_fix(kwargs: dict[str, Any], match
     with pytest.raises(ConfigError, match=match) as info:
         wai.monitor(**kwargs)
     assert "Fix:" in str(info.value)
+
+
+def test_a_holdout_row_without_a_prompt_is_a_row_error_naming_it() -> None:
+    with pytest.raises(RowError, match="no `prompt`") as info:
+        wai.monitor(holdout=[{"question": "x"}])
+    assert info.value.index == 0 and info.value.field == "prompt" and "Fix:" in str(info.value)
 
 
 def test_a_valid_configuration_builds_a_while_callback() -> None:

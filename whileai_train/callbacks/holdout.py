@@ -13,7 +13,8 @@ log_extra, log_metric) and awaits async ones (sampling/rewards.py).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -23,27 +24,33 @@ from whileai_train.callbacks.alarms import EvalRecord
 from whileai_train.callbacks.reward_wrap import prompt_text
 from whileai_train.errors import ConfigError
 from whileai_train.markers.registry import marker_values
+from whileai_train.rows.intake import take_tasks
 from whileai_train.sampling.rewards import ScoreSink, call_reward, callable_name, weighted_total
 from whileai_train.sampling.samples import Sampler, Samples, trajectory_row
 
 __all__ = ["ask_of", "choose_holdout", "eval_record", "holdout_from_dataset", "holdout_rows", "marker_means",
            "sample_share", "score_completions", "score_markers", "tool_counts"]
 
+# The file names a holdout= string is read as rows from, even before the file exists (then: no such file).
+_ROW_FILES = (".jsonl", ".json")
+
 
 def holdout_rows(holdout: Any) -> list[dict[str, Any]]:
-    """Normalise holdout= to a list of row dicts with a `prompt` (strings become {"prompt": s})."""
-    if isinstance(holdout, (str, bytes)):
+    """holdout= as a list of row dicts with a `prompt`, read as every function that takes rows reads them
+    (rows.take_tasks: a list, a JSONL / JSON-array path, a datasets.Dataset; a bad row is a RowError naming it and
+    the fix); a list may also hold plain prompt strings (each becomes {"prompt": s}). A single string that names
+    no file is refused: it is one prompt, not a holdout."""
+    if isinstance(holdout, bytes) or isinstance(holdout, str) and not os.path.exists(holdout) \
+            and not holdout.endswith(_ROW_FILES):
         raise ConfigError("holdout= got a single string. Fix: pass a list of prompts or rows, e.g. "
-                          "holdout=[{'prompt': ...}, ...], or a datasets.Dataset with a 'prompt' column.")
-    rows: list[dict[str, Any]] = []
-    for i, row in enumerate(holdout):
-        if isinstance(row, str):
-            rows.append({"prompt": row})
-        elif isinstance(row, Mapping) and "prompt" in row:
-            rows.append({k: v for k, v in row.items() if k not in ("completion", "completion_ids")})
-        else:
-            raise ConfigError(f"holdout row {i} has no 'prompt'. Fix: give every holdout row a 'prompt' "
-                              "(a string or a list of chat messages), as GRPOTrainer's train_dataset has.")
+                          "holdout=[{'prompt': ...}, ...], a JSONL path, or a datasets.Dataset with a 'prompt' "
+                          "column.")
+    if isinstance(holdout, Iterator):
+        holdout = list(holdout)
+    if isinstance(holdout, (list, tuple)):
+        holdout = [{"prompt": row} if isinstance(row, str) else row for row in holdout]
+    rows = [{k: v for k, v in row.items() if k not in ("completion", "completion_ids")}
+            for row in take_tasks(holdout, "monitor(holdout=)")]
     if not rows:
         raise ConfigError("holdout= is empty. Fix: pass some prompts, or holdout=None to draw them from the "
                           "train dataset.")

@@ -28,6 +28,7 @@ from whileai_train.rows.contract import (
     tool_arguments,
 )
 from whileai_train.rows.content import plain_text
+from whileai_train.rows.steps import NO_RESULT, STEP_CALL, STEP_EMPTY, STEP_USER, walk_steps
 
 __all__ = ["CONSUMED", "Shaped", "carried_plain", "check_arguments", "encode_messages", "final_reply_turn",
            "flat_walk", "iter_input", "shape_row", "strip_ids"]
@@ -195,7 +196,6 @@ def _shape_general(row: Any, index: int, *, system_prompt: str | None, max_tool_
     return shaped
 
 
-_MISSING = object()
 _KNOWN_CALL_IDS = 64
 _CALL_IDS = tuple(f"call_{number}" for number in range(_KNOWN_CALL_IDS))  # a step's default call id, made once
 
@@ -224,34 +224,28 @@ def flat_walk(row: dict[str, Any], index: int, system_prompt: str | None, cap: i
     agent: list[int] = []
     capped: dict[int, int] = {}
     checked = invalid = flags = removed = 0
-    number = -1
-    for step in steps:
-        number += 1
-        if type(step) is not dict:
-            return None
-        get = step.get
-        tool = get("tool")
-        if tool is not None:
-            call_id = get("id") or get("call_id")
+    for number, kind, step, head, raw, content, result in walk_steps(steps):
+        if step.__class__ is not dict or kind == STEP_EMPTY:
+            return None  # the general path reads it (and refuses a step with none of tool, user, text)
+        if kind == STEP_CALL:
+            call_id = step.get("id") or step.get("call_id")
             if not call_id:
                 call_id = _CALL_IDS[number] if number < _KNOWN_CALL_IDS else f"call_{number}"
             elif type(call_id) is not str:
                 call_id = str(call_id)
-            raw = get("arguments")
             arguments = raw.copy() if type(raw) is dict else tool_arguments(raw, index, f"steps[{number}].arguments")
-            content = get("text")
             if type(content) is not str:
                 content = "" if content is None else plain_text(content, index, f"steps[{number}].text")
-            name = tool if type(tool) is str else str(tool)
+            name = head if type(head) is str else str(head)
             checked += 1
             if content:
                 say(content)
             call_flags = 0
             for key, value in arguments.items():  # _walk and leaks.agent_said, inlined for a flat object
-                kind = type(value)
-                if kind is str:
+                value_type = type(value)
+                if value_type is str:
                     say(value)
-                elif kind is int or kind is bool:
+                elif value_type is int or value_type is bool:
                     say(str(value))
                 elif value is not None:
                     inner = _walk(value)
@@ -270,8 +264,7 @@ def flat_walk(row: dict[str, Any], index: int, system_prompt: str | None, cap: i
             append({"role": "assistant", "content": content,
                     "tool_calls": [{"id": call_id, "type": "function", "function": {"name": name,
                                                                                     "arguments": arguments}}]})
-            result = get("result", _MISSING)
-            if result is not _MISSING:
+            if result is not NO_RESULT:
                 if type(result) is not str:
                     result = plain_text(result, index, f"steps[{number}].result")
                 if cap is not None and len(result) > cap:
@@ -279,19 +272,17 @@ def flat_walk(row: dict[str, Any], index: int, system_prompt: str | None, cap: i
                     result = result[:cap] + "\n" + TOOL_OUTPUT_MARKER.format(n=cut)
                     capped[len(messages)] = cut
                 append({"role": "tool", "tool_call_id": call_id, "name": name, "content": result})
-        elif (user := get("user")) is not None:
-            append({"role": "user", "content": user if type(user) is str else plain_text(
-                user, index, f"steps[{number}].user")})
-        elif (text := get("text")) is not None:
-            content = text if type(text) is str else plain_text(text, index, f"steps[{number}].text")
+        elif kind == STEP_USER:
+            append({"role": "user", "content": head if type(head) is str else plain_text(
+                head, index, f"steps[{number}].user")})
+        else:  # an agent turn
+            content = content if type(content) is str else plain_text(content, index, f"steps[{number}].text")
             if not content:
                 removed += 1
                 continue
             say(content)
             agent.append(len(messages))
             append({"role": "assistant", "content": content})
-        else:
-            return None
     notes: dict[str, int] = {}
     if removed:
         notes["empty_agent_turn_removed"] = removed

@@ -21,7 +21,7 @@ target or a must_not_regress name regressed, PASS for moved / moved_unreplicated
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -46,8 +46,8 @@ from whileai_train.measure.eval_variance import EvalVarianceReport
 from whileai_train.measure.pass_at import config_pair, most_common_k
 from whileai_train.measure.sides import PASS_AT_1, GroupBy, Side, read_side
 from whileai_train.progress import progress_call
-from whileai_train.rows.files import read_rows
 from whileai_train.rows.contract import task_key
+from whileai_train.rows.intake import take_rows
 from whileai_train.stats import DEFAULT_CONFIDENCE, DEFAULT_DRAWS, DEFAULT_SEED, normal_quantile, t_quantile
 from whileai_train.stats.bootstrap import bootstrap_mean_cis
 from whileai_train.stats.paired import SIGN_FLIP_DRAWS
@@ -81,19 +81,24 @@ def _names(value: Any, what: str) -> list[str]:
 
 
 def _task_set(tasks: Any) -> set[str]:
-    if isinstance(tasks, (str, bytes)) or hasattr(tasks, "__fspath__"):
-        return {task_key(row) for row in read_rows(tasks)}
+    """The task keys tasks= names: rows (read by rows.take_rows: a list, a JSONL / JSON-array path, a Dataset, a
+    Run's rows), or task keys as strings beside them."""
     if callable(getattr(tasks, "rows", None)):
         tasks = tasks.rows()
-    keys: set[str] = set()
-    for item in tasks:
-        if isinstance(item, Mapping):
-            keys.add(task_key(item))
-        elif isinstance(item, str):
-            keys.add(item)
-        else:
-            raise ConfigError(f"tasks= holds {type(item).__name__}; pass the baseline's rows, its JSONL path, or "
-                              "task keys")
+    if isinstance(tasks, (list, tuple, set, frozenset, Iterator)):
+        listed = list(tasks)
+        keys: set[str] = set()
+        for item in listed:
+            if isinstance(item, str):
+                keys.add(item)
+            elif not isinstance(item, Mapping):
+                raise ConfigError(f"tasks= holds {type(item).__name__}; pass the baseline's rows, its JSONL path, "
+                                  "or task keys")
+        rows = [item for item in listed if not isinstance(item, str)]
+        if rows:
+            keys.update(task_key(row) for row in take_rows(rows, "delta_report(tasks=)"))
+    else:
+        keys = {task_key(row) for row in take_rows(tasks, "delta_report(tasks=)")}
     if not keys:
         raise ConfigError("tasks= names no task; pass the baseline's rows (or their task keys)")
     return keys

@@ -14,8 +14,8 @@ models below validate and document them):
 Content is read by one rule, rows/content.py (a string, text parts, call and result blocks; a non-text part is
 skipped by readers and refused by exports). :func:`conversation` turns any row into one normalised message list
 (tool arguments as dicts, content as text), the exporters' view; rows/trajectory.py reads a row's trajectory once
-for every check. Unknown keys pass through untouched. Reading rows from files is rows/files.py's; the fast step
-walkers are rows/steps.py's, the failed-result rule rows/failure.py's, the JSON rules rows/json_text.py's (this
+for every check. Unknown keys pass through untouched. Reading rows from files is rows/files.py's; the one step
+walker is rows/steps.py's, the failed-result rule rows/failure.py's, the JSON rules rows/json_text.py's (this
 module imports them and keeps their names).
 """
 
@@ -34,11 +34,17 @@ from whileai_train.rows.json_text import tool_arguments
 from whileai_train.rows.steps import (
     FINAL_TEXT_DIFFERS,
     FINAL_TEXT_REPEATED,
+    NO_RESULT,
+    STEP_CALL,
+    STEP_NOT_OBJECT,
+    STEP_TEXT,
+    STEP_USER,
     dict_step_sizes,
     final_is_own_turn,
     final_text_turn,
     read_dict_steps,
     steps_end_with_reply,
+    walk_steps,
 )
 from whileai_train.rows.trajectory import AgentParts, read_trajectory
 
@@ -294,33 +300,28 @@ def _from_steps(row: Mapping[str, Any], index: int | None) -> list[dict[str, Any
         raise RowError(index, "steps", f"steps is {type(steps).__name__}, not a list",
                        "write steps as a list of {tool, arguments, result} / {user} / {text} objects")
     append = messages.append
-    for number, step in enumerate(steps):  # hot path: exact types first, field names only on error
-        if type(step) is not dict and not isinstance(step, Mapping):
-            raise RowError(index, f"steps[{number}]", f"step is {type(step).__name__}, not an object",
-                           "write each step as {tool, arguments, result}, {user} or {text}")
-        get = step.get
-        tool = get("tool")
-        if tool is not None:
-            call_id = str(get("id") or get("call_id") or f"call_{number}")
-            raw = get("arguments")
-            arguments = dict(raw) if type(raw) is dict else tool_arguments(raw, index, f"steps[{number}].arguments")
-            text = get("text")
-            name = str(tool)
+    for number, kind, step, head, raw, text, result in walk_steps(steps):
+        if kind == STEP_CALL:
+            call_id = str(step.get("id") or step.get("call_id") or f"call_{number}")
+            arguments = dict(raw) if raw.__class__ is dict else tool_arguments(raw, index, f"steps[{number}].arguments")
+            name = str(head)
             append({
-                "role": "assistant", "content": text if type(text) is str else plain_text(
+                "role": "assistant", "content": text if text.__class__ is str else plain_text(
                     text, index, f"steps[{number}].text"),
                 "tool_calls": [{"id": call_id, "type": "function",
                                 "function": {"name": name, "arguments": arguments}}],
             })
-            if "result" in step:
-                result = get("result")
+            if result is not NO_RESULT:
                 append({"role": "tool", "tool_call_id": call_id, "name": name,
-                        "content": result if type(result) is str else plain_text(
+                        "content": result if result.__class__ is str else plain_text(
                             result, index, f"steps[{number}].result")})
-        elif get("user") is not None:
-            append({"role": "user", "content": plain_text(step["user"], index, f"steps[{number}].user")})
-        elif get("text") is not None:
-            append({"role": "assistant", "content": plain_text(step["text"], index, f"steps[{number}].text")})
+        elif kind == STEP_USER:
+            append({"role": "user", "content": plain_text(head, index, f"steps[{number}].user")})
+        elif kind == STEP_TEXT:
+            append({"role": "assistant", "content": plain_text(text, index, f"steps[{number}].text")})
+        elif kind == STEP_NOT_OBJECT:
+            raise RowError(index, f"steps[{number}]", f"step is {type(step).__name__}, not an object",
+                           "write each step as {tool, arguments, result}, {user} or {text}")
         else:
             raise RowError(index, f"steps[{number}]", "step has none of `tool`, `user` or `text`",
                            "a step is a tool call {tool, arguments, result}, a user turn {user}, or {text}")

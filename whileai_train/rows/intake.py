@@ -23,7 +23,7 @@ from whileai_train.errors import InputError, RowError
 from whileai_train.rows.files import from_dataset, read_rows, refuse_non_rows
 from whileai_train.rows.shapes import read_shapes
 
-__all__ = ["GRADE_NAMES", "from_dataset", "take_rows"]
+__all__ = ["GRADE_NAMES", "from_dataset", "take_rows", "take_tasks"]
 
 # Columns other tools grade under (TRL's logs name a column per reward function; HF data sets say label/score;
 # eval harnesses say correct/grade/rating). Read as a grade only when named (reward_key=), never guessed.
@@ -81,3 +81,37 @@ def take_rows(source: Any, who: str, *, graded: bool = False, deep: bool = True)
     if graded and rows:
         _grade_named_elsewhere(rows, who)
     return rows
+
+
+def _leading_turns(messages: Any) -> list[Any]:
+    """The turns of a conversation before the agent's first reply (its system and user turns): the prompt."""
+    if messages.__class__ is not list:
+        return []
+    prompt: list[Any] = []
+    for message in messages:
+        if isinstance(message, Mapping) and message.get("role") == "assistant":
+            break
+        prompt.append(message)
+    return prompt
+
+
+def take_tasks(source: Any, who: str, *, prompt_required: bool = True) -> list[dict[str, Any]]:
+    """The tasks `who` was given, read by :func:`take_rows` (any source and row shape it reads, refused by the same
+    typed errors), each with its `prompt`: a row written as a conversation (``messages``, or a shape take_rows
+    turns into messages: ShareGPT, TRL prompt/completion, ...) asks what it says before the agent's first reply,
+    as a conversational prompt. A row with no prompt is a RowError naming it (unless not `prompt_required`).
+    Rows come back as new dicts, so the caller may change them."""
+    rows = take_rows(source, who)
+    tasks: list[dict[str, Any]] = []
+    for index, row in enumerate(rows):
+        task = dict(row)
+        if task.get("prompt") is None:
+            asked = _leading_turns(task.get("messages"))
+            if asked:
+                task["prompt"] = asked
+            elif prompt_required:
+                raise RowError(index, "prompt", f"{who}: the row has no `prompt` (keys: {sorted(map(str, task))})",
+                               "give every task a 'prompt': a string, or a list of {role, content} chat messages "
+                               "(GRPOTrainer's dataset shape)")
+        tasks.append(task)
+    return tasks

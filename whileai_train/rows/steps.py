@@ -1,39 +1,72 @@
-"""A flat rollout's steps: the fast walkers of all-dict steps (read_dict_steps, dict_step_sizes: what the trajectory
-reader counts, for loops that need no events; tests pin them to it), and the rule for a `final_text` against the
-reply the steps end on. Part of the row contract: rows.py imports these and keeps their names.
+"""A flat rollout's steps: the one step walker (:func:`walk_steps`) every reader of a flat row goes through (the
+trajectory reader, the normalised conversation, the exporters' flat pass, the tables' counts), and the rule for a
+`final_text` against the reply the steps end on. Part of the row contract: rows.py imports these and keeps their
+names.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from whileai_train.rows.content import content_text
 from whileai_train.rows.failure import tool_failed
 
-__all__ = ["FINAL_TEXT_DIFFERS", "FINAL_TEXT_REPEATED", "dict_step_sizes", "final_is_own_turn", "final_text_turn",
-           "read_dict_steps", "steps_end_with_reply"]
+__all__ = ["FINAL_TEXT_DIFFERS", "FINAL_TEXT_REPEATED", "NO_RESULT", "STEP_CALL", "STEP_EMPTY", "STEP_NOT_OBJECT",
+           "STEP_TEXT", "STEP_USER", "WalkedStep", "dict_step_sizes", "final_is_own_turn", "final_text_turn",
+           "read_dict_steps", "steps_end_with_reply", "walk_steps"]
+
+# What a step is, by the one step rule: a tool call (`tool` set), else a user turn (`user` set), else an agent turn
+# (`text` set), else a step with none of them; a step that is not an object is its own kind.
+STEP_CALL, STEP_USER, STEP_TEXT, STEP_EMPTY, STEP_NOT_OBJECT = 0, 1, 2, 3, 4
+
+# A call step without a `result` key (no result came back), told apart from `result: null` (an empty result).
+NO_RESULT: Any = type("NoResult", (), {"__repr__": lambda self: "NO_RESULT", "__slots__": ()})()
+
+WalkedStep = tuple[int, int, Any, Any, Any, Any, Any]
+"""One step as :func:`walk_steps` yields it: (number, kind, the step, tool or user, arguments, text, result)."""
 
 
-def read_dict_steps(steps: list[Any]) -> tuple[list[str], list[tuple[str, Any]], int, int]:
-    """What the trajectory reader (rows/trajectory.py) counts of a flat row's steps that are all dicts (the common
-    row), without its events or per-step type checks: the agent's texts, its calls (name, arguments: a dict as the
-    tuple of its items), the steps (turns) and the failed calls. Raises AttributeError at a step that is not an
-    object (read the row with the reader then). For loops over many rows; a test pins it to the reader."""
-    texts: list[str] = []
-    calls: list[tuple[str, Any]] = []
-    errors = 0
-    for step in steps:
+def walk_steps(steps: list[Any]) -> Iterator[WalkedStep]:
+    """The one walk of a flat rollout's steps: each step as ``(number, kind, step, head, arguments, text, result)``.
+
+    `kind` is the step rule's (STEP_CALL, STEP_USER, STEP_TEXT, STEP_EMPTY, STEP_NOT_OBJECT); `head` is the call's
+    tool (as given) or the user turn's text; `arguments` and `result` are the call's (`result` is NO_RESULT when
+    the step has no `result` key); `text` is the step's own `text` as given, for every kind of object step (the
+    words beside a call, or an agent turn). Nothing is decoded here: each reader applies its own reading (lenient
+    for the trajectory, strict for the conversation) to the same walk.
+    """
+    for number, step in enumerate(steps):  # hot path: the exact type first, the ABC check only for other mappings
+        if step.__class__ is not dict and not isinstance(step, Mapping):
+            yield number, STEP_NOT_OBJECT, step, None, None, None, NO_RESULT
+            continue
         get = step.get
         tool = get("tool")
         if tool is not None:
-            arguments = get("arguments")
+            yield number, STEP_CALL, step, tool, get("arguments"), get("text"), get("result", NO_RESULT)
+        elif (user := get("user")) is not None:
+            yield number, STEP_USER, step, user, None, get("text"), NO_RESULT
+        else:
+            text = get("text")
+            yield number, STEP_EMPTY if text is None else STEP_TEXT, step, None, None, text, NO_RESULT
+
+
+def read_dict_steps(steps: list[Any]) -> tuple[list[str], list[tuple[str, Any]], int, int]:
+    """What the trajectory reader (rows/trajectory.py) counts of a flat row's steps that are all objects (the
+    common row), read from :func:`walk_steps` without its events: the agent's texts, its calls (name, arguments: a
+    dict as the tuple of its items), the steps (turns) and the failed calls. Raises AttributeError at a step that
+    is not an object (read the row with the reader then). For loops over many rows; a test pins it to the reader."""
+    texts: list[str] = []
+    calls: list[tuple[str, Any]] = []
+    errors = 0
+    for _, kind, _, tool, arguments, text, result in walk_steps(steps):
+        if kind == STEP_NOT_OBJECT:
+            raise AttributeError("a step that is not an object")
+        if kind == STEP_CALL:
             calls.append((tool if tool.__class__ is str else str(tool),
                           tuple(arguments.items()) if arguments.__class__ is dict else arguments))
-            result = get("result")
-            if result is not None and tool_failed(result):
+            if result is not None and result is not NO_RESULT and tool_failed(result):
                 errors += 1
-        text = get("text")
         if text:
             texts.append(text if text.__class__ is str else content_text(text))
     return texts, calls, len(steps), errors
@@ -41,13 +74,14 @@ def read_dict_steps(steps: list[Any]) -> tuple[list[str], list[tuple[str, Any]],
 
 def dict_step_sizes(steps: list[Any]) -> tuple[int, int, int, int]:
     """The sizes of what :func:`read_dict_steps` reads (characters of the agent's texts, how many texts, calls,
-    turns), each step asked for its tool and text only, no call kept; raises AttributeError at a step that is not
-    an object. A test pins it to the reader."""
+    turns), from :func:`walk_steps`, no call kept; raises AttributeError at a step that is not an object. A test
+    pins it to the reader."""
     chars = n_texts = calls = 0
-    for step in steps:
-        if step.get("tool") is not None:
+    for _, kind, _, _, _, text, _ in walk_steps(steps):
+        if kind == STEP_NOT_OBJECT:
+            raise AttributeError("a step that is not an object")
+        if kind == STEP_CALL:
             calls += 1
-        text = step.get("text")
         if text:
             chars += len(text) if text.__class__ is str else len(content_text(text))
             n_texts += 1

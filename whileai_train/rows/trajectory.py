@@ -35,7 +35,15 @@ from whileai_train.rows.content import content_text, read_content
 from whileai_train.rows.failure import DEFAULT_FAILURE, FailureFunctionError, FailureRule
 from whileai_train.rows.json_text import as_text, loads, tool_arguments
 from whileai_train.rows.shapes import FOREIGN_ITEMS, read_shape
-from whileai_train.rows.steps import final_is_own_turn
+from whileai_train.rows.steps import (
+    NO_RESULT,
+    STEP_CALL,
+    STEP_NOT_OBJECT,
+    STEP_TEXT,
+    STEP_USER,
+    final_is_own_turn,
+    walk_steps,
+)
 
 __all__ = ["CALLED", "HEARD", "MEMO_ENTRIES", "RESULT", "SAID", "AgentParts", "Call", "ReadMemo", "Trajectory",
            "read_trajectory", "text_of"]
@@ -304,28 +312,23 @@ def _read_flat(out: Trajectory, row: Mapping[str, Any], index: int | None, how: 
     turns = errors = 0
     number = -1
     try:
-        for step in walked:  # hot path: exact types first, field names only on a fault
-            number += 1
-            if step.__class__ is not dict and not isinstance(step, Mapping):
+        for number, kind, step, tool, raw, text, result in walk_steps(walked):
+            if kind == STEP_NOT_OBJECT:
                 out._fault(RowError(index, f"steps[{number}]", f"step is {type(step).__name__}, not an object",
                                     "write each step as {tool, arguments, result}, {user} or {text}"))
                 continue
             turns += 1
-            get = step.get
-            tool = get("tool")
-            text = get("text")
             if text:
                 said = text if text.__class__ is str else text_of(text)
                 if with_parts:
                     texts.append(said)
-            if tool is not None:
-                raw = get("arguments")
+            if kind == STEP_CALL:
                 name = tool if tool.__class__ is str else str(tool)
                 if with_parts:
                     calls.append((name, tuple(raw.items()) if raw.__class__ is dict else raw))
                 if not with_events:
-                    result = get("result")
-                    if result is not None and (rule(result) if result.__class__ is dict else _failed(how, result)):
+                    if result is not None and result is not NO_RESULT and (
+                            rule(result) if result.__class__ is dict else _failed(how, result)):
                         errors += 1
                     continue
                 if text:
@@ -333,8 +336,7 @@ def _read_flat(out: Trajectory, row: Mapping[str, Any], index: int | None, how: 
                 call = Call(name, raw if raw.__class__ is dict else _arguments(
                     out, raw, index, f"steps[{number}].arguments"), number, raw if raw.__class__ is str else None)
                 append((CALLED, call))
-                if "result" in step:
-                    result = get("result")
+                if result is not NO_RESULT:
                     if result is None:
                         call.raw_result = ""
                     else:
@@ -345,9 +347,9 @@ def _read_flat(out: Trajectory, row: Mapping[str, Any], index: int | None, how: 
                             call._failed = True
                             errors += 1
                     append((RESULT, call))
-            elif (user := get("user")) is not None:
-                append((HEARD, text_of(user)))
-            elif text is not None:
+            elif kind == STEP_USER:
+                append((HEARD, text_of(tool)))
+            elif kind == STEP_TEXT:
                 append((SAID, said if text else text_of(text)))
     except FailureFunctionError as error:
         raise _function_error(index, f"steps[{number}].result", error) from error.__cause__

@@ -30,8 +30,8 @@ import numpy as np
 
 from whileai_train.errors import ConfigError, RewardFunctionError, RowError
 from whileai_train.progress import progress_counter
-from whileai_train.rows.files import read_rows
 from whileai_train.rows.contract import task_key
+from whileai_train.rows.intake import take_tasks
 from whileai_train.sampling import defaults as D
 from whileai_train.sampling.eval_output import EvalOutput, row_identity
 from whileai_train.sampling.rewards import (
@@ -62,7 +62,7 @@ _WRITTEN = _NOT_CARRIED | {"prompt", "lineage", "task_id"}
 
 
 def _tasks(tasks: Any, environments: bool) -> list[dict[str, Any]]:
-    rows = [dict(row) for row in read_rows(tasks)]
+    rows = take_tasks(tasks, "evaluate(tasks=)", prompt_required=not environments)
     if not rows:
         raise ConfigError("tasks is empty. Fix: pass rows with a 'prompt' (a list, a JSONL path or a Dataset)")
     for index, row in enumerate(rows):
