@@ -258,6 +258,7 @@ function makeChart(holder, spec) {
   };
   const u = new uPlot(opts, chartData(spec), holder);
   u.over.addEventListener('dblclick', () => { state.zoom.set(spec.id, false); });
+  u.over.addEventListener('click', () => chartClicked(spec.id, u));  // proxy vs gold: that eval's completions
   holder._uplot = u;
   state.charts.set(spec.id, u);
   if (keepZoom) u.setScale('x', keepZoom);

@@ -116,6 +116,20 @@ function drawCompletions() {
         text: completionView.rows.length ? 'no completion matches the filters' : 'no holdout completions kept for this run'}))]));
 }
 
+// a click on the proxy vs gold chart shows the completions of the eval nearest the cursor
+function chartClicked(chartId, u) {
+  const idx = u.cursor.idx;
+  const run = state.selected && runData(state.selected);
+  if (chartId !== 'proxy-gold' || idx == null || !run) return;
+  const steps = evalSteps(run);
+  if (!steps.length) return;
+  const x = u.data[0][idx];
+  const nearest = steps.reduce((best, s) => Math.abs(s - x) < Math.abs(best - x) ? s : best, steps[0]);
+  completionView.step = String(nearest); completionView.known = true;
+  renderRun();
+  document.getElementById('completion-tools').scrollIntoView({block: 'nearest'});
+}
+
 // -- config: the run's context (runs/context.py), read from its summary -------------------------------------
 function valueText(v) { return v !== null && typeof v === 'object' ? JSON.stringify(v) : String(v); }
 function keyValueTable(obj, id) {
