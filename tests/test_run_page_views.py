@@ -35,7 +35,11 @@ def _seed(path: Path) -> str:
                                "proxy_reward": s / 10, "gold_reward": 0.5 - s / 100} for s in range(11)])
     store.update_summary(run_id, context_patch(
         "refund-desk", "sweep-3", ["grpo", "tiny"],
-        args={"learning_rate": 0.0001, "max_steps": 10, "num_generations": 4, "output_dir": "out/grpo"},
+        args={"learning_rate": 0.0001, "max_steps": 10, "num_generations": 4, "output_dir": "out/grpo", "beta": 0.04,
+              "per_device_train_batch_size": 8, "gradient_accumulation_steps": 2, "max_completion_length": 256,
+              "temperature": 1.0, "loss_type": "dapo", "lr_scheduler_type": "linear", "warmup_ratio": 0.0,
+              "logging_steps": 1, "seed": 42, "bf16": False, "report_to": ["trackio"], "reward_weights": None,
+              "epsilon": 0.2, "scale_rewards": "group", "num_iterations": 1, "top_p": 1.0, "top_k": 0},
         model_config={"model_type": "qwen2", "hidden_size": 32, "num_hidden_layers": 2}))
     store_batch(store, run_id, 0, {"step": 0, "rows": [
         _row("two plus two", "four", 0.0, 1.0), _row("one plus five", "six", 0.0, 1.0)]})

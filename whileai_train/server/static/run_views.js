@@ -132,10 +132,12 @@ function chartClicked(chartId, u) {
 
 // -- config: the run's context (runs/context.py), read from its summary -------------------------------------
 function valueText(v) { return v !== null && typeof v === 'object' ? JSON.stringify(v) : String(v); }
-function keyValueTable(obj, id) {
+// a block's keys in sorted order, flowing into as many columns as the page is wide (a trainer has ~150 arguments)
+function keyValueGrid(obj, id) {
   const keys = Object.keys(obj).sort();
-  return el('table', {class: 'kv', 'data-block': id}, el('tbody', {}, ...keys.map(k =>
-    el('tr', {}, el('th', {scope: 'row'}, bdi(k)), el('td', {}, el('span', {dir: 'auto', text: valueText(obj[k])}))))));
+  return el('div', {class: 'kv', 'data-block': id}, ...keys.map(k =>
+    el('div', {class: 'kv-row', 'data-key': k}, el('span', {class: 'k'}, bdi(k)),
+       el('span', {class: 'v', dir: 'auto', text: valueText(obj[k])}))));
 }
 function renderConfig(run) {
   const s = run.summary || {};
@@ -154,7 +156,7 @@ function renderConfig(run) {
     if (!v || typeof v !== 'object') continue;
     const n = Object.keys(v).length;
     parts.push(el('details', {class: 'config-block', 'data-block': key, open: key === 'versions' || key === 'args'},
-      el('summary', {text: `${title} (${n})`}), keyValueTable(v, key)));
+      el('summary', {text: `${title} (${n})`}), keyValueGrid(v, key)));
   }
   $('#config').replaceChildren(...(parts.length ? parts : [el('p', {class: 'empty', text: 'no config kept on this run'})]));
 }
