@@ -169,3 +169,19 @@ def test_a_grpo_run_keeps_its_holdout_completions_in_sqlite_and_serves_them(serv
     # the same rows, by eval step, from the store itself
     at_two = wai.get_completions(run_id, step=2)["completions"]
     assert at_two == [r for r in page["completions"] if r["step"] == 2] and len(at_two) == 8
+
+
+def test_a_nan_score_is_kept_as_null_and_a_failing_record_is_a_warning_not_an_error() -> None:
+    samples = _samples(["nan-scored"])
+    with wai.run(name="nan") as run:
+        assert CompletionsKeeper().keep(0, _scored(samples, float("nan"), 1.0), run) == []
+        run_id = run.id
+    assert run_id is not None
+    assert wai.get_completions(run_id)["completions"][0]["proxy"] is None
+
+    class BrokenRun:
+        def note(self, markdown: str) -> None:
+            raise OSError("disk full")
+
+    (warning,) = CompletionsKeeper().keep(4, _scored(samples, 1.0, 1.0), BrokenRun())
+    assert "could not be kept (OSError: disk full)" in warning

@@ -29,7 +29,7 @@ from typing import Any
 
 from whileai_train.rows.json_text import as_text
 from whileai_train.rows.trajectory import CALLED, read_trajectory
-from whileai_train.runs.completions import completions_note, cut_text
+from whileai_train.runs.completions import completions_note, cut_text, finite_score
 from whileai_train.runs.defaults import MAX_COMPLETION_CHARS, MAX_COMPLETIONS_PER_RUN
 from whileai_train.sampling.samples import Samples, trajectory_row
 
@@ -80,6 +80,8 @@ def tool_calls_of(prompt: Any, completion: Any) -> list[dict[str, Any]]:
 def add_texts(samples: Samples, scored: list[dict[str, Any]], limit: int = MAX_COMPLETION_CHARS) -> None:
     """Put each completion's texts (cut to `limit`) and tool calls on its score, on the rank that sampled it (the
     scores are what the ranks gather). A completion that cannot be read keeps its repr and no tool calls."""
+    if len(scored) != len(samples.samples):
+        return  # not one score per completion: nothing to pair the texts with (the eval goes on without them)
     for score, sample in zip(scored, samples.samples, strict=True):
         try:
             prompt, completion = readable(sample.prompt), readable(sample.completion)
@@ -100,7 +102,8 @@ def _fired(markers: Mapping[str, Any] | None) -> list[str]:
 def _row(step: int, score: Mapping[str, Any]) -> dict[str, Any]:
     texts = score.get(_TEXTS) or {}
     return {"step": step, "ask": str(score.get("ask") or ""), "prompt": texts.get("prompt", ""),
-            "completion": texts.get("completion", ""), "proxy": score.get("proxy"), "gold": score.get("gold"),
+            "completion": texts.get("completion", ""), "proxy": finite_score(score.get("proxy")),
+            "gold": finite_score(score.get("gold")),
             "tools": list(texts.get("tools") or []), "features": _fired(score.get("markers")),
             "cut": bool(texts.get("cut"))}
 
@@ -122,7 +125,15 @@ class CompletionsKeeper:
                 "max_chars": self.max_chars}
 
     def keep(self, step: int, scored: Sequence[Mapping[str, Any]], run: Any) -> list[str]:
-        """Keep the eval's rows (on `run` when given, and in the trackers); the warnings a cap gives, once each."""
+        """Keep the eval's rows (on `run` when given, and in the trackers); the warnings to say (a cap the first
+        time it bites, or why this eval's rows could not be kept). Never raises: a record never costs training."""
+        try:
+            return self._keep(step, scored, run)
+        except Exception as exc:  # noqa: BLE001  (a record of the eval never reaches the training loop)
+            why = f"{type(exc).__name__}: {exc}"
+            return [f"the holdout completions at step {step} could not be kept ({why}); the eval's scores are on the run"]
+
+    def _keep(self, step: int, scored: Sequence[Mapping[str, Any]], run: Any) -> list[str]:
         rows = [_row(step, s) for s in scored]
         room = max(0, self.max_rows - self.kept)
         kept, dropped = rows[:room], len(rows) - min(room, len(rows))

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from whileai_train.runs.store import LocalStore
 
 __all__ = ["COMPLETIONS_MARKER", "COMPLETIONS_SCHEMA", "batch_of_note", "clean_row", "completion_totals",
-           "completions_note", "cut_text", "get_completions", "read_completions", "store_batch"]
+           "completions_note", "cut_text", "finite_score", "get_completions", "read_completions", "store_batch"]
 
 # The first line of a note that carries a batch of completions (an HTML comment: a reader that shows notes as
 # markdown shows nothing of it).
@@ -70,7 +70,8 @@ def cut_text(text: Any, limit: int = MAX_COMPLETION_CHARS) -> tuple[str, bool]:
     return (value, False) if len(value) <= limit else (value[:limit], True)
 
 
-def _score(value: Any) -> float | None:
+def finite_score(value: Any) -> float | None:
+    """A score as stored: a finite number, else None (JSON has no NaN)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return float(value) if math.isfinite(value) else None
@@ -83,7 +84,7 @@ def clean_row(row: Mapping[str, Any], step: int | None, limit: int = MAX_COMPLET
     for name in _TEXT_FIELDS:
         out[name], was_cut = cut_text(row.get(name) or "", limit)
         cut = cut or was_cut
-    out["proxy"], out["gold"] = _score(row.get("proxy")), _score(row.get("gold"))
+    out["proxy"], out["gold"] = finite_score(row.get("proxy")), finite_score(row.get("gold"))
     tools = row.get("tools")
     tools = tools if isinstance(tools, list) else []
     out["tools"] = [{"name": cut_text(t.get("name") or "?", 200)[0], "failed": bool(t.get("failed"))}

@@ -36,7 +36,8 @@ function setDownloads(runId) {
 }
 
 // -- holdout completions ------------------------------------------------------------------------------------
-const completionView = {run: null, step: '', rows: [], totals: null, cache: new Map(), loading: ''};
+// step: the eval shown ('' every eval); known: a step was chosen (by the person, or the latest at first sight)
+const completionView = {run: null, step: '', known: false, rows: [], totals: null, cache: new Map(), loading: ''};
 const scoreText = v => typeof v === 'number' ? String(+v.toPrecision(3)) : '—';
 const gapOf = r => (typeof r.proxy === 'number' && typeof r.gold === 'number') ? Math.abs(r.proxy - r.gold) : null;
 
