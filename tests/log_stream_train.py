@@ -17,6 +17,7 @@ from datasets import Dataset
 from trl import GRPOConfig, GRPOTrainer
 
 import whileai_train as wai
+from whileai_train.callbacks.holdout_completions import TABLE_KEY
 from whileai_train.demos.grpo_monitor import exact_answer, keyword_reward, make_tasks
 from whileai_train.tiny import build_tiny_model, build_tiny_tokenizer
 
@@ -50,8 +51,11 @@ def main(out: Path, attach: bool) -> None:
     from trackio.sqlite_storage import SQLiteStorage
 
     (trackio_run,) = list(trackio.Api().runs("whileai-stream"))
-    trackio_rows = [{k: v for k, v in row.items() if isinstance(v, (int, float, str))}
-                    for row in SQLiteStorage.get_logs("whileai-stream", trackio_run.name)]
+    logged = SQLiteStorage.get_logs("whileai-stream", trackio_run.name)
+    trackio_rows = [{k: v for k, v in row.items() if isinstance(v, (int, float, str))} for row in logged]
+    # the holdout completions, logged as trackio's own Table at each eval (callbacks/holdout_completions.py)
+    trackio_tables = [{"step": row.get("train/global_step"), "table": row[TABLE_KEY]} for row in logged
+                      if TABLE_KEY in row]
     wandb_run = wandb.run
     assert wandb_run is not None
     wandb_dir = Path(wandb_run.dir).parent
@@ -60,7 +64,8 @@ def main(out: Path, attach: bool) -> None:
     run = monitor.run
     result = {"log_history": trainer.state.log_history, "trackio": trackio_rows, "wandb_file": str(run_file),
               "tensorboard": str(out / "tb"), "run_id": run.id if run is not None else None,
-              "warnings": monitor.summary().warnings}
+              "warnings": monitor.summary().warnings, "trackio_tables": trackio_tables,
+              "wandb_tables": sorted(str(p) for p in (wandb_dir / "files" / "media" / "table").rglob("*.table.json"))}
     (out / "result.json").write_text(json.dumps(result, default=str), encoding="utf-8")
 
 

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from test_side_trackers import wandb_records
 
+from whileai_train.callbacks.holdout_completions import TABLE_COLUMNS
 from whileai_train.callbacks.log_stream import PREFIX
 from whileai_train.callbacks.monitor_defaults import ALARMS
 from whileai_train.runs.store import LocalStore
@@ -64,6 +65,17 @@ def test_readings_reach_log_history_trackio_wandb_and_tensorboard_at_the_eval_st
         if f"train/{PREFIX}gold_reward" in items:
             steps.append(int(items["train/global_step"]))
     assert steps == [0, 2, 4]
+
+    # the holdout completions, as each tracker's own Table at each eval: 8 asks x 2 completions
+    assert [t["step"] for t in result["trackio_tables"]] == [0, 2, 4]
+    for logged in result["trackio_tables"]:
+        assert logged["table"]["_type"] == "trackio.table"
+        assert len(logged["table"]["_value"]) == 16 and set(logged["table"]["_value"][0]) == set(TABLE_COLUMNS)
+    wandb_tables = [json.loads(Path(path).read_text()) for path in result["wandb_tables"]]
+    assert len(wandb_tables) == 3
+    for table in wandb_tables:
+        assert table["columns"] == list(TABLE_COLUMNS) and len(table["data"]) == 16
+    assert sorted({row[0] for table in wandb_tables for row in table["data"]}) == [0, 2, 4]  # the step column
 
     # TensorBoard: scalar events at the global step
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator

@@ -119,6 +119,7 @@ __all__ = [
     "format_hack_monitor",
     "format_judge_trust",
     "from_row",
+    "get_completions",
     "get_run",
     "grounding_report",
     "group_signal",
@@ -286,6 +287,7 @@ _EXPORTS: dict[str, str] = {
     "marker_summary": "whileai_train.measure.marker_summary",
     "holdout_size": "whileai_train.measure.holdout_size",
     "detectable_effect": "whileai_train.measure.holdout_size",
+    "get_completions": "whileai_train.runs.completions",
     "get_run": "whileai_train.runs.records",
     "list_runs": "whileai_train.runs.listing",
     "points_frame": "whileai_train.runs.listing",
@@ -429,6 +431,7 @@ if TYPE_CHECKING:
     from whileai_train.runs.config import SenderConfig
     from whileai_train.runs.cost import GPU_USD_PER_HOUR
     from whileai_train.runs.listing import list_runs, points_frame
+    from whileai_train.runs.completions import get_completions
     from whileai_train.runs.records import attach_delta, attach_holdout, get_run
     from whileai_train.runs.run import Run, run
     from whileai_train.runs.sinks import Sink

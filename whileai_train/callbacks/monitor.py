@@ -76,6 +76,7 @@ from whileai_train.callbacks.holdout import (
     score_markers,
     tool_counts,
 )
+from whileai_train.callbacks.holdout_completions import CompletionsKeeper, add_texts
 from whileai_train.callbacks.log_stream import LogStream, readings_at
 from whileai_train.callbacks.monitor_options import MonitorConfig, merge_config
 from whileai_train.callbacks.monitor_report import AlarmEntry, EvalPoint, MonitorSummary, Reading, verdict_line
@@ -249,6 +250,7 @@ class RewardMonitor(WhileCallback):
         self._first_step = 0
         self._said_endorsed = False
         self._health = HealthWatch(self.health_settings)
+        self._completions = CompletionsKeeper()  # the holdout completions kept on the run (holdout_completions.py)
 
     # -- public ------------------------------------------------------------------------------------------
     def wrap(self, reward_fn: RewardFn) -> RewardFn:
@@ -295,7 +297,7 @@ class RewardMonitor(WhileCallback):
                       "holdout_sampler": "trainer" if self._trainer is not None else "generate",
                       "health": dataclasses.asdict(self.health_settings)},
             holdout_share=self._holdout_share(),
-            run_id=getattr(run, "id", None) if run is not None else None,
+            run_id=getattr(run, "id", None) if run is not None else None, completions=self._completions.totals(),
         )
 
     def _export_args(self) -> dict[str, Any]:
@@ -455,6 +457,7 @@ class RewardMonitor(WhileCallback):
                 scored = score_completions(sample, self._proxy, self.gold, state, sink) if len(sample) else []
                 metrics = {f"holdout/{name}": sum(v) / len(v) for name, v in sink.metrics.items() if v}
                 self._score_markers(sample, scored, step)
+                add_texts(sample, scored)
             except Exception as exc:
                 if not self._evals and step == self._first_step:
                     # the baseline eval: a scorer that cannot take TRL's keywords is a mistake to say now,
@@ -524,6 +527,8 @@ class RewardMonitor(WhileCallback):
                 points["holdout/share"] = share
             if self.run is not None:
                 self.run.log_owned(step, {k: v for k, v in points.items() if v is not None})
+            for message in self._completions.keep(step, scored, self.run):
+                self._warn(message)
             verdicts.extend(self._health.judge_eval(name_rising_function(check_eval(self._evals, self.settings),
                                                                          self._evals), self._evals))
         scan = self._scan_reading

@@ -70,6 +70,8 @@ class MonitorSummary(Report):
     settings: dict[str, Any] = Field(default_factory=dict)
     holdout_share: float | None = None  # share of the wall time since train begin spent in holdout evals
     run_id: str | None = None
+    # the holdout completions kept on the run: kept, cut (to max_chars), dropped (past max_rows), and the two caps
+    completions: dict[str, int] = Field(default_factory=dict)
 
     def __str__(self) -> str:
         return format_hack_monitor(self)
@@ -156,6 +158,13 @@ def format_hack_monitor(summary: MonitorSummary | Mapping[str, Any]) -> str:
     if s.holdout_share is not None:
         lines.append("")
         lines.append(f"holdout evals took {s.holdout_share:.1%} of the training wall time")
+    if s.completions.get("kept") or s.completions.get("dropped"):
+        c = s.completions
+        lines.append("")
+        lines.append(f"holdout completions kept on the run: {c.get('kept', 0)}"
+                     + (f"; {c['cut']} cut to {c.get('max_chars')} characters" if c.get("cut") else "")
+                     + (f"; {c['dropped']} dropped past the cap of {c.get('max_rows')} per run" if c.get("dropped")
+                        else "") + " (wai.get_completions(run_id))")
     if s.latest:
         lines.append("")
         lines.append("latest: " + "; ".join(f"{name} {r.status}" + (f" ({r.reason})" if r.status != "alarm" else "")

@@ -13,6 +13,8 @@ __all__ = [
     "GPU_PRICE_DATE",
     "GPU_PRICE_SOURCE",
     "GPU_USD_PER_HOUR",
+    "MAX_COMPLETIONS_PER_RUN",
+    "MAX_COMPLETION_CHARS",
     "MAX_POINTS_PER_CALL",
     "MAX_SEQ",
     "OPEN_TIMEOUT_S",
@@ -25,6 +27,17 @@ __all__ = [
 
 # Product text, "Plain HTTP": "points ... up to 500 a call".
 MAX_POINTS_PER_CALL = 500
+
+# Holdout completions kept per run (prompt and completion text, proxy, gold, tool calls, markers): 32 evals of the
+# monitor's default 32 asks x 4 completions (callbacks/monitor_defaults.py N_PROMPTS, K). With the character cap
+# below that bounds a run's completions to about 32 MB of text in the store however long it trains; rows past
+# it are counted (on the run and in the monitor summary), never stored.
+MAX_COMPLETIONS_PER_RUN = 4096
+
+# Characters kept of each prompt and each completion: 4x TRL's default max_completion_length (256 tokens,
+# GRPOConfig) at about 4 characters a token, so a default-length completion is kept whole; a longer one is cut
+# here, marked cut, and counted.
+MAX_COMPLETION_CHARS = 4000
 
 # The largest sequence number of a point or note: 2^53 - 1, JavaScript's Number.MAX_SAFE_INTEGER, so a seq
 # stays exact on the page. A resumed run starts at microseconds since 1970 (about 1.8e15), far below it.

@@ -36,7 +36,9 @@ __all__ = [
     "holdout_line",
     "holdout_summary",
     "keep_on_run",
+    "local_store_with",
     "patch_platform_summary",
+    "platform_get",
     "refresh_run",
 ]
 
@@ -205,6 +207,41 @@ def get_run(run_id: str, *, api_key: str | None = None, url: str | None = None) 
         raise RunError(f"no run {run_id!r} in the local store ({default_store_path()}) and no platform key to look "
                        "further. Fix: pass the id `whileai-train runs` lists, or api_key=")
     return _with_context(_platform_record(run_id, credential, url, with_points=True))
+
+
+def local_store_with(run_id: str) -> LocalStore | None:
+    """The local store when it holds `run_id`, else None (the run is on the platform, or nowhere)."""
+    store = _local()
+    return store if store is not None and store.has_run(run_id) else None
+
+
+def platform_get(path: str, params: Mapping[str, Any], *, api_key: str | None, url: str | None,
+                 missing: str) -> dict[str, Any]:
+    """GET `path` on the platform, for a run the local store does not hold: its JSON object, or a RunError
+    saying what came back (no key, no such run, a redirect, not JSON)."""
+    import httpx
+
+    credential = resolve_credential(api_key)
+    if credential is None:
+        raise RunError(f"no run {missing!r} in the local store ({default_store_path()}) and no platform key to look "
+                       "further. Fix: pass the id `whileai-train runs` lists, or api_key=")
+    try:
+        with _platform(credential, url, None) as client:
+            response = client.get(path, params=dict(params))
+    except httpx.HTTPError as exc:
+        raise _platform_error(f"GET {path} failed", exc, credential, None, url) from None
+    if response.status_code == 404:
+        raise RunError(f"no run {missing!r} at {api_url(url)} (GET {path} answered 404)")
+    if response.status_code >= 300:
+        raise RunError(f"GET {path} answered HTTP {response.status_code}"
+                       + (" (the key was refused)" if response.status_code in (401, 403) else ""))
+    try:
+        answer = response.json()
+    except ValueError as exc:
+        raise RunError(f"GET {path} answered something that is not JSON ({exc})") from None
+    if not isinstance(answer, dict):
+        raise RunError(f"GET {path} answered {type(answer).__name__}, not a JSON object")
+    return answer
 
 
 def _with_context(record: dict[str, Any]) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 
     Sink                  open_run / send_points / send_note / set_progress / finish
     ├── HttpSink          the platform's plain HTTP API (POST /runs, /runs/{id}/log, /runs/{id}/finish)
-    ├── LocalSink         the embedded SQLite store (runs/store.py)
+    ├── LocalSink         the embedded SQLite store (runs/store.py; holdout completions: runs/completions.py)
     └── MemorySink        in memory, for unit tests
 
 A sink is called only from the sender's background threads (and at open/finish), never per log call.
@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from whileai_train.errors import RunFinishedError
+from whileai_train.runs.completions import batch_of_note, store_batch
 from whileai_train.runs.credentials import Credential, redact
 from whileai_train.runs.defaults import CONNECT_TIMEOUT_S, READ_TIMEOUT_S, REQUEST_DEADLINE_S
 from whileai_train.runs.run_ids import new_run_id, this_process
@@ -130,7 +131,14 @@ class LocalSink:
         return len(points)
 
     def send_note(self, run_id: str, seq: int, markdown: str, ts: float) -> None:
-        self.store.add_note(run_id, seq, markdown, ts)
+        batch = batch_of_note(markdown)
+        if batch is None:
+            self.store.add_note(run_id, seq, markdown, ts)
+            return
+        try:  # holdout completions travel as a note and are kept apart (runs/completions.py)
+            store_batch(self.store, run_id, seq, batch)
+        except RunFinishedError as exc:
+            raise RunAlreadyFinished(str(exc)) from None
 
     def set_progress(self, run_id: str, step: int, total: int | None) -> None:
         self.store.set_progress(run_id, step, total)
@@ -305,6 +313,10 @@ class HttpSink:
         return took
 
     def send_note(self, run_id: str, seq: int, markdown: str, ts: float) -> None:
+        batch = batch_of_note(markdown)
+        if batch is not None:  # holdout completions: their own route, never a note (runs/completions.py)
+            self._post(f"/runs/{run_id}/completions", json.dumps({"batch": seq, **batch}).encode())
+            return
         self._post(f"/runs/{run_id}/notes", json.dumps({"seq": seq, "markdown": markdown, "ts": ts}).encode())
 
     def set_progress(self, run_id: str, step: int, total: int | None) -> None:

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from whileai_train.errors import RunError, RunFinishedError, RunLimitError
+from whileai_train.runs.completions import COMPLETIONS_SCHEMA
 from whileai_train.runs.config import whileai_home
 from whileai_train.runs.defaults import MAX_SEQ, STORE_BUSY_TIMEOUT_S
 from whileai_train.runs.run_ids import adopted_id, new_run_id, process_is_gone
@@ -160,7 +161,7 @@ class LocalStore:
             try:
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable against a killed process
-                conn.executescript(_SCHEMA)
+                conn.executescript(_SCHEMA + COMPLETIONS_SCHEMA)  # runs/completions.py keeps its own tables
                 _migrate(conn)
                 conn.execute(_NOTES_BY_CLIENT_SEQ)
             except BaseException:

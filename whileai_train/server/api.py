@@ -4,11 +4,14 @@ harness's standard-library server both call these, so both validate and refuse a
     POST  /runs                {name, dataset_id, base_model, total_steps, client_run_id?, resume?} -> {"runId"}
     POST  /runs/{id}/log       {points: [{step, loss, lr, ..., seq?, ts?}], progress?}      -> {"accepted", "new"}
     POST  /runs/{id}/notes     {markdown, seq?, ts?}                                        -> {"new"}
+    POST  /runs/{id}/completions {batch, step, rows: [...], cut, dropped} (runs/completions.py) -> {"new"}
     POST  /runs/{id}/finish    {status, summary?, error?, adapter?}                         -> {"status"}
     PATCH /runs/{id}           {summary?, holdout?, delta?, note?} (late results)           -> the run record
     GET   /runs?status=&q=&limit=&offset=                                                   -> {"runs": [...]}
     GET   /runs/{id}                                                                        -> the run record
     GET   /runs/{id}/points?after_seq=&limit=                                               -> a page of points
+    GET   /runs/{id}/completions?step=                                            -> the holdout completions
+    GET   /runs/{id}/points.csv, /runs/{id}/points.json            -> every point, a download (server/app.py only)
 
 Points are de-duplicated on (run id, seq) when the client sends seq, and numbered in arrival order when
 it does not; a run is numbered one way (its first points decide), and points numbered the other way answer
@@ -35,6 +38,7 @@ import orjson
 from pydantic import BaseModel, ValidationError
 
 from whileai_train.errors import RunError, RunFinishedError, RunLimitError
+from whileai_train.runs.completions import read_completions, store_batch
 from whileai_train.runs.store import RUN_STATUSES, LocalStore
 from whileai_train.server.body import ApiError, from_validation_error, parse_json_body
 from whileai_train.server.defaults import (
@@ -48,7 +52,15 @@ from whileai_train.server.defaults import (
     MAX_SUMMARY_DIGEST_KEYS,
     POINTS_PER_PAGE,
 )
-from whileai_train.server.models import FinishBody, LogBody, NoteBody, OpenRun, PatchBody, Point
+from whileai_train.server.models import (
+    CompletionsBody,
+    FinishBody,
+    LogBody,
+    NoteBody,
+    OpenRun,
+    PatchBody,
+    Point,
+)
 
 __all__ = ["RunsAPI", "dump_json", "key_is", "make_handler", "summary_digest", "validate"]
 
@@ -116,6 +128,10 @@ class RunsAPI:
 
     # -- writes ---------------------------------------------------------------------------------------
     def _known(self, run_id: str) -> None:
+        self.require_run(run_id)
+
+    def require_run(self, run_id: str) -> None:
+        """404 (ApiError) when the store holds no run `run_id`."""
         if not self.store.has_run(run_id):
             raise ApiError(404, "no_run", f"no run {run_id}; GET /runs lists them", "id")
 
@@ -154,6 +170,17 @@ class RunsAPI:
             raise self._finished(exc) from None
         except RunLimitError as exc:
             raise self._limited(exc) from None
+
+    def add_completions(self, run_id: str, body: CompletionsBody) -> dict[str, Any]:
+        self._known(run_id)
+        try:
+            return {"new": store_batch(self.store, run_id, body.batch, body.model_dump())}
+        except RunFinishedError as exc:
+            raise self._finished(exc) from None
+
+    def completions(self, run_id: str, step: int | None = None) -> dict[str, Any]:
+        self._known(run_id)
+        return read_completions(self.store, run_id, step)
 
     def finish(self, run_id: str, body: FinishBody) -> dict[str, Any]:
         self._known(run_id)
@@ -229,6 +256,8 @@ class RunsAPI:
             ("POST", "finish"): lambda rid: self.finish(rid, validate(FinishBody, data())),
             ("GET", "points"): lambda rid: self.points(rid, _int_param(params, "after_seq"),
                                                        _int_param(params, "limit") or POINTS_PER_PAGE),
+            ("POST", "completions"): lambda rid: self.add_completions(rid, validate(CompletionsBody, data())),
+            ("GET", "completions"): lambda rid: self.completions(rid, _int_param(params, "step")),
         }
 
         def data() -> Any:

@@ -26,8 +26,12 @@ from whileai_train.server.defaults import (
     POINTS_PER_PAGE,
     SESSION_COOKIE,
 )
+from whileai_train.server.downloads import download_name, points_csv, points_json
 from whileai_train.server.guard import PARSED_BODY, SESSION_PATH, Guard, allowed_host_names
 from whileai_train.server.models import (
+    CompletionsAdded,
+    CompletionsBody,
+    CompletionsPage,
     ErrorBody,
     FinishBody,
     Finished,
@@ -66,7 +70,7 @@ class SafeJSON(JSONResponse):
         return dump_json(content)
 
 
-_BODIES: tuple[type[BaseModel], ...] = (OpenRun, LogBody, NoteBody, FinishBody, PatchBody)
+_BODIES: tuple[type[BaseModel], ...] = (OpenRun, LogBody, NoteBody, CompletionsBody, FinishBody, PatchBody)
 
 
 def _body(model: type[BaseModel]) -> dict[str, Any]:
@@ -170,6 +174,28 @@ def make_app(api: RunsAPI, *, bound_host: str = "127.0.0.1", allowed_hosts: tupl
     def points(run_id: RunId, after_seq: Int64 | None = None,
                limit: Annotated[int, Query(ge=1, le=MAX_POINTS_PER_PAGE)] = POINTS_PER_PAGE) -> Any:
         return SafeJSON(api.points(run_id, after_seq, limit))
+
+    @app.post("/runs/{run_id}/completions", response_model=CompletionsAdded,
+              summary="keep one holdout eval's completions (runs/completions.py)", openapi_extra=_body(CompletionsBody))
+    def add_completions(run_id: RunId, request: Request) -> Any:
+        return SafeJSON(api.add_completions(run_id, _parsed(request, CompletionsBody)))
+
+    @app.get("/runs/{run_id}/completions", response_model=CompletionsPage,
+             summary="the holdout completions (one eval step's with step=)")
+    def completions(run_id: RunId, step: Int64 | None = None) -> Any:
+        return SafeJSON(api.completions(run_id, step))
+
+    @app.get("/runs/{run_id}/points.csv", summary="every point as CSV (a download)")
+    def download_csv(run_id: RunId) -> Response:
+        api.require_run(run_id)
+        return Response(points_csv(api.store, run_id), media_type="text/csv; charset=utf-8", headers={
+            "Content-Disposition": f'attachment; filename="{download_name(run_id, "csv")}"'})
+
+    @app.get("/runs/{run_id}/points.json", summary="the run record and every point as JSON (a download)")
+    def download_json(run_id: RunId) -> Response:
+        api.require_run(run_id)
+        return SafeJSON(points_json(api.store, run_id), headers={
+            "Content-Disposition": f'attachment; filename="{download_name(run_id, "json")}"'})
 
     @app.post(SESSION_PATH, include_in_schema=False)
     async def session(body: SessionBody, request: Request) -> Response:

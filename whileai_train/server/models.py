@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from whileai_train.runs.defaults import MAX_SEQ
+from whileai_train.runs.defaults import MAX_COMPLETIONS_PER_RUN, MAX_SEQ
 from whileai_train.server.defaults import (
     MAX_ERROR_CHARS,
     MAX_KEY_CHARS,
@@ -23,6 +23,10 @@ from whileai_train.server.defaults import (
 
 __all__ = [
     "Alarm",
+    "CompletionRow",
+    "CompletionsAdded",
+    "CompletionsBody",
+    "CompletionsPage",
     "ErrorBody",
     "FinishBody",
     "Finished",
@@ -122,6 +126,54 @@ class NoteBody(_Body):
 
 class NoteAdded(BaseModel):
     new: bool
+
+
+class ToolCallCell(_Body):
+    name: str
+    failed: bool = False
+
+
+class CompletionRow(_Body):
+    """One holdout completion (runs/completions.py); a prompt or completion past the character cap is cut and
+    counted by the store, not refused."""
+
+    ask: str = ""
+    prompt: str = ""
+    completion: str = ""
+    proxy: Number | None = None
+    gold: Number | None = None
+    tools: list[ToolCallCell] = []
+    features: list[str] = []
+    cut: bool = False
+    step: Int64 | None = None
+
+
+class CompletionsBody(_Body):
+    """POST /runs/{id}/completions: one holdout eval's completions. `batch` is the sender's number for it (a
+    re-send with the same number is stored once); `cut` and `dropped` count what the sender's caps removed."""
+
+    batch: Seq
+    step: Int64 | None = None
+    rows: Annotated[list[CompletionRow], Field(max_length=MAX_COMPLETIONS_PER_RUN)]
+    cut: Count = 0
+    dropped: Count = 0
+
+
+class CompletionsAdded(BaseModel):
+    new: int
+
+
+class CompletionsPage(BaseModel):
+    """GET /runs/{id}/completions?step=: the run's holdout completions, the eval steps, what the caps removed."""
+
+    run_id: str
+    completions: list[dict[str, Any]]
+    steps: list[int]
+    kept: int
+    cut: int
+    dropped: int
+    max_rows: int
+    max_chars: int
 
 
 class FinishBody(_Body):

@@ -229,7 +229,8 @@ function chartData(spec) {
   for (const s of spec.series) for (const x of seriesOf(s.run, s.key).keys()) steps.add(x);
   const xs = [...steps].sort((a, b) => a - b);
   const ys = spec.series.map(s => { const m = seriesOf(s.run, s.key); return xs.map(x => m.has(x) ? m.get(x) : null); });
-  return [xs, ...ys];
+  const weight = smoothingWeight();  // the smoothing control (run_views.js), on every chart
+  return [xs, ...ys.map(y => smoothSeries(y, weight))];
 }
 function dropChart(id) {
   const u = state.charts.get(id);
@@ -257,6 +258,7 @@ function makeChart(holder, spec) {
   };
   const u = new uPlot(opts, chartData(spec), holder);
   u.over.addEventListener('dblclick', () => { state.zoom.set(spec.id, false); });
+  u.over.addEventListener('click', () => chartClicked(spec.id, u));  // proxy vs gold: that eval's completions
   holder._uplot = u;
   state.charts.set(spec.id, u);
   if (keepZoom) u.setScale('x', keepZoom);
@@ -348,6 +350,7 @@ function renderRun() {
   $('#run-title').textContent = run.name;
   $('#overlay-note').textContent = ids.length > 1 ? `with ${ids.length - 1} more run${ids.length > 2 ? 's' : ''} overlaid` : '';
   renderStatus(run, d);
+  renderRunViews(run, d);  // downloads, config, holdout completions (run_views.js)
   const key = ids.join(',');
   if (state.shownKey !== key) {  // another selection: charts start fresh
     for (const u of state.charts.values()) u.destroy();
@@ -503,6 +506,7 @@ $('#status-filter').addEventListener('change', e => { state.status = e.target.va
 $('#metric-filter').addEventListener('input', e => { state.metricFilter = e.target.value; renderRun(); });
 document.addEventListener('toggle', e => { if (e.target.matches && e.target.matches('details.family')) renderRun(); }, true);
 window.addEventListener('hashchange', () => { readHash(); renderTable(); showRuns(); });
+setupRunViews(renderRun);
 readHash();
 tick();
 setInterval(tick, REFRESH_MS);
