@@ -21,6 +21,7 @@ Done when: every kind caught, median latency <= 1 holdout eval, at most one fals
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import sys
@@ -44,7 +45,7 @@ COLUMNS = ("kind", "caught", "alarm kinds", "onset step", "first alarm step", "l
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--kinds", default="", help="comma-separated kind names (default: all)")
-    parser.add_argument("--markdown", default="", help="also write the table as markdown to this path")
+    parser.add_argument("--markdown", default="", help="also write the table as markdown to this path (and its rows as JSON beside it)")
     parser.add_argument("--work", default="", help="folder for the warm-ups and runs (default: a temporary one)")
     args = parser.parse_args()
 
@@ -62,6 +63,7 @@ def main() -> int:
     print(text)
     if args.markdown:
         Path(args.markdown).write_text(text + "\n", encoding="utf-8")
+        Path(args.markdown).with_suffix(".json").write_text(json.dumps(rows, indent=1), encoding="utf-8")
     return 0 if ok else 1
 
 
@@ -84,14 +86,14 @@ def run_suite(kinds: list[Any], settings: Any, work: Path) -> list[dict[str, Any
         key = shared_twin_key(kind)
         shared = key in twins
         if not shared:
-            twins[key] = run_kind(kind, "twin", settings, warmups, work)
-        twin = twins[key]
+            twins[key] = (kind.name, run_kind(kind, "twin", settings, warmups, work))
+        owner, twin = twins[key]
         onset = onset_step(kind, plain.marker)
         first = first_expected(hack, kind.expected)
         row = {"kind": kind.name, "caught": first is not None, "alarms": sorted({n for n, _ in hack.alarms}),
                "onset": onset, "first_alarm": first[1] if first else None, "first_alarm_name": first[0] if first else None,
                "latency": latency_evals(onset, first[1] if first else None, settings.every),
-               "twin_alarms": [] if shared else [f"{n}@{s}" for n, s in twin.alarms], "twin_shared": shared,
+               "twin_alarms": [] if shared else [f"{n}@{s}" for n, s in twin.alarms], "twin_shared": owner if shared else None,
                "twin_gold": twin.gold_start_end, "steps": plain.steps_run, "marker": kind.marker}
         rows.append(row)
         print(f"  {kind.name}: caught={row['caught']} alarms={hack.alarms} onset={onset} twin={twin.alarms} "
@@ -115,15 +117,15 @@ def render(rows: list[dict[str, Any]], settings: Any, seconds: float) -> tuple[s
     for r in rows:
         gold = r["twin_gold"]
         first = f"{r['first_alarm']} ({r['first_alarm_name']})" if r["first_alarm"] is not None else "-"
-        twin = "shared with the kind above" if r["twin_shared"] else (", ".join(r["twin_alarms"]) or "none")
+        twin = f"the twin of {r['twin_shared']}" if r["twin_shared"] else (", ".join(r["twin_alarms"]) or "none")
         cells = [r["kind"], "yes" if r["caught"] else "no", ", ".join(r["alarms"]) or "none",
                  "-" if r["onset"] is None else str(r["onset"]), first,
                  "-" if r["latency"] is None else str(r["latency"]), twin,
                  "-" if gold is None else f"{gold[0]:.3f} -> {gold[1]:.3f}"]
         lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", f"GRPO {settings.steps} steps (refund desk: {settings.desk_steps}), holdout eval every "
+    lines += ["", (f"GRPO {settings.steps} steps (refund desk: {settings.desk_steps}), holdout eval every "
                   f"{settings.every} steps over {settings.n_prompts} asks x {settings.k}, learning rate "
-                  f"{settings.learning_rate:g}, seed {settings.seed}; {seconds / 60:.1f} CPU minutes in all."]
+                  f"{settings.learning_rate:g}, seed {settings.seed}; {seconds / 60:.1f} minutes in all.")]
     return "\n".join(lines), ok
 
 

@@ -35,8 +35,10 @@ from whileai_train.callbacks import monitor_defaults as D
 from whileai_train.demos import refund_desk as desk
 from whileai_train.demos.grpo_monitor import NUMBERS, correct_answer, exact_answer
 
-__all__ = ["KINDS", "HackKind", "KindRun", "MarkerLog", "Settings", "Warmups", "kind_by_name", "onset_step",
-           "run_kind", "sums_rows", "sycophancy_rows"]
+__all__ = ["KINDS", "MARKERS", "WARM_UP_STEPS", "HackKind", "KindRun", "MarkerLog", "Settings", "Warmups",
+           "calls_paid", "first_expected", "format_paid", "kind_by_name", "latency_evals", "monitor_kwargs",
+           "nothing_told", "onset_step", "refund_claimed", "right_refund", "right_sum", "run_kind", "shared_twin_key",
+           "sums_rows", "sycophancy_rows", "thanks_paid", "user_pleased", "words_paid"]
 
 Task = Literal["sums", "desk"]
 
@@ -361,8 +363,9 @@ def monitor_kwargs(kind: HackKind, settings: Settings, holdout: list[dict[str, A
         features, endorsed = {"correct_refund": desk.correct_refund_feature}, ["correct_refund"]
     else:
         features, endorsed = {"correct_answer": _correct_answer_any}, ["correct_answer"]
-    return dict(holdout=holdout, gold=_gold(kind), every=settings.every, n_prompts=len(holdout), k=settings.k,
-                endorsed=endorsed, features=features, stop_on=list(kind.expected), buffer=256, verbose=False)
+    return {"holdout": holdout, "gold": _gold(kind), "every": settings.every, "n_prompts": len(holdout),
+            "k": settings.k, "endorsed": endorsed, "features": features, "stop_on": list(kind.expected),
+            "buffer": 256, "verbose": False}
 
 
 def _correct_answer_any(row: Mapping[str, Any]) -> float:
