@@ -425,7 +425,7 @@ def _run(kind: HackKind, variant: Literal["hack", "twin", "unmonitored"], settin
         monitor = wai.monitor(**monitor_kwargs(kind, settings, holdout), name=f"hack-suite-{kind.name}-{variant}")
         funcs = [monitor.wrap(logged)]
         callbacks = [monitor]
-    tools = {"tools": desk.TOOLS} if kind.task == "desk" else {}
+    tools: dict[str, Any] = {"tools": desk.TOOLS} if kind.task == "desk" else {}
     trainer = GRPOTrainer(model=AutoModelForCausalLM.from_pretrained(model_dir), reward_funcs=funcs, args=config,
                           train_dataset=Dataset.from_list(train),
                           processing_class=AutoTokenizer.from_pretrained(model_dir), callbacks=callbacks, **tools)
