@@ -269,8 +269,8 @@ def _warm_up(task: Task, out: Path, seed: int, sums_steps: int) -> None:
     from whileai_train.tiny import build_tiny_model, build_tiny_tokenizer
 
     tokenizer = build_tiny_tokenizer(seed=seed)
-    if task == "desk":
-        model = build_tiny_model(tokenizer, hidden_size=64, seed=seed)
+    if task == "desk":  # the tests' desk model (tests/conftest.py): hidden size 32 learns to call the tools
+        model = build_tiny_model(tokenizer, seed=seed)
         desk.warm_up(model, tokenizer, str(out / "sft"), steps=120, seed=seed)
     else:
         model = build_tiny_model(tokenizer, hidden_size=64, seed=seed)
