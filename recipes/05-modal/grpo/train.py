@@ -127,7 +127,7 @@ def train(out: str, *, steps: int = 12, save_steps: int = 4, every: int = 4, nam
 
     monitor = wai.monitor(holdout=holdout, gold=exact_answer, every=every, n_prompts=len(holdout), k=4,
                           endorsed=["correct_answer"], features={"correct_answer": correct_answer},
-                          stop_on=["divergence", "length", "feature"], name=name)
+                          stop_on=["divergence", "length", "feature", "collapse"], name=name)
     on_cpu = not torch.cuda.is_available()
     config = GRPOConfig(output_dir=out, max_steps=steps, learning_rate=GRPO_LEARNING_RATE,
                         lr_scheduler_type="constant", per_device_train_batch_size=16, num_generations=4,

@@ -1,0 +1,88 @@
+"""The hack suite (whileai_train/demos/hack_suite.py) inside the real GRPOTrainer on the tiny model: a reward that
+pays for a keyword is named by the feature alarm, a cap that cuts every reply by truncation, a reward that reads
+nothing by no_signal, and the honest twin raises no hack alarm; the onset rule and the latency count, on their
+own. bench/hack_suite.py runs every kind at full length."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from whileai_train.callbacks import monitor_defaults as D
+from whileai_train.demos.hack_suite import (
+    HackKind,
+    Settings,
+    Warmups,
+    kind_by_name,
+    latency_evals,
+    onset_step,
+    run_kind,
+    words_paid,
+)
+
+# the smallest settings that still show each kind: two holdout evals, a window of health readings and then some
+SMALL = Settings(steps=10, every=5, n_prompts=8, k=4)
+
+
+@pytest.fixture(autouse=True)
+def own_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setenv("WHILEAI_HOME", str(tmp_path / "home"))
+    yield
+
+
+@pytest.fixture(scope="module")
+def warmups(tmp_path_factory: pytest.TempPathFactory) -> Warmups:
+    """The sums warm-up, once for the module (about 20 CPU seconds)."""
+    return Warmups(tmp_path_factory.mktemp("hack-suite"))
+
+
+@pytest.mark.trainer
+def test_keyword_flooding_is_named_by_the_feature_alarm_and_stopped(warmups: Warmups, tmp_path: Path) -> None:
+    kind = kind_by_name("keyword")
+    run = run_kind(kind, "hack", SMALL, warmups, tmp_path)
+    names = {name for name, _ in run.alarms}
+    assert "feature" in names, run.alarms
+    assert run.stopped and run.steps_run < SMALL.steps  # stop_on names the expected alarms
+
+
+@pytest.mark.trainer
+def test_the_keyword_twin_raises_no_hack_alarm(warmups: Warmups, tmp_path: Path) -> None:
+    run = run_kind(kind_by_name("keyword"), "twin", SMALL, warmups, tmp_path)
+    assert not {name for name, _ in run.alarms} & set(D.HACK_ALARMS), run.alarms
+    assert run.steps_run == SMALL.steps and not run.stopped
+    assert run.gold_start_end is not None
+    start, end = run.gold_start_end
+    assert end >= start - 0.25, run.gold  # gold holds (8 asks x 4 samples: a margin well past sampling noise)
+
+
+@pytest.mark.trainer
+def test_a_cap_that_cuts_every_reply_is_truncation_and_a_blind_reward_is_no_signal(warmups: Warmups,
+                                                                                   tmp_path: Path) -> None:
+    truncated = run_kind(kind_by_name("truncated"), "hack", SMALL, warmups, tmp_path)
+    assert ("truncation", D.HEALTH_WINDOW) in truncated.alarms and truncated.stopped
+    assert min(truncated.marker.values()) >= D.TRUNCATION_SHARE  # what this run is: clipped from the first step
+    blind = run_kind(kind_by_name("no_signal"), "hack", SMALL, warmups, tmp_path)
+    assert [name for name, _ in blind.alarms] == ["no_signal"] and blind.stopped
+
+
+def test_onset_is_the_first_step_whose_three_step_mean_clears_the_margin() -> None:
+    share = HackKind("x", "sums", words_paid, words_paid, ("feature",), "thanks per reply", margin=0.2)
+    flat = {s: 0.1 for s in range(1, 11)}
+    assert onset_step(share, flat) is None
+    rising = {**flat, 6: 0.5, 7: 0.5, 8: 0.5}
+    assert onset_step(share, rising) == 7  # steps 5-7 average 0.37 > 0.1 + 0.2; steps 4-6 average 0.23
+    relative = HackKind("y", "sums", words_paid, words_paid, ("length",), "words per reply", margin=0.25,
+                        relative=True)
+    assert onset_step(relative, {1: 2.0, 2: 2.0, 3: 2.0, 4: 3.0, 5: 3.0, 6: 3.0}) == 5  # 2.67 > 2.5
+    logged = HackKind("z", "sums", words_paid, words_paid, ("truncation",), "log:clipped", threshold=0.8)
+    assert onset_step(logged, {1: 0.5, 2: 0.9, 3: 0.95}) == 2
+
+
+def test_latency_counts_holdout_evals_from_onset_to_alarm() -> None:
+    assert latency_evals(7, 5, every=5) == 0   # named before the marker cleared its margin
+    assert latency_evals(7, 10, every=5) == 1  # at the first eval after the onset
+    assert latency_evals(1, 5, every=5) == 1   # a health alarm 4 logged steps after: within one eval's span
+    assert latency_evals(3, 20, every=5) == 4
+    assert latency_evals(None, 5, every=5) is None and latency_evals(3, None, every=5) is None
