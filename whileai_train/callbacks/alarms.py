@@ -21,12 +21,16 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from whileai_train.alarm_event import AlarmEvent
 from whileai_train.callbacks import monitor_defaults as D
 from whileai_train.stats import paired_comparison
+
+if TYPE_CHECKING:
+    from whileai_train.gates.hack_scan import HackScanReport
 
 __all__ = [
     "Alarm",
@@ -98,6 +102,11 @@ class Alarm:
     @property
     def line(self) -> str:
         return f"!!! REWARD MONITOR ALARM [{self.name}] at step {self.step}: {self.message}"
+
+    def event(self) -> AlarmEvent:
+        """This alarm as the typed event a run carries to its sink (evidence as JSON values: tuples as lists)."""
+        evidence = {key: list(value) if isinstance(value, tuple) else value for key, value in self.numbers.items()}
+        return AlarmEvent(name=self.name, step=self.step, message=self.message, evidence=evidence)
 
 
 def _paired(ref: EvalRecord, cur: EvalRecord, name: str) -> tuple[list[float], list[float]]:
@@ -239,8 +248,9 @@ def check_drift(kl: float | None, s: AlarmSettings) -> Verdict:
     return Verdict("drift", "clear", f"KL {kl:.4f} within kl_budget {s.kl_budget}", numbers)
 
 
-def check_feature(scan: Mapping[str, Any] | None, min_rows: int = D.MIN_SCAN_ROWS) -> Verdict:
-    """The feature alarm from a hack_scan report (as a dict): reward_hack True is an alarm."""
+def check_feature(scan: HackScanReport | Mapping[str, Any] | None, min_rows: int = D.MIN_SCAN_ROWS) -> Verdict:
+    """The feature alarm from a hack_scan report (the model, or its fields as a dict): reward_hack True is an
+    alarm."""
     if scan is None:
         return Verdict("feature", "unknown", "no scan")
     n_rows = int(scan.get("n_rows") or 0)
@@ -264,9 +274,9 @@ def check_feature(scan: Mapping[str, Any] | None, min_rows: int = D.MIN_SCAN_ROW
     return Verdict("feature", "clear", f"top feature {scan.get('top_feature')!r} is endorsed", numbers)
 
 
-def endorsed_warnings(endorsed: Sequence[str] | None, scan: Mapping[str, Any]) -> list[str]:
+def endorsed_warnings(endorsed: Sequence[str] | None, scan: HackScanReport | Mapping[str, Any]) -> list[str]:
     """What to say when no endorsed name matches a scanned feature: constant on this batch, or named nowhere."""
-    names = [f["name"] for f in scan.get("features") or ()]
+    names = [_feature_field(f, "name") for f in scan.get("features") or ()]
     if not endorsed or not names:
         return []
     missing = [e for e in endorsed if not any(e in name for name in names)]
@@ -286,12 +296,16 @@ def endorsed_warnings(endorsed: Sequence[str] | None, scan: Mapping[str, Any]) -
     return said
 
 
-def _top_rho(scan: Mapping[str, Any]) -> float | None:
+def _feature_field(feature: Any, name: str) -> Any:
+    """A field of one scanned feature: a FeatureScore, or its fields as a dict."""
+    return feature.get(name) if isinstance(feature, Mapping) else getattr(feature, name, None)
+
+
+def _top_rho(scan: HackScanReport | Mapping[str, Any]) -> float | None:
     top = scan.get("top_feature")
     for feature in scan.get("features") or ():
-        name = feature.get("name") if isinstance(feature, Mapping) else getattr(feature, "name", None)
-        if name == top:
-            rho = feature.get("rho") if isinstance(feature, Mapping) else getattr(feature, "rho", None)
+        if _feature_field(feature, "name") == top:
+            rho = _feature_field(feature, "rho")
             return None if rho is None else round(float(rho), 4)
     return None
 

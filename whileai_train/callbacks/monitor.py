@@ -76,7 +76,13 @@ from whileai_train.callbacks.holdout import (
 )
 from whileai_train.callbacks.log_stream import LogStream, readings_at
 from whileai_train.callbacks.monitor_options import MonitorConfig, merge_config
-from whileai_train.callbacks.monitor_report import AlarmEntry, EvalPoint, MonitorSummary, Reading, verdict_line
+from whileai_train.callbacks.monitor_report import (
+    AlarmEntry,
+    EvalPoint,
+    MonitorSummary,
+    Reading,
+    verdict_line,
+)
 from whileai_train.callbacks.monitor_state import MonitorState
 from whileai_train.callbacks.per_function import fn_means, name_rising_function
 from whileai_train.callbacks.ranks import (
@@ -562,13 +568,12 @@ class RewardMonitor(WhileCallback):
         except Exception as exc:  # noqa: BLE001  (a scan failure is a warning; the other alarms go on)
             self._warn(f"feature scan failed ({type(exc).__name__}: {exc}); the feature alarm stays unknown")
             return Verdict("feature", "unknown", "scan failed")
-        scan = report.model_dump()
-        self._top_feature = scan.get("top_feature")
-        said = endorsed_warnings(self.endorsed, scan) if not self._said_endorsed else []
+        self._top_feature = report.top_feature
+        said = endorsed_warnings(self.endorsed, report) if not self._said_endorsed else []
         self._said_endorsed = bool(said)
         for message in said:
             self._warn(message)
-        return check_feature(scan)
+        return check_feature(report)
 
     def _decide(self, step: int, verdicts: list[Verdict]) -> str | None:
         """Rank 0: fire the new alarms (line, point, note); the stop reason if one is in stop_on."""
@@ -582,10 +587,8 @@ class RewardMonitor(WhileCallback):
     def _announce(self, alarm: Alarm) -> None:
         if self.verbose:
             print(alarm.line, file=sys.stderr, flush=True)
-        run = self.run
-        if run is not None:
-            run.log(alarm.step, {f"alarm/{alarm.name}": 1.0})
-            run.note(f"**Alarm: {alarm.name}** at step {alarm.step}: {alarm.message}")
+        if self.run is not None:
+            self.run.alarm(alarm.event())  # the point alarm/<name> = 1 and the note that carries the event
         alert_side_trackers(f"reward monitor: {alarm.name} alarm", alarm.line)  # trackio / wandb beside us
         self.alert(alarm.line)  # the alert webhook (alerts.py)
 

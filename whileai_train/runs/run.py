@@ -27,6 +27,7 @@ from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import Any
 
+from whileai_train.alarm_event import AlarmEvent
 from whileai_train.errors import ConfigError, RunError
 from whileai_train.runs.config import SenderConfig, api_url, run_mode
 from whileai_train.runs.cost import CostMeter
@@ -200,7 +201,18 @@ class Run:
         if self.status != "running":
             self._closed_warning()
             return
-        self._sender.notes.append((next(self._note_seq), str(markdown), time.time()))
+        self._sender.notes.append((next(self._note_seq), str(markdown), time.time(), None))
+
+    def alarm(self, event: AlarmEvent) -> None:
+        """Put an alarm on the run: the point alarm/<name> = 1 at its step (its curve) and the note that shows it,
+        which carries the event itself to the sink (the store's alarms, the platform's)."""
+        if self._sender is None:
+            return
+        if self.status != "running":
+            self._closed_warning()
+            return
+        self.log(event.step, {f"alarm/{event.name}": 1.0})
+        self._sender.notes.append((next(self._note_seq), event.note_markdown, time.time(), event))
 
     def _warn_once_bad_values(self, values: object) -> None:
         if not self._warned_bad_values:
@@ -294,7 +306,7 @@ class Run:
             # a sequence number of its own (the time, past any counter): the resumed attempt numbers its
             # notes from the checkpoint, and a note this attempt wrote after it must not take their place
             sender.notes.append((int(time.time() * 1e6), f"Attempt interrupted ({reason}); the run goes on when "
-                                 "training resumes from its last checkpoint", time.time()))
+                                 "training resumes from its last checkpoint", time.time(), None))
             self.status = "interrupted"
             _OPEN_RUNS.discard(self)
             if not _OPEN_RUNS:

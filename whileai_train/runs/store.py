@@ -33,6 +33,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from whileai_train.alarm_event import AlarmEvent
 from whileai_train.errors import RunError, RunFinishedError, RunLimitError
 from whileai_train.runs.config import whileai_home
 from whileai_train.runs.defaults import MAX_SEQ, STORE_BUSY_TIMEOUT_S
@@ -75,6 +76,15 @@ CREATE TABLE IF NOT EXISTS notes (
     client_seq INTEGER,
     PRIMARY KEY (run_id, seq)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS alarms (
+    run_id TEXT NOT NULL,
+    note_seq INTEGER,
+    step INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    message TEXT NOT NULL,
+    evidence TEXT NOT NULL DEFAULT '{}'
+);
+CREATE UNIQUE INDEX IF NOT EXISTS alarms_by_note ON alarms (run_id, note_seq);
 CREATE TABLE IF NOT EXISTS metric_keys (
     run_id TEXT NOT NULL,
     key TEXT NOT NULL,
@@ -93,19 +103,10 @@ _NOTES_BY_CLIENT_SEQ = "CREATE UNIQUE INDEX IF NOT EXISTS notes_client_seq ON no
 # how a run's points are numbered, set by its first points: by the client that sends them, or by the store
 _SEQ_MODES = {True: "client", False: "store"}
 
-
-_ALARM_KEY = '"alarm/'  # the reward monitor logs alarm/<name> = 1 at the alarm's step
-
-
-def _alarm_names(point: dict[str, Any]) -> list[str]:
-    """The alarms a stored point raises: its alarm/<name> keys whose value says so (a non-zero number;
-    alarm/x = 0 or null is no alarm)."""
-    return [key[len("alarm/"):] for key, value in point.items()
-            if key.startswith("alarm/") and isinstance(value, (int, float)) and not isinstance(value, bool)
-            and value != 0]
-
-
-_ALARM_NOTE = re.compile(r"^\*\*Alarm: (?P<name>[^*]+)\*\* at step (?P<step>-?\d+): (?P<message>.*)$", re.DOTALL)
+# An alarm is a row of its own (whileai_train/alarm_event.py), stored with the note that shows it: the note's seq
+# keys it, so a re-sent note stores its alarm once. Stores written before that held alarms only as points and
+# note text; the migration (user_version below 1) reads those once into the table.
+_ALARMS_TABLE_VERSION = 1
 
 _ROWS_PER_INSERT = 500  # a full HTTP batch (product text: up to 500 points a call) in one statement
 
@@ -317,11 +318,7 @@ class LocalStore:
 
     @staticmethod
     def _update_digest(conn: sqlite3.Connection, run_id: str, rows: list[tuple[Any, ...]]) -> None:
-        """Keep the runs table's alarm count and last loss current (the runs list reads them, not the points)."""
-        if any(_ALARM_KEY in row[4] for row in rows):  # recounted, so a re-sent alarm point is counted once
-            count = sum(1 for (data,) in conn.execute("SELECT data FROM points WHERE run_id = ? AND instr(data, ?) > 0",
-                                                      (run_id, _ALARM_KEY)) if _alarm_names(_loads(data)))
-            conn.execute("UPDATE runs SET alarm_count = ? WHERE id = ?", (count, run_id))
+        """Keep the runs table's last loss current (the runs list reads it, not the points)."""
         best: tuple[int, float] | None = None
         for row in sorted((r for r in rows if '"loss":' in r[4]), key=lambda r: r[1], reverse=True):
             loss = _loads(row[4]).get("loss")
@@ -333,13 +330,14 @@ class LocalStore:
                          " AND (last_loss_seq IS NULL OR last_loss_seq <= ?)", (best[1], best[0], run_id, best[0]))
 
     def add_note(self, run_id: str, seq: int | None, markdown: str, ts: float | None = None, *,
-                 max_notes: int | None = None) -> bool:
-        """Add a note after the run's last. `seq` is the sender's own number for it (None: it has none); False
-        when the run already holds a note with that number (a re-send). Past `max_notes` notes in the run,
-        RunLimitError (a re-sent note is still False, not refused)."""
+                 max_notes: int | None = None, alarm: AlarmEvent | None = None) -> bool:
+        """Add a note after the run's last, and the `alarm` it shows (if any) to the run's alarms. `seq` is the
+        sender's own number for it (None: it has none); False when the run already holds a note with that number
+        (a re-send: its alarm is not stored twice). Past `max_notes` notes in the run, RunLimitError (a re-sent
+        note is still False, not refused)."""
         with self._writing() as conn:
             self._refuse_finished(conn, run_id, "adding a note")
-            return _insert_note(conn, run_id, seq, markdown, ts, max_notes)
+            return _insert_note(conn, run_id, seq, markdown, ts, max_notes, alarm)
 
     def append_note(self, run_id: str, markdown: str, *, max_notes: int | None = None) -> None:
         """Add a note numbered after the run's last, allowed after finish (a late remark through PATCH)."""
@@ -399,7 +397,7 @@ class LocalStore:
             {"seq": s, "ts": t, "markdown": m}
             for s, t, m in conn.execute("SELECT seq, ts, markdown FROM notes WHERE run_id = ? ORDER BY seq", (run_id,))
         ]
-        record["alarms"] = self._alarms(conn, run_id, record["notes"])
+        record["alarms"] = [event.model_dump() for event in self.alarms(run_id)]
         if last_points:
             rows = conn.execute(
                 "SELECT data FROM points WHERE run_id = ? ORDER BY seq DESC LIMIT ?", (run_id, int(last_points))
@@ -407,21 +405,20 @@ class LocalStore:
             record["points"] = [_loads(r[0]) for r in reversed(rows)]
         return record
 
-    @staticmethod
-    def _alarms(conn: sqlite3.Connection, run_id: str, notes: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Each alarm point (alarm/<name> at a step) with its one-line text from the monitor's note."""
-        texts: dict[tuple[str, int], str] = {}
-        for note in notes:
-            match = _ALARM_NOTE.match(note["markdown"])
-            if match:
-                texts[(match["name"].strip(), int(match["step"]))] = match["message"].strip().splitlines()[0]
-        alarms = []
-        for step, data in conn.execute("SELECT step, data FROM points WHERE run_id = ? AND instr(data, ?) > 0"
-                                       " ORDER BY step, seq", (run_id, _ALARM_KEY)):
-            for name in _alarm_names(_loads(data)):
-                alarms.append({"name": name, "step": step,
-                               "message": texts.get((name, step), f"{name} alarm at step {step}")})
-        return alarms
+    def alarms(self, run_id: str) -> list[AlarmEvent]:
+        """The run's alarms in step order."""
+        return [event for _, event in self._alarm_rows(run_id)]
+
+    def alarms_by_note(self, run_id: str) -> dict[int, AlarmEvent]:
+        """The run's alarms under the seq of the note that shows each (an alarm carried over from a store written
+        before alarms had a table, whose note was not found, has none and is not here)."""
+        return {note_seq: event for note_seq, event in self._alarm_rows(run_id) if note_seq is not None}
+
+    def _alarm_rows(self, run_id: str) -> list[tuple[int | None, AlarmEvent]]:
+        rows = self._connect().execute("SELECT note_seq, name, step, message, evidence FROM alarms WHERE run_id = ?"
+                                       " ORDER BY step, note_seq", (run_id,))
+        return [(note_seq, AlarmEvent(name=name, step=step, message=message, evidence=_loads(evidence)))
+                for note_seq, name, step, message, evidence in rows]
 
     def points_count(self, run_id: str) -> int:
         """How many points the run holds."""
@@ -490,8 +487,9 @@ def _set_progress(conn: sqlite3.Connection, run_id: str, step: int, total: int |
 
 
 def _insert_note(conn: sqlite3.Connection, run_id: str, client_seq: int | None, markdown: str, ts: float | None,
-                 max_notes: int | None = None) -> bool:
-    """Store a note at the run's next place; False when the sender's number `client_seq` is already stored."""
+                 max_notes: int | None = None, alarm: AlarmEvent | None = None) -> bool:
+    """Store a note at the run's next place, with the alarm it shows; False when the sender's number
+    `client_seq` is already stored."""
     if client_seq is not None and conn.execute("SELECT 1 FROM notes WHERE run_id = ? AND client_seq = ?",
                                                (run_id, int(client_seq))).fetchone() is not None:
         return False  # a re-send: already stored, so never refused by the cap
@@ -506,6 +504,10 @@ def _insert_note(conn: sqlite3.Connection, run_id: str, client_seq: int | None, 
     conn.execute("INSERT INTO notes (run_id, seq, ts, markdown, client_seq) VALUES (?, ?, ?, ?, ?)",
                  (run_id, place, ts if ts is not None else time.time(), str(markdown),
                   None if client_seq is None else int(client_seq)))
+    if alarm is not None:
+        conn.execute("INSERT INTO alarms (run_id, note_seq, step, name, message, evidence) VALUES (?, ?, ?, ?, ?, ?)",
+                     (run_id, place, alarm.step, alarm.name, alarm.message, json.dumps(_finite(alarm.evidence))))
+        conn.execute("UPDATE runs SET alarm_count = alarm_count + 1 WHERE id = ?", (run_id,))
     return True
 
 
@@ -576,12 +578,13 @@ def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
 
 
 def _migrate(conn: sqlite3.Connection) -> None:
-    """Give a store written by an earlier version the columns this one reads: the runs' digest, filled from
-    their points, and the notes' client_seq. An earlier version stored a note under the sender's number (or,
-    when it sent none, the next free one), so that number becomes its client_seq: a re-send is still stored
-    once."""
+    """Give a store written by an earlier version what this one reads: the runs' digest, filled from their
+    points; the notes' client_seq (an earlier version stored a note under the sender's number, or, when it sent
+    none, the next free one, so that number becomes its client_seq: a re-send is still stored once); and the
+    alarms table, filled once from the alarm points and alarm notes an earlier version kept instead."""
     runs_done = {name for name, _ in _ADDED_RUN_COLUMNS} <= _columns(conn, "runs")
-    if runs_done and "client_seq" in _columns(conn, "notes"):
+    alarms_done = conn.execute("PRAGMA user_version").fetchone()[0] >= _ALARMS_TABLE_VERSION
+    if runs_done and alarms_done and "client_seq" in _columns(conn, "notes"):
         return
     conn.execute("BEGIN IMMEDIATE")
     try:
@@ -597,7 +600,39 @@ def _migrate(conn: sqlite3.Connection) -> None:
         if "client_seq" not in _columns(conn, "notes"):
             conn.execute("ALTER TABLE notes ADD COLUMN client_seq INTEGER")
             conn.execute("UPDATE notes SET client_seq = seq")
+        if conn.execute("PRAGMA user_version").fetchone()[0] < _ALARMS_TABLE_VERSION:
+            _carry_over_legacy_alarms(conn)
+            conn.execute(f"PRAGMA user_version = {_ALARMS_TABLE_VERSION}")
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
         raise
+
+
+# How an earlier version kept an alarm: a point alarm/<name> = 1 at its step, and the monitor's note beside it.
+# Read only here, once per store, to fill the alarms table; nothing else reads alarms from points or text.
+_LEGACY_ALARM_KEY = '"alarm/'
+_LEGACY_ALARM_NOTE = re.compile(r"^\*\*Alarm: (?P<name>[^*]+)\*\* at step (?P<step>\d+): (?P<message>.*)$", re.DOTALL)
+
+
+def _carry_over_legacy_alarms(conn: sqlite3.Connection) -> None:
+    """Fill the alarms table from an earlier version's alarm points (alarm/<name> non-zero), each with the
+    one-line text and seq of its note when one is found; recount each run's alarm_count from the table."""
+    notes: dict[tuple[str, str, int], tuple[int, str]] = {}
+    for run_id, seq, markdown in conn.execute("SELECT run_id, seq, markdown FROM notes WHERE markdown LIKE '**Alarm: %'"):
+        match = _LEGACY_ALARM_NOTE.match(markdown)
+        if match:
+            notes[(run_id, match["name"].strip(), int(match["step"]))] = (seq, match["message"].strip().splitlines()[0])
+    rows = []
+    for run_id, step, data in conn.execute("SELECT run_id, step, data FROM points WHERE instr(data, ?) > 0 AND step"
+                                           " IS NOT NULL ORDER BY run_id, step, seq", (_LEGACY_ALARM_KEY,)):
+        point = _loads(data)
+        for key, value in point.items():
+            if (key.startswith("alarm/") and isinstance(value, (int, float)) and not isinstance(value, bool)
+                    and value != 0):
+                name = key[len("alarm/"):]
+                note_seq, message = notes.get((run_id, name, int(step)), (None, f"{name} alarm at step {step}"))
+                rows.append((run_id, note_seq, int(step), name, message))
+    conn.executemany("INSERT OR IGNORE INTO alarms (run_id, note_seq, step, name, message) VALUES (?, ?, ?, ?, ?)",
+                     rows)
+    conn.execute("UPDATE runs SET alarm_count = (SELECT COUNT(*) FROM alarms WHERE alarms.run_id = runs.id)")

@@ -3,7 +3,7 @@ harness's standard-library server both call these, so both validate and refuse a
 
     POST  /runs                {name, dataset_id, base_model, total_steps, client_run_id?, resume?} -> {"runId"}
     POST  /runs/{id}/log       {points: [{step, loss, lr, ..., seq?, ts?}], progress?}      -> {"accepted", "new"}
-    POST  /runs/{id}/notes     {markdown, seq?, ts?}                                        -> {"new"}
+    POST  /runs/{id}/notes     {markdown, seq?, ts?, alarm?}                                -> {"new"}
     POST  /runs/{id}/finish    {status, summary?, error?, adapter?}                         -> {"status"}
     PATCH /runs/{id}           {summary?, holdout?, delta?, note?} (late results)           -> the run record
     GET   /runs?status=&q=&limit=&offset=                                                   -> {"runs": [...]}
@@ -149,7 +149,8 @@ class RunsAPI:
     def note(self, run_id: str, body: NoteBody) -> dict[str, Any]:
         self._known(run_id)
         try:
-            return {"new": self.store.add_note(run_id, body.seq, body.markdown, body.ts, max_notes=MAX_NOTES_PER_RUN)}
+            return {"new": self.store.add_note(run_id, body.seq, body.markdown, body.ts, max_notes=MAX_NOTES_PER_RUN,
+                                               alarm=body.alarm)}
         except RunFinishedError as exc:
             raise self._finished(exc) from None
         except RunLimitError as exc:

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from whileai_train.alarm_event import AlarmEvent
 from whileai_train.runs.defaults import MAX_SEQ
 from whileai_train.server.defaults import (
     MAX_ERROR_CHARS,
@@ -22,7 +23,6 @@ from whileai_train.server.defaults import (
 )
 
 __all__ = [
-    "Alarm",
     "ErrorBody",
     "FinishBody",
     "Finished",
@@ -118,6 +118,8 @@ class NoteBody(_Body):
                                               "number is stored once. The run lists notes in arrival order.")
     markdown: Annotated[str, Field(max_length=MAX_NOTE_CHARS)]
     ts: Number | None = None
+    alarm: AlarmEvent | None = Field(None, description="the alarm this note shows, as the reward monitor raised "
+                                                       "it: the run's alarms list it")
 
 
 class NoteAdded(BaseModel):
@@ -147,12 +149,6 @@ class PatchBody(_Body):
     note: Annotated[str, Field(max_length=MAX_NOTE_CHARS)] | None = None
 
 
-class Alarm(BaseModel):
-    name: str
-    step: int | None
-    message: str
-
-
 class RunRow(BaseModel):
     """A run as the runs list shows it."""
 
@@ -177,11 +173,11 @@ class RunsList(BaseModel):
 
 
 class RunRecord(RunRow):
-    """GET /runs/{id}: the run, its notes, its alarms (name, step, one-line text) and its last points."""
+    """GET /runs/{id}: the run, its notes, its alarms (name, step, one-line text, evidence) and its last points."""
 
     points_count: int
     notes: list[dict[str, Any]]
-    alarms: list[Alarm]
+    alarms: list[AlarmEvent]
     points: list[dict[str, Any]] = []
 
 
