@@ -253,7 +253,7 @@ def odd_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any
     store.add_points(odd, [{"seq": s, "step": s + 1, "loss": 1.0 / (s + 1), "alarm/divergence": 0.0,
                             "alarm/length": 1.0 if s == 6 else 0.0, **{n: s * (i + 1.0) for i, n in enumerate(ODD_NAMES)},
                             "__proto__/inner": 0.5 * s} for s in range(10)], progress=(10, 10))
-    length = AlarmEvent(name="length", step=7, message="completions grew while gold did not move up")
+    length = AlarmEvent(name="length", step=7, message="length alarm at step 7")
     store.add_note(odd, 0, length.note_markdown, alarm=length)
     wide = store.create_run({"name": "ten thousand metrics", "total_steps": 10})
     names = [f"fam{i % 100:02d}/m_{i:05d}" for i in range(WIDE_NAMES)]
