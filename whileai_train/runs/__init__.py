@@ -7,6 +7,7 @@
     deadline.py      an httpx transport whose every request ends by one total deadline
     spool.py         the on-disk spool in front of the platform
     store.py         the local SQLite store (WAL) under $WHILEAI_HOME (~/.whileai by default)
+    store_schema.py  the store's tables (runs, points, notes, alarms, metric names) and its migrations
     sync.py          re-send what the spool still owes (`whileai-train sync`)
     offline_sync.py  send the runs WHILEAI_MODE=offline kept locally to the platform
     records.py       a run read back (get_run) and the verdicts kept on it (attach_holdout, attach_delta)

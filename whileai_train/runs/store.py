@@ -17,6 +17,7 @@ RunFinishedError and change nothing; only `update_summary` (late results such as
 One writer path: every write is one ``BEGIN IMMEDIATE`` transaction taken under this object's lock, so
 threads of one process queue here and processes queue on SQLite's WAL write lock (busy timeout below);
 readers never block writers. Reads turn NaN / Infinity from older stores into None (no route emits NaN).
+The tables, and how an older store is brought up to them, are in store_schema.py.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ import contextlib
 import functools
 import json
 import math
-import re
 import sqlite3
 import threading
 import time
@@ -38,75 +38,14 @@ from whileai_train.errors import RunError, RunFinishedError, RunLimitError
 from whileai_train.runs.config import whileai_home
 from whileai_train.runs.defaults import MAX_SEQ, STORE_BUSY_TIMEOUT_S
 from whileai_train.runs.run_ids import adopted_id, new_run_id, process_is_gone
+from whileai_train.runs.store_schema import finite, prepare_schema, stored_json, update_last_loss
 
 __all__ = ["LocalStore", "default_store_path"]
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS runs (
-    id TEXT PRIMARY KEY,
-    client_id TEXT UNIQUE,
-    name TEXT NOT NULL,
-    dataset_id TEXT,
-    base_model TEXT,
-    total_steps INTEGER,
-    step INTEGER,
-    status TEXT NOT NULL,
-    created REAL NOT NULL,
-    finished REAL,
-    summary TEXT,
-    error TEXT,
-    owner TEXT,
-    alarm_count INTEGER NOT NULL DEFAULT 0,
-    last_loss REAL,
-    last_loss_seq INTEGER
-);
-CREATE TABLE IF NOT EXISTS points (
-    run_id TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    step INTEGER,
-    ts REAL,
-    data TEXT NOT NULL,
-    PRIMARY KEY (run_id, seq)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS notes (
-    run_id TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    ts REAL,
-    markdown TEXT NOT NULL,
-    client_seq INTEGER,
-    PRIMARY KEY (run_id, seq)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS alarms (
-    run_id TEXT NOT NULL,
-    note_seq INTEGER,
-    step INTEGER NOT NULL,
-    name TEXT NOT NULL,
-    message TEXT NOT NULL,
-    evidence TEXT NOT NULL DEFAULT '{}'
-);
-CREATE UNIQUE INDEX IF NOT EXISTS alarms_by_note ON alarms (run_id, note_seq);
-CREATE TABLE IF NOT EXISTS metric_keys (
-    run_id TEXT NOT NULL,
-    key TEXT NOT NULL,
-    PRIMARY KEY (run_id, key)
-) WITHOUT ROWID;
-"""
-
 RUN_STATUSES = ("running", "done", "failed", "stopped")
 
-# Columns added after the first release; an older store gains them (and their values) when opened.
-_ADDED_RUN_COLUMNS = (("alarm_count", "INTEGER NOT NULL DEFAULT 0"), ("last_loss", "REAL"),
-                      ("last_loss_seq", "INTEGER"), ("seq_mode", "TEXT"))
-# A note's seq is its place in the run, given by the store; client_seq is the sender's own number (NULL when
-# it sent none), unique per run, so a re-sent note is stored once. Made after the migration has added the column.
-_NOTES_BY_CLIENT_SEQ = "CREATE UNIQUE INDEX IF NOT EXISTS notes_client_seq ON notes (run_id, client_seq)"
 # how a run's points are numbered, set by its first points: by the client that sends them, or by the store
 _SEQ_MODES = {True: "client", False: "store"}
-
-# An alarm is a row of its own (whileai_train/alarm_event.py), stored with the note that shows it: the note's seq
-# keys it, so a re-sent note stores its alarm once. Stores written before that held alarms only as points and
-# note text; the migration (user_version below 1) reads those once into the table.
-_ALARMS_TABLE_VERSION = 1
 
 _ROWS_PER_INSERT = 500  # a full HTTP batch (product text: up to 500 points a call) in one statement
 
@@ -161,9 +100,7 @@ class LocalStore:
             try:
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable against a killed process
-                conn.executescript(_SCHEMA)
-                _migrate(conn)
-                conn.execute(_NOTES_BY_CLIENT_SEQ)
+                prepare_schema(conn)
             except BaseException:
                 conn.close()
                 raise
@@ -277,7 +214,7 @@ class LocalStore:
                 encoded.append(None)
             else:
                 encoded.append((int(p["seq"]), p.get("step"), p.get("ts"),
-                                json.dumps(_finite(p), separators=(",", ":"))))
+                                json.dumps(finite(p), separators=(",", ":"))))
         with self._writing() as conn:
             self._refuse_finished(conn, run_id, "adding points")
             if encoded:
@@ -300,7 +237,7 @@ class LocalStore:
                         else:
                             point = dict(item, seq=next_seq)
                             encoded[i] = (next_seq, point.get("step"), point.get("ts"),
-                                          json.dumps(_finite(point), separators=(",", ":")))
+                                          json.dumps(finite(point), separators=(",", ":")))
                         next_seq += 1
             rows = [(run_id, *r) for r in encoded if r is not None]
             per_statement = max(1, min(_ROWS_PER_INSERT, conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // 5))
@@ -311,23 +248,10 @@ class LocalStore:
                 chunk = rows[i:i + per_statement]
                 conn.execute(_insert_points_sql(len(chunk)), [v for row in chunk for v in row])
             new = conn.total_changes - before
-            self._update_digest(conn, run_id, rows)
+            update_last_loss(conn, run_id, rows)
             if progress is not None:
                 _set_progress(conn, run_id, *progress)
         return new
-
-    @staticmethod
-    def _update_digest(conn: sqlite3.Connection, run_id: str, rows: list[tuple[Any, ...]]) -> None:
-        """Keep the runs table's last loss current (the runs list reads it, not the points)."""
-        best: tuple[int, float] | None = None
-        for row in sorted((r for r in rows if '"loss":' in r[4]), key=lambda r: r[1], reverse=True):
-            loss = _loads(row[4]).get("loss")
-            if isinstance(loss, (int, float)) and not isinstance(loss, bool):
-                best = (row[1], float(loss))
-                break
-        if best is not None:
-            conn.execute("UPDATE runs SET last_loss = ?, last_loss_seq = ? WHERE id = ?"
-                         " AND (last_loss_seq IS NULL OR last_loss_seq <= ?)", (best[1], best[0], run_id, best[0]))
 
     def add_note(self, run_id: str, seq: int | None, markdown: str, ts: float | None = None, *,
                  max_notes: int | None = None, alarm: AlarmEvent | None = None) -> bool:
@@ -360,7 +284,7 @@ class LocalStore:
             self._refuse_finished(conn, run_id, f"a second finish ({status})")
             conn.execute(
                 "UPDATE runs SET status = ?, summary = ?, error = ?, finished = ? WHERE id = ?",
-                (status, json.dumps(_finite(summary)) if summary is not None else None, error, time.time(),
+                (status, json.dumps(finite(summary)) if summary is not None else None, error, time.time(),
                  run_id),
             )
 
@@ -372,10 +296,10 @@ class LocalStore:
             row = conn.execute("SELECT summary FROM runs WHERE id = ?", (run_id,)).fetchone()
             if row is None:
                 raise RunError(f"no run {run_id} in {self.path}. Fix: `whileai-train runs` lists the ids.")
-            summary = _loads(row[0]) if row[0] else {}
+            summary = stored_json(row[0]) if row[0] else {}
             if not isinstance(summary, dict):
                 summary = {}
-            summary.update(_finite(dict(patch)))
+            summary.update(finite(dict(patch)))
             text = json.dumps(summary)
             if max_bytes is not None and len(text.encode()) > max_bytes:
                 raise RunLimitError("summary_too_large", f"run {run_id}'s summary would be {len(text.encode())} "
@@ -402,7 +326,7 @@ class LocalStore:
             rows = conn.execute(
                 "SELECT data FROM points WHERE run_id = ? ORDER BY seq DESC LIMIT ?", (run_id, int(last_points))
             ).fetchall()
-            record["points"] = [_loads(r[0]) for r in reversed(rows)]
+            record["points"] = [stored_json(r[0]) for r in reversed(rows)]
         return record
 
     def alarms(self, run_id: str) -> list[AlarmEvent]:
@@ -417,7 +341,7 @@ class LocalStore:
     def _alarm_rows(self, run_id: str) -> list[tuple[int | None, AlarmEvent]]:
         rows = self._connect().execute("SELECT note_seq, name, step, message, evidence FROM alarms WHERE run_id = ?"
                                        " ORDER BY step, note_seq", (run_id,))
-        return [(note_seq, AlarmEvent(name=name, step=step, message=message, evidence=_loads(evidence)))
+        return [(note_seq, AlarmEvent(name=name, step=step, message=message, evidence=stored_json(evidence)))
                 for note_seq, name, step, message, evidence in rows]
 
     def points_count(self, run_id: str) -> int:
@@ -426,7 +350,7 @@ class LocalStore:
 
     def points(self, run_id: str) -> list[dict[str, Any]]:
         rows = self._connect().execute("SELECT data FROM points WHERE run_id = ? ORDER BY seq", (run_id,))
-        return [_loads(r[0]) for r in rows]
+        return [stored_json(r[0]) for r in rows]
 
     def points_page(self, run_id: str, after_seq: int | None = None, limit: int = 5000
                     ) -> tuple[list[dict[str, Any]], int | None]:
@@ -438,7 +362,7 @@ class LocalStore:
         ).fetchall()
         more = len(rows) > limit
         rows = rows[:limit]
-        return [_loads(r[1]) for r in rows], (int(rows[-1][0]) if more else None)
+        return [stored_json(r[1]) for r in rows], (int(rows[-1][0]) if more else None)
 
     def list_runs(self, limit: int = 50, *, status: str | None = None, name_contains: str | None = None,
                   offset: int = 0) -> list[dict[str, Any]]:
@@ -471,7 +395,7 @@ _RUN_KEYS = tuple(c.strip() for c in _RUN_COLUMNS.split(","))
 
 def _run_record(row: Sequence[Any]) -> dict[str, Any]:
     record = dict(zip(_RUN_KEYS, row))
-    summary = _loads(record["summary"]) if record["summary"] else None
+    summary = stored_json(record["summary"]) if record["summary"] else None
     record["summary"] = summary if isinstance(summary, dict) else None
     if isinstance(record["last_loss"], float) and not math.isfinite(record["last_loss"]):
         record["last_loss"] = None
@@ -506,7 +430,7 @@ def _insert_note(conn: sqlite3.Connection, run_id: str, client_seq: int | None, 
                   None if client_seq is None else int(client_seq)))
     if alarm is not None:
         conn.execute("INSERT INTO alarms (run_id, note_seq, step, name, message, evidence) VALUES (?, ?, ?, ?, ?, ?)",
-                     (run_id, place, alarm.step, alarm.name, alarm.message, json.dumps(_finite(alarm.evidence))))
+                     (run_id, place, alarm.step, alarm.name, alarm.message, json.dumps(finite(alarm.evidence))))
         conn.execute("UPDATE runs SET alarm_count = alarm_count + 1 WHERE id = ?", (run_id,))
     return True
 
@@ -551,88 +475,3 @@ def _check_room(run_id: str, what: str, first: int, count: int) -> None:
     if first + count - 1 > MAX_SEQ:
         raise RunLimitError("seq_exhausted", f"run {run_id} has no {what} numbers left: the next would be past "
                             f"{MAX_SEQ} (2^53 - 1, the largest a browser holds exactly). Fix: log to a new run")
-
-
-def _none_for_constant(_: str) -> None:
-    return None
-
-
-def _loads(text: str | bytes) -> Any:
-    """JSON as stored, with NaN / Infinity (written by older versions) read as None."""
-    return json.loads(text, parse_constant=_none_for_constant)
-
-
-def _finite(value: Any) -> Any:
-    """`value` with every non-finite float replaced by None (JSON has no NaN)."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
-
-
-def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
-    return {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
-
-
-def _migrate(conn: sqlite3.Connection) -> None:
-    """Give a store written by an earlier version what this one reads: the runs' digest, filled from their
-    points; the notes' client_seq (an earlier version stored a note under the sender's number, or, when it sent
-    none, the next free one, so that number becomes its client_seq: a re-send is still stored once); and the
-    alarms table, filled once from the alarm points and alarm notes an earlier version kept instead."""
-    runs_done = {name for name, _ in _ADDED_RUN_COLUMNS} <= _columns(conn, "runs")
-    alarms_done = conn.execute("PRAGMA user_version").fetchone()[0] >= _ALARMS_TABLE_VERSION
-    if runs_done and alarms_done and "client_seq" in _columns(conn, "notes"):
-        return
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        have = _columns(conn, "runs")  # another process may have won
-        missing = [(name, decl) for name, decl in _ADDED_RUN_COLUMNS if name not in have]
-        for name, decl in missing:
-            conn.execute(f"ALTER TABLE runs ADD COLUMN {name} {decl}")
-        run_ids = [r[0] for r in conn.execute("SELECT id FROM runs")] if missing else []
-        for run_id in run_ids:
-            rows = [(run_id, s, st, t, d) for s, st, t, d in
-                    conn.execute("SELECT seq, step, ts, data FROM points WHERE run_id = ?", (run_id,))]
-            LocalStore._update_digest(conn, run_id, rows)
-        if "client_seq" not in _columns(conn, "notes"):
-            conn.execute("ALTER TABLE notes ADD COLUMN client_seq INTEGER")
-            conn.execute("UPDATE notes SET client_seq = seq")
-        if conn.execute("PRAGMA user_version").fetchone()[0] < _ALARMS_TABLE_VERSION:
-            _carry_over_legacy_alarms(conn)
-            conn.execute(f"PRAGMA user_version = {_ALARMS_TABLE_VERSION}")
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-
-
-# How an earlier version kept an alarm: a point alarm/<name> = 1 at its step, and the monitor's note beside it.
-# Read only here, once per store, to fill the alarms table; nothing else reads alarms from points or text.
-_LEGACY_ALARM_KEY = '"alarm/'
-_LEGACY_ALARM_NOTE = re.compile(r"^\*\*Alarm: (?P<name>[^*]+)\*\* at step (?P<step>\d+): (?P<message>.*)$", re.DOTALL)
-
-
-def _carry_over_legacy_alarms(conn: sqlite3.Connection) -> None:
-    """Fill the alarms table from an earlier version's alarm points (alarm/<name> non-zero), each with the
-    one-line text and seq of its note when one is found; recount each run's alarm_count from the table."""
-    notes: dict[tuple[str, str, int], tuple[int, str]] = {}
-    for run_id, seq, markdown in conn.execute("SELECT run_id, seq, markdown FROM notes WHERE markdown LIKE '**Alarm: %'"):
-        match = _LEGACY_ALARM_NOTE.match(markdown)
-        if match:
-            notes[(run_id, match["name"].strip(), int(match["step"]))] = (seq, match["message"].strip().splitlines()[0])
-    rows = []
-    for run_id, step, data in conn.execute("SELECT run_id, step, data FROM points WHERE instr(data, ?) > 0 AND step"
-                                           " IS NOT NULL ORDER BY run_id, step, seq", (_LEGACY_ALARM_KEY,)):
-        point = _loads(data)
-        for key, value in point.items():
-            if (key.startswith("alarm/") and isinstance(value, (int, float)) and not isinstance(value, bool)
-                    and value != 0):
-                name = key[len("alarm/"):]
-                note_seq, message = notes.get((run_id, name, int(step)), (None, f"{name} alarm at step {step}"))
-                rows.append((run_id, note_seq, int(step), name, message))
-    conn.executemany("INSERT OR IGNORE INTO alarms (run_id, note_seq, step, name, message) VALUES (?, ?, ?, ?, ?)",
-                     rows)
-    conn.execute("UPDATE runs SET alarm_count = (SELECT COUNT(*) FROM alarms WHERE alarms.run_id = runs.id)")
