@@ -2,6 +2,7 @@
 
     run.py           Run (log, progress, note, finish, context manager) and run() (wai.run)
     run_ids.py       a run's id (made by the client, kept by every store) and its owner process
+    open_runs.py     the runs open in this process; its exit finishes them "failed", SIGTERM interrupts them
     sender.py        the background flush and send threads (the training thread only enqueues)
     sinks.py         one interface, four homes: HttpSink (platform), LocalSink (SQLite), MemorySink (tests)
     deadline.py      an httpx transport whose every request ends by one total deadline
