@@ -75,7 +75,14 @@ from whileai_train.callbacks.holdout import (
     tool_counts,
 )
 from whileai_train.callbacks.log_stream import LogStream, readings_at
-from whileai_train.callbacks.monitor_options import MonitorConfig, merge_config
+from whileai_train.callbacks.monitor_options import (
+    MonitorConfig,
+    checked_proxy,
+    checked_stop_on,
+    merge_config,
+    positive_float,
+    positive_int,
+)
 from whileai_train.callbacks.monitor_report import (
     AlarmEntry,
     EvalPoint,
@@ -113,23 +120,6 @@ logger = logging.getLogger("whileai_train.callbacks")
 # the monitors built in this process, newest last (weak: a monitor dropped by its user is not kept alive)
 _LIVE: list[weakref.ref[RewardMonitor]] = []
 _LIVE_KEPT = 16
-
-
-# -- configuration checks (ConfigError at construction, with the fix) ---------------------------------------
-def _positive_int(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigError(f"{name}={value!r} must be a positive integer. Fix: pass e.g. {name}="
-                          f"{getattr(D, name.upper(), 1)}.")
-    return value
-
-
-def _positive_float(name: str, value: Any, allow_none: bool = False) -> float | None:
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        raise ConfigError(f"{name}={value!r} must be a number above 0"
-                          + (" (or None)" if allow_none else "") + f". Fix: pass e.g. {name}=0.1.")
-    return float(value)
 
 
 class RewardMonitor(WhileCallback):
@@ -186,32 +176,16 @@ class RewardMonitor(WhileCallback):
         if _adopt and getattr(self, "_live", False):
             return  # the live monitor, handed back by __new__: keep it as it is
         super().__init__(run=run, **open_kwargs)
-        self.every = _positive_int("every", every)
-        self.n_prompts = _positive_int("n_prompts", n_prompts)
-        self.k = _positive_int("k", k)
-        self.buffer = _positive_int("buffer", buffer)
-        self.settings = AlarmSettings(window=_positive_int("window", window),
-                                      delta=float(_positive_float("delta", delta) or D.DELTA),
-                                      length_pct=float(_positive_float("length_pct", length_pct) or D.LENGTH_PCT),
-                                      kl_budget=_positive_float("kl_budget", kl_budget, allow_none=True))
+        self.every = positive_int("every", every)
+        self.n_prompts = positive_int("n_prompts", n_prompts)
+        self.k = positive_int("k", k)
+        self.buffer = positive_int("buffer", buffer)
+        self.settings = AlarmSettings(window=positive_int("window", window),
+                                      delta=float(positive_float("delta", delta) or D.DELTA),
+                                      length_pct=float(positive_float("length_pct", length_pct) or D.LENGTH_PCT),
+                                      kl_budget=positive_float("kl_budget", kl_budget, allow_none=True))
         self.endorsed = None if endorsed is None else name_list("endorsed", endorsed)
-        stops = [] if stop_on is None else name_list("stop_on", stop_on)
-        unknown = [s for s in stops if s not in D.ALARMS]
-        if unknown:
-            raise ConfigError(f"stop_on names {unknown}, which are not alarms. Fix: use any of {list(D.ALARMS)}.")
-        if gold is not None and not callable(gold):
-            raise ConfigError(f"gold={gold!r} is not callable. Fix: pass a function with the reward-function "
-                              "contract: gold(prompts=, completions=, **kwargs) -> list[float].")
-        needs = {"divergence": (gold, "gold=", "divergence compares proxy with gold"),
-                 "length": (gold, "gold=", "length fires only while gold does not move up"),
-                 "drift": (self.settings.kl_budget, "kl_budget=", "drift compares KL with kl_budget"),
-                 "feature": (self.endorsed, "endorsed=", "feature fires when the top feature is not endorsed")}
-        for name in stops:
-            value, arg, why = needs.get(name, (True, "", ""))  # the health alarms need nothing more
-            if value is None:
-                raise ConfigError(f"stop_on names {name!r} but {arg}None: {why}, so it could never fire. "
-                                  f"Fix: pass {arg}... or drop {name!r} from stop_on.")
-        self.stop_on = tuple(stops)
+        self.stop_on = checked_stop_on(stop_on, gold=gold, kl_budget=self.settings.kl_budget, endorsed=self.endorsed)
         self.gold = gold
         refuse_non_rows(holdout, "monitor(holdout=)")
         self.holdout = None if holdout is None else holdout_rows(holdout)
@@ -219,11 +193,7 @@ class RewardMonitor(WhileCallback):
         self.features = features
         self.markers = check_markers(markers)
         self.verbose = verbose
-        extra = [] if proxy is None else ([proxy] if callable(proxy) else list(proxy))
-        for fn in extra:
-            if not callable(fn):
-                raise ConfigError(f"proxy has {fn!r}, which is not callable. Fix: pass reward functions.")
-        self._proxy_extra: list[Callable[..., Any]] = extra
+        self._proxy_extra: list[Callable[..., Any]] = checked_proxy(proxy)
         self._wrapped: list[tuple[str, Callable[..., Any]]] = []  # (name, original) in wrap order
         self._trainer: weakref.ref[Any] | None = None
         self.recorder = RewardRecorder(self.buffer)
