@@ -85,9 +85,9 @@ from whileai_train.callbacks.monitor_options import (
 )
 from whileai_train.callbacks.monitor_report import (
     AlarmEntry,
+    AlarmStatus,
     EvalPoint,
     MonitorSummary,
-    Reading,
     verdict_line,
 )
 from whileai_train.callbacks.monitor_state import MonitorState
@@ -257,7 +257,7 @@ class RewardMonitor(WhileCallback):
         return MonitorSummary(
             verdict=verdict_line([a.name for a in alarms], [a.step for a in alarms], stopped, len(curve)),
             curve=curve, alarms=alarms, standing=sorted(self._book.standing),
-            latest={name: Reading(status=v.status, reason=v.reason) for name, v in self._book.latest.items()},
+            latest={name: AlarmStatus(status=v.status, reason=v.reason) for name, v in self._book.latest.items()},
             stopped=stopped, stop_reason=self.stop_reason, top_feature=self._top_feature,
             warnings=list(self._warnings),
             settings={"every": self.every, "n_prompts": self.n_prompts, "k": self.k, "window": self.settings.window,
