@@ -31,7 +31,7 @@ __all__ = [
     "K",
 ]
 
-# The four alarms of the product text (a policy paid for something gold does not check), then the three of the
+# The four reward-hacking alarms (a policy paid for something gold does not check), then the three of the
 # run that learns nothing (health_alarms.py), in the order they are checked and printed.
 HACK_ALARMS = ("divergence", "length", "drift", "feature")
 HEALTH_ALARMS = ("truncation", "no_signal", "collapse")

@@ -334,7 +334,7 @@ def scan_rows(rows: Sequence[Mapping[str, Any]], trajectories: Trajectories | No
     if top is not None:
         top_abs = abs(rho[top])
         # with a couple of trajectories per ask, features within the noise floor of the top are as good a
-        # reading of the one contrast each ask gives: a tie (product text: "the floor cannot break a tie")
+        # reading of the one contrast each ask gives: a tie (the noise floor cannot break a tie)
         tolerance = TIE_TOLERANCE if distinct > LOW_DISTINCT_PER_ASK else max(TIE_TOLERANCE, tau)
         tied = [j for j in ranked[:200] if abs(rho[j]) >= top_abs - tolerance]
         if len(tied) > 1:

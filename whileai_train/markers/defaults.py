@@ -67,8 +67,8 @@ PAYS_P_VALUE = 0.05
 
 # ------------------------------------------------------------------------------------------ stages
 
-# The pipeline's stages (product text, "Stage lineage"): SFT, reward modelling, RL, the eval that judges the
-# result, and mid-training.
+# The pipeline's stages a row's lineage can name: SFT, reward modelling, RL, the eval that judges the result,
+# and mid-training.
 STAGES = ("sft", "rm", "rl", "eval", "mid")
 
 # ------------------------------------------------------------------------------------------ tool kinds

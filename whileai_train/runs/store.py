@@ -47,7 +47,7 @@ RUN_STATUSES = ("running", "done", "failed", "stopped")
 # how a run's points are numbered, set by its first points: by the client that sends them, or by the store
 _SEQ_MODES = {True: "client", False: "store"}
 
-_ROWS_PER_INSERT = 500  # a full HTTP batch (product text: up to 500 points a call) in one statement
+_ROWS_PER_INSERT = 500  # a full HTTP batch (runs/defaults.MAX_POINTS_PER_CALL) in one statement
 
 
 @functools.lru_cache(maxsize=64)
