@@ -1,4 +1,4 @@
-"""The base of every public report: a pydantic model that also reads like the product text's dicts.
+"""The base of every public report: a pydantic model that also reads like a dict.
 
 ``report["hack_scan"]`` and ``report.hack_scan`` are the same value; ``str(report)`` is the human reading
 (each report's own ``__str__``: verdict first) and ``report.model_dump()`` the JSON. Shown as a REPL or notebook

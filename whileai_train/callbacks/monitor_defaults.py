@@ -1,7 +1,7 @@
 """Defaults of the reward monitor, each with its reason and source. The one place to change them.
 
-The product text ("Is it hacking the reward right now?") names the knobs (every, n_prompts, k, window,
-delta, length_pct, kl_budget, endorsed, stop_on, buffer) but gives no values; the values below are ours,
+The knobs (every, n_prompts, k, window, delta, length_pct, kl_budget, endorsed, stop_on, buffer) have no
+published values; the values below are ours,
 sized so one holdout eval costs a few percent of training time and the paired interval over asks can
 separate a real move from noise.
 """

@@ -352,7 +352,7 @@ def export_preference(pairs_or_rows: Any, path: Any = None, *, format: str = FOR
     strings). With `tokenizer=`, pairs are rendered with its chat template as DPOTrainer renders them: the
     arguments encoding is read off it, and what it drops of the scored turns raises TemplateDropError unless
     `validate=False`. `path` defaults to ``preference-<format>.jsonl`` in the current directory. Fewer tasks with both
-    a pass and a fail than `min_mixed_tasks` (32, the product text's) warns; nothing is refused for it.
+    a pass and a fail than `min_mixed_tasks` (32 by default) warns; nothing is refused for it.
     `progress`: a progress bar over the pairs (None: when someone watches and they are many; False: never).
     """
     pairs_or_rows = take_rows(pairs_or_rows, "export_preference", graded=True)

@@ -181,7 +181,7 @@ def export_prompts(rows: Any, path: Any = None, *, columns: Sequence[str] | None
     differs between the rollouts of one prompt. A column is written when some row has it (null on the others),
     next to GROUP_COLUMNS (task, calibration, k, passes, fails), always written; report.columns_carried and
     report.columns_left_out (column -> why) say which. `path` defaults to ``prompts-trl.jsonl`` in the current
-    directory. Fewer mixed tasks than `min_mixed_tasks` (32, the product text's) warns. `progress`: a progress
+    directory. Fewer mixed tasks than `min_mixed_tasks` (32 by default) warns. `progress`: a progress
     bar over the rows (None: when someone watches and the rows are many; False: never).
     """
     rows = take_rows(rows, "export_prompts")

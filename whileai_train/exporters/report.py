@@ -37,7 +37,7 @@ class DroppedTasks(BaseModel):
 
 
 class TrainStepCheck(BaseModel):
-    """What the trainer will learn from: the product text's train-step check, on what this export wrote.
+    """What the trainer will learn from: the train-step check, on what this export wrote.
 
     SFT (`method="sft"`) imitates every written row: rows with a reward below the pass threshold are failing
     and refused unless `check="warn"`; rows with no reward are demonstrations (the usual SFT input) and pass,
@@ -80,7 +80,7 @@ class TrainStepCheck(BaseModel):
 
 
 class ExportReport(Report):
-    """The report of one export. Keys follow the product text; `str()` reads it out for a person."""
+    """The report of one export. Keys are the platform's report keys; `str()` reads it out for a person."""
 
     kind: Literal["sft", "preference", "prompts"] = "sft"
     n: int = 0

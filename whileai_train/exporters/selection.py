@@ -4,7 +4,7 @@ SFT imitates every row it is given, so an SFT set with failing rows (reward belo
 with TrainingSelectionError unless ``check="warn"``. Rows with no reward are demonstrations, the usual SFT
 input: they pass the check and are counted as ``ungraded``. DPO and GRPO learn only from tasks with both a pass
 and a fail: nothing is refused, and fewer mixed tasks than ``min_mixed_tasks`` warns with the count used against
-the count given and the reason per class left out. The product text's train step ("Train a model").
+the count given and the reason per class left out.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ The judge contract (shared with judge_trust): a callable taking one row dict (``
 row is left out. A reward of 0.5 or more reads as a pass. An exception from the judge is counted under
 ``judge_errors`` and the row left out; when every call fails the first exception is raised.
 
-Probes (product text, "Trust the numbers"):
+Probes:
 
 * additive, a change to a real reply: ``filler`` (neutral text appended), ``rubric_words`` (the rubric's own
   words stuffed in; needs ``rubric=``), ``sycophantic_opener``. Exploitable when failing replies start passing

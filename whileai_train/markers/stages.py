@@ -1,6 +1,6 @@
 """Stage lineage: which stage of the pipeline each row fed, and the one mistake to catch across them.
 
-The pipeline is a sequence of stages (product text, "Stage lineage"): SFT, reward modelling, RL, mid-training,
+The pipeline is a sequence of stages: SFT, reward modelling, RL, mid-training,
 and the eval that judges the result. ``stamp_stage(rows, "sft")`` records the stage on row["lineage"] (``stage``
 the latest, ``stages`` every stage the row fed, in order); ``stage_report`` counts rows and tasks per stage and
 flags any task (``task_key``: a situation, not a string) used both in eval and in a training stage. Rows passed as

@@ -1,4 +1,4 @@
-"""optimize(rows, mode="rl" | "sft"): prune graded rollouts before training (product text, "Prune before training").
+"""optimize(rows, mode="rl" | "sft"): prune graded rollouts before training.
 
 mode="rl" is :func:`select_for_rl` (junk, duplicates, truncation, unanimous and out-of-band asks; whole asks
 round-robin across fault kinds and pass rates; calibration stamps; hack_scan with `endorsed=`). mode="sft" is

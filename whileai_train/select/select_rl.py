@@ -1,6 +1,6 @@
 """select_for_rl: prune graded rollouts to the asks a grouped (GRPO-style) update learns from.
 
-Drop order (product text, "Prune before training"): junk rows; duplicate rollouts within an ask; truncated
+Drop order: junk rows; duplicate rollouts within an ask; truncated
 rollouts (keep | penalize | drop); unanimous asks (all pass or all fail: zero advantage); asks outside the
 pass-rate band. Then whole groups are kept round-robin across fault kinds and, within a fault kind, across
 pass rates (a 25%, a 50% and a 75% ask in turn); `order="middle"` ranks nearest-to-50% first instead.

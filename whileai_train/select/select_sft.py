@@ -1,4 +1,4 @@
-"""select_for_sft: rejection sampling (product text, "optimize(mode="sft") is rejection sampling").
+"""select_for_sft: rejection sampling, what optimize(mode="sft") does.
 
 Rules: "top_per_prompt" keeps each prompt's best completion(s) at or above `min_reward`; "top_k_overall" the
 best k across prompts; "random_per_prompt" and "random_k_overall" are the matching chance controls: the same

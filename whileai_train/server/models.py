@@ -56,7 +56,7 @@ class _Body(BaseModel):
 
 
 class OpenRun(_Body):
-    """POST /runs: the product text's fields, plus the client's id so a re-sent open is the same run, and
+    """POST /runs: the platform's run fields, plus the client's id so a re-sent open is the same run, and
     `resume` when a checkpoint resume continues that run (a finished run is reopened; nothing else reopens it)."""
 
     model_config = ConfigDict(extra="ignore")
@@ -100,7 +100,7 @@ class Progress(_Body):
 
 
 class LogBody(_Body):
-    """POST /runs/{id}/log: up to 500 points a call (product text) and optional progress."""
+    """POST /runs/{id}/log: up to 500 points a call (runs/defaults.MAX_POINTS_PER_CALL) and optional progress."""
 
     points: Annotated[list[Point], Field(max_length=MAX_POINTS_PER_CALL)] = []
     progress: Progress | None = None
@@ -112,7 +112,7 @@ class Logged(BaseModel):
 
 
 class NoteBody(_Body):
-    """POST /runs/{id}/notes: markdown of at most 8192 characters (product text)."""
+    """POST /runs/{id}/notes: markdown of at most 8192 characters (server/defaults.MAX_NOTE_CHARS)."""
 
     seq: Seq | None = Field(None, description="the sender's own number for this note: a re-send with the same "
                                               "number is stored once. The run lists notes in arrival order.")
@@ -127,7 +127,7 @@ class NoteAdded(BaseModel):
 
 
 class FinishBody(_Body):
-    """POST /runs/{id}/finish: status, optional summary, error and adapter (product text)."""
+    """POST /runs/{id}/finish: status, optional summary, error and adapter."""
 
     status: Literal["done", "failed", "stopped"]
     summary: dict[str, Any] | None = None
