@@ -13,16 +13,21 @@ import sys
 import weakref
 from collections.abc import Callable
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from whileai_train.runs.preemption import install_sigterm, release_sigterm
 
-if TYPE_CHECKING:
-    from whileai_train.runs.run import Run
+__all__ = ["OpenRun", "closed", "install_exit_hooks", "opened"]
 
-__all__ = ["closed", "install_exit_hooks", "opened"]
 
-_OPEN_RUNS: weakref.WeakSet[Run] = weakref.WeakSet()
+class OpenRun(Protocol):
+    """What the process's exit asks of an open run (runs/run.py's Run)."""
+
+    def interrupt(self, reason: str) -> None: ...
+    def finish_at_exit(self, error: str) -> None: ...
+
+
+_OPEN_RUNS: weakref.WeakSet[OpenRun] = weakref.WeakSet()
 _atexit_registered = False
 _ExceptHook = Callable[[type[BaseException], BaseException, TracebackType | None], Any]
 _our_excepthook: _ExceptHook | None = None
@@ -30,12 +35,12 @@ _previous_excepthook: _ExceptHook | None = None
 _last_error: str | None = None
 
 
-def opened(run: Run) -> None:
+def opened(run: OpenRun) -> None:
     """`run` is open: the process's exit finishes it (once the hooks are installed)."""
     _OPEN_RUNS.add(run)
 
 
-def closed(run: Run) -> None:
+def closed(run: OpenRun) -> None:
     """`run` is finished or interrupted; after the last open run, the hooks go back to what they were."""
     _OPEN_RUNS.discard(run)
     if not _OPEN_RUNS:
@@ -83,6 +88,4 @@ def _interrupt_open_runs(reason: str) -> None:
 
 def _finish_open_runs() -> None:
     for open_run in list(_OPEN_RUNS):
-        error = _last_error or "the process exited before the run was finished"
-        open_run.finish("failed", error=error, wait_s=min(2.0, open_run._sender.config.finish_wait_s)
-                        if open_run._sender else 0.0)
+        open_run.finish_at_exit(_last_error or "the process exited before the run was finished")

@@ -253,6 +253,10 @@ class Run:
                 print(f"whileai: run {self.id} finished {status}; its {self.logged} points were held in memory "
                       f"only ({self._memory_only}) and are gone when this process exits", flush=True)
 
+    def finish_at_exit(self, error: str) -> None:
+        """The interpreter is exiting with this run open: finish it "failed" with `error`, waiting briefly."""
+        self.finish("failed", error=error, wait_s=min(2.0, self._sender.config.finish_wait_s) if self._sender else 0.0)
+
     def __enter__(self) -> Run:
         return self
 
