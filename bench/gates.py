@@ -50,7 +50,7 @@ from typing import Any
 _ROOT = str(Path(__file__).resolve().parent.parent)
 sys.path.insert(0, _ROOT)
 
-from bench.gen_rows import SHAPES, as_messages, make_eval_rows, make_rows  # noqa: E402
+from bench.gen_rows import SHAPES, as_messages, make_eval_rows, make_rows
 
 if __name__ == "__main__" and "--child" in sys.argv:  # an --ab child: the package under test is PYTHONPATH's
     sys.path.remove(_ROOT)

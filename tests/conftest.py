@@ -1,8 +1,10 @@
-"""Shared fixtures: an isolated home for every test, and the tiny model and tokenizer built in code."""
+"""Shared fixtures: an isolated home for every test, torch on one thread for the training tests, and the tiny
+model and tokenizer built in code."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +28,24 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for name in ("WHILEAI_API_KEY", "WHILEAI_DELEGATED_CREDENTIAL", "WHILEAI_API_URL"):
         monkeypatch.delenv(name, raising=False)
     return home
+
+
+@pytest.fixture()
+def one_thread() -> Iterator[None]:
+    """torch on one thread for the test, then as it was: the tiny models train faster on one thread than
+    contending for the shared cores."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture()
+def trl_experimental_silenced(monkeypatch: pytest.MonkeyPatch) -> None:
+    """TRL 1.16 warns once that rollout_func and environment_factory are experimental; the tests use both."""
+    monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")
 
 
 @pytest.fixture(scope="session")

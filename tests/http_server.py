@@ -34,9 +34,11 @@ from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from stdlib_router import handle, make_handler
+
 from whileai_train.errors import RunFinishedError
 from whileai_train.runs.store import LocalStore
-from whileai_train.server.api import RunsAPI, make_handler
+from whileai_train.server.api import RunsAPI
 
 __all__ = ["FaultyServer"]
 
@@ -222,11 +224,11 @@ def _handle(owner: FaultyServer, method: str, path: str, headers: dict[str, str]
         except ValueError:
             data = None
         if isinstance(data, dict) and data.get("resume") is True and data.get("client_run_id"):
-            status, payload = owner.api.handle(method, path, headers, body)
+            status, payload = handle(owner.api, method, path, headers, body)
             if status == 200:
                 owner.store.reopen(payload["runId"])
             return status, payload
     try:
-        return owner.api.handle(method, path, headers, body)
+        return handle(owner.api, method, path, headers, body)
     except RunFinishedError as exc:
         return 409, {"error": str(exc), "code": "run_finished"}

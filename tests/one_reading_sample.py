@@ -18,8 +18,8 @@ from whileai_train.markers.trace_flags import trace_flag_names
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's bench, not the package's
 
-from bench.gen_rows import as_messages, make_rows  # noqa: E402
-from bench.markers import make_marked_rows  # noqa: E402
+from bench.gen_rows import as_messages, make_rows
+from bench.markers import make_marked_rows
 
 SAMPLES = ("flat/gen_rows", "flat/markers", "messages/gen_rows", "messages/markers")
 

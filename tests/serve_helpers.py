@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 import whileai_train as wai
+from whileai_train.alarm_event import AlarmEvent
 from whileai_train.runs.records import delta_summary
 from whileai_train.runs.store import LocalStore
 
@@ -144,8 +145,9 @@ def seed_store(path: Path) -> dict[str, str]:
         points.append(point)
     store.add_points(hacked, points, progress=(30, 40))
     for i, (name, step) in enumerate(zip(("divergence", "length"), ALARM_STEPS)):
+        alarm = AlarmEvent(name=name, step=step, message=f"{name} one-line text for step {step}")
         store.add_points(hacked, [{"seq": 100 + i, "step": step, "ts": 2000.0 + i, f"alarm/{name}": 1.0}])
-        store.add_note(hacked, i, f"**Alarm: {name}** at step {step}: {name} one-line text for step {step}")
+        store.add_note(hacked, i, alarm.note_markdown, alarm=alarm)
     store.finish(hacked, "stopped", {"stop_reason": STOP_REASON, "cost_usd": 0.42, "seconds": 1374.5,
                                      "gpu": "A10G", "cost_basis": "estimate: A10G at $1.10/h, modal.com/pricing "
                                                                   "2026-09-20"})

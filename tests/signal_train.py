@@ -25,22 +25,22 @@ from typing import Any
 
 signal.signal(signal.SIGINT, signal.default_int_handler)
 
-from datasets import Dataset  # noqa: E402
-from transformers import PrinterCallback, TrainerCallback  # noqa: E402
-from trl import GRPOConfig, GRPOTrainer  # noqa: E402
+from datasets import Dataset
+from transformers import PrinterCallback, TrainerCallback
+from trl import GRPOConfig, GRPOTrainer
 
-import whileai_train as wai  # noqa: E402
-from whileai_train.demos.grpo_monitor import (  # noqa: E402
+import whileai_train as wai
+from whileai_train.demos.grpo_monitor import (
     GRPO_LEARNING_RATE,
     correct_answer,
     exact_answer,
     keyword_reward,
     make_tasks,
 )
-from whileai_train.runs.run import Run  # noqa: E402
-from whileai_train.runs.sender import Sender  # noqa: E402
-from whileai_train.runs.sinks import LocalSink  # noqa: E402
-from whileai_train.tiny import build_tiny_model, build_tiny_tokenizer  # noqa: E402
+from whileai_train.runs.run import Run
+from whileai_train.runs.sender import Sender
+from whileai_train.runs.sinks import LocalSink
+from whileai_train.tiny import build_tiny_model, build_tiny_tokenizer
 
 STEP = 3  # the signal lands during this step (or, for holdout and checkpoint, right after step 2)
 

@@ -26,7 +26,7 @@ class Hook:
         hook = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 hook.bodies.append(json.loads(self.rfile.read(length)))
                 hook.arrived.set()

@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,19 +18,9 @@ from whileai_train.demos.grpo_monitor import exact_answer, make_tasks
 
 # a test here may build the session's warmed-up desk model (conftest.desk_dir, ~100 CPU seconds): a generous
 # deadline for a loaded machine
-pytestmark = [pytest.mark.trainer, pytest.mark.timeout(1800)]
+pytestmark = [pytest.mark.trainer, pytest.mark.timeout(1800), pytest.mark.usefixtures("one_thread")]
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture(autouse=True)
-def one_thread() -> Iterator[None]:
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="session")

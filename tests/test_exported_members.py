@@ -12,7 +12,6 @@ import pytest
 import whileai_train as wai
 
 
-
 def test_all_is_sorted_and_is_the_exports_map() -> None:
     """`_EXPORTS` (name -> owning module) is the one list of the public face; `__all__` and the TYPE_CHECKING
     mirror (below) are checked against it, so a name becomes public only by an entry there."""
@@ -54,7 +53,8 @@ def test_every_public_name_resolves() -> None:
 
 
 @pytest.mark.parametrize(("old", "new"), [("export_training", "export_dataset"), ("MetricSummary", "MarkerSummary"),
-                                          ("OptimizeResult", "Kept")])
+                                          ("OptimizeResult", "KeptRows"), ("Kept", "KeptRows"),
+                                          ("Reading", "AlarmStatus"), ("Selection", "TrainStepCheck")])
 def test_an_old_name_still_resolves_with_a_warning_naming_the_new(old: str, new: str) -> None:
     assert old not in wai.__all__ and old not in wai._EXPORTS
     with pytest.warns(DeprecationWarning, match=f"use whileai_train.{new}"):

@@ -28,8 +28,19 @@ import pytest
 
 import whileai_train as wai
 from tests.template_zoo import ZOO, zoo_tokenizer
-from tests.test_exporters_templates import (AGENT, DPO_MARKS, FORBIDDEN, ROW_TAG, SFT_MARKS, Case,
-                                            _assert_as_reported, _config, _export, _exported, rows_of)
+from tests.test_exporters_templates import (
+    AGENT,
+    DPO_MARKS,
+    FORBIDDEN,
+    ROW_TAG,
+    SFT_MARKS,
+    Case,
+    _assert_as_reported,
+    _config,
+    _export,
+    _exported,
+    rows_of,
+)
 from whileai_train.exporters.inspect import trained_spans
 from whileai_train.tiny import build_tiny_model
 

@@ -68,7 +68,7 @@ def test_the_corpus_has_the_four_shapes() -> None:
 
 
 def _every_row_function(rows: list[dict[str, Any]], tmp: Path) -> dict[str, Callable[[], Any]]:
-    judge = lambda row: 1.0 if "refund" in wai.task_key(row) else 0.0  # noqa: E731
+    judge = lambda row: 1.0 if "refund" in wai.task_key(row) else 0.0
     stamped = wai.trace_markers(wai.mark_grounding(wai.style_markers(rows)))
     keyed = all("scenario_id" in row and "rollout_index" in row for row in rows)
     gold = wai.attach_labels(rows, {f"{row['scenario_id']}#{row['rollout_index']}": int(row["reward"])

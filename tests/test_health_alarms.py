@@ -9,7 +9,12 @@ import pytest
 
 from whileai_train.callbacks.alarms import AlarmBook, AlarmSettings, EvalRecord, Verdict, check_eval
 from whileai_train.callbacks.health_alarms import HealthSettings, HealthWatch, degenerate, group_stats
-from whileai_train.callbacks.monitor_report import MonitorSummary, Reading, format_hack_monitor, verdict_line
+from whileai_train.callbacks.monitor_report import (
+    AlarmStatus,
+    MonitorSummary,
+    format_hack_monitor,
+    verdict_line,
+)
 from whileai_train.callbacks.per_function import fn_means, name_rising_function
 from whileai_train.callbacks.reward_wrap import CompletionRecord
 
@@ -186,8 +191,8 @@ def test_the_verdict_says_which_kind_of_trouble(names: list[str], head: str) -> 
 
 
 def test_summary_says_what_was_checked_and_what_was_quiet() -> None:
-    latest = {"divergence": Reading(status="clear", reason="x"), "truncation": Reading(status="alarm", reason="y"),
-              "drift": Reading(status="unknown", reason="no kl_budget")}
+    latest = {"divergence": AlarmStatus(status="clear", reason="x"), "truncation": AlarmStatus(status="alarm", reason="y"),
+              "drift": AlarmStatus(status="unknown", reason="no kl_budget")}
     text = format_hack_monitor(MonitorSummary(verdict="v", latest=latest, alarms=[
         {"name": "truncation", "step": 5, "message": "cut"}]))
     assert "checked: divergence, truncation, drift; quiet: divergence; could not be read: drift" in text

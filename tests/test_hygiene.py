@@ -13,7 +13,6 @@ import pytest
 from scipy import stats
 
 import whileai_train as wai
-from whileai_train.rows import text as rows_text
 from whileai_train.errors import ConfigError, InputError, RowError
 from whileai_train.gates.hygiene import dedupe_groups, length_report, reward_correlations
 from whileai_train.gates.near_duplicates import (
@@ -23,6 +22,7 @@ from whileai_train.gates.near_duplicates import (
     _shingles,
     near_duplicate_prompts,
 )
+from whileai_train.rows import text as rows_text
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.gen_rows import make_rows, plant_near_duplicate_asks

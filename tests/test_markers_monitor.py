@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,15 +14,7 @@ from whileai_train.demos.grpo_monitor import NUMBERS, exact_answer, keyword_rewa
 from whileai_train.errors import ConfigError
 from whileai_train.runs.store import LocalStore, default_store_path
 
-
-@pytest.fixture(autouse=True)
-def one_thread() -> Iterator[None]:
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def _says(row: dict[str, Any]) -> float:

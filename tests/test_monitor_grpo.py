@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,18 +12,7 @@ import whileai_train as wai
 from whileai_train.demos.grpo_monitor import exact_answer, make_tasks, run_demo
 from whileai_train.runs.store import LocalStore, default_store_path
 
-pytestmark = pytest.mark.trainer
-
-
-@pytest.fixture(autouse=True)
-def one_thread() -> Iterator[None]:
-    """The tiny model trains faster on one thread than contending for the shared cores."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = [pytest.mark.trainer, pytest.mark.usefixtures("one_thread")]
 
 
 def _store_run(run_id: str | None) -> dict[str, Any]:

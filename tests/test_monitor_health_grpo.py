@@ -5,7 +5,6 @@ function's holdout mean is a reading on the run."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,20 +14,10 @@ import whileai_train as wai
 from whileai_train.demos.grpo_monitor import exact_answer, make_tasks
 from whileai_train.runs.store import LocalStore, default_store_path
 
-pytestmark = pytest.mark.trainer
+pytestmark = [pytest.mark.trainer, pytest.mark.usefixtures("one_thread")]
 
 HEALTH = ("truncation", "no_signal", "collapse")
 WINDOW = wai.monitor(verbose=False).health_settings.window
-
-
-@pytest.fixture(autouse=True)
-def one_thread() -> Iterator[None]:
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="module")

@@ -6,14 +6,12 @@ from __future__ import annotations
 import math
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import whileai_train as wai
-from whileai_train.runs.store import LocalStore, default_store_path
 from whileai_train.demos.refund_desk import (
     TOOLS,
     RefundDesk,
@@ -21,23 +19,14 @@ from whileai_train.demos.refund_desk import (
     make_tasks,
     refund_called,
 )
+from whileai_train.runs.store import LocalStore, default_store_path
 
 # the first test here may build the session's warmed-up desk model (conftest.desk_dir, ~100 CPU seconds): a
 # generous deadline for a loaded machine
-pytestmark = [pytest.mark.trainer, pytest.mark.timeout(1800)]
+pytestmark = [pytest.mark.trainer, pytest.mark.timeout(1800),
+              pytest.mark.usefixtures("one_thread", "trl_experimental_silenced")]
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture(autouse=True)
-def one_thread(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    import torch
-
-    monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")  # environment_factory is experimental in trl 1.16
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def _grpo(desk_dir: Path, out: Path, monitor: Any, proxy: Any, *, steps: int = 2, attach: bool = True,

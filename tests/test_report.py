@@ -62,7 +62,7 @@ def test_a_report_shown_as_a_cells_value_is_short_and_never_holds_the_rows(tmp_p
         assert len(text) < 700, (name, len(text))
         assert not any(mark in text for mark in marks), name  # no row's ask in it
         assert "Hi, I" not in text and "'steps'" not in text, name
-    assert repr(kept).startswith("Kept(rows=[") and f"rows=[{len(kept.rows)} rows]" in repr(kept)
+    assert repr(kept).startswith("KeptRows(rows=[") and f"rows=[{len(kept.rows)} rows]" in repr(kept)
     assert repr(kept.report).startswith(f"SFTSelectionReport({kept.report.headline()!r}, ")
     assert f"kept={len(kept.rows)}" in repr(kept.report) and "n=240" in repr(kept.report)
     gate = shown["publish_gate"]

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from whileai_train.errors import InputError, RowError, ToolArgumentsError
-from whileai_train.rows.files import read_rows
 from whileai_train.rows.contract import Calibration, Row, calibration_of, conversation, reward_of, task_key
+from whileai_train.rows.files import read_rows
 
 
 def flat_row(**over):

@@ -59,9 +59,9 @@ def test_decontaminate_returns_the_clean_rows_and_its_report(rows: list[dict[str
     assert report.n_contaminated == 4 and not report.clean  # refund-0's four rollouts share the eval task
     assert len(clean) == len(rows) - 4 and all(row["scenario_id"] != "refund-0" for row in clean)
     result = wai.decontaminate(rows, eval_file)
-    assert isinstance(result, wai.Kept) and result.rows == clean and result.report.n_contaminated == 4
+    assert isinstance(result, wai.KeptRows) and result.rows == clean and result.report.n_contaminated == 4
     kept = wai.optimize(rows, mode="sft")
-    assert isinstance(kept, wai.Kept)
+    assert isinstance(kept, wai.KeptRows)
     exported = wai.export_dataset(clean, tmp_path / "sft.jsonl", format="trl", check="warn")
     assert exported.n == len(clean)
 

@@ -20,7 +20,7 @@ KEY = "context-key-0123456789"
 def test_a_peft_trainer_run_keeps_its_arguments_configs_versions_project_and_tags(tiny_model: Any,
                                                                                   tiny_tokenizer: Any,
                                                                                   tmp_path: Path) -> None:
-    import trl  # noqa: F401  (a TRL user's process has it imported; its version is read from it)
+    import trl
     from peft import LoraConfig, get_peft_model
     from test_callback import lm_dataset, trainer_args
     from transformers import Trainer

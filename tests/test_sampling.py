@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,17 +21,7 @@ from whileai_train.sampling.samples import (
 
 # the first test here may build the session's warmed-up desk model (conftest.desk_dir, ~100 CPU seconds): a
 # generous deadline for a loaded machine
-pytestmark = [pytest.mark.trainer, pytest.mark.timeout(1800)]
-
-
-@pytest.fixture(autouse=True)
-def one_thread() -> Iterator[None]:
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = [pytest.mark.trainer, pytest.mark.timeout(1800), pytest.mark.usefixtures("one_thread")]
 
 
 def _settings(**overrides: Any) -> GenerationSettings:

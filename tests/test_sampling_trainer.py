@@ -21,19 +21,8 @@ from whileai_train.sampling.trainer_path import TrainerSampler, trainer_path_mis
 
 # the first test here may build the session's warmed-up desk model (conftest.desk_dir, ~100 CPU seconds): a
 # generous deadline for a loaded machine
-pytestmark = [pytest.mark.trainer, pytest.mark.timeout(1800)]
-
-
-@pytest.fixture(autouse=True)
-def one_thread(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    import torch
-
-    monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")  # rollout_func and environment_factory are experimental
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = [pytest.mark.trainer, pytest.mark.timeout(1800),
+              pytest.mark.usefixtures("one_thread", "trl_experimental_silenced")]
 
 
 def lookup_order(order_id: str) -> str:

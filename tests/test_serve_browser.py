@@ -20,6 +20,7 @@ from serve_helpers import (
     start_stream,
 )
 
+from whileai_train.alarm_event import AlarmEvent
 from whileai_train.runs.store import LocalStore
 
 pytestmark = pytest.mark.browser
@@ -252,6 +253,8 @@ def odd_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any
     store.add_points(odd, [{"seq": s, "step": s + 1, "loss": 1.0 / (s + 1), "alarm/divergence": 0.0,
                             "alarm/length": 1.0 if s == 6 else 0.0, **{n: s * (i + 1.0) for i, n in enumerate(ODD_NAMES)},
                             "__proto__/inner": 0.5 * s} for s in range(10)], progress=(10, 10))
+    length = AlarmEvent(name="length", step=7, message="length alarm at step 7")
+    store.add_note(odd, 0, length.note_markdown, alarm=length)
     wide = store.create_run({"name": "ten thousand metrics", "total_steps": 10})
     names = [f"fam{i % 100:02d}/m_{i:05d}" for i in range(WIDE_NAMES)]
     store.add_points(wide, [{"seq": s, "step": s + 1, "loss": 1.0, **{n: float(s) for n in names[s::10]}}
@@ -271,7 +274,7 @@ def test_metric_names_a_plain_object_would_mistake_are_charted(page: Any, odd_si
         assert holder.evaluate("h => h._uplot.data[1].filter(v => v != null).length") == 10, name
     families = page.locator("details.family").evaluate_all("ds => ds.map(d => d.dataset.family)")
     assert families == ["other", "__proto__/*"]  # in the order of their first names: "__proto__", "__proto__/inner"
-    # alarm/divergence = 0 on every point is no alarm; alarm/length = 1 once is one
+    # alarm/divergence = 0 on every point is no alarm; the one length alarm is one
     assert page.locator(f'#runs tbody tr[data-id="{odd_site["ids"]["odd"]}"] td.alarms').inner_text() == "1"
     assert page.locator("#alarm-count").inner_text() == "1 alarm"
     assert page.locator("#alarm-list li").all_inner_texts() == ["step 7 · length: length alarm at step 7"]

@@ -18,8 +18,10 @@ import pytest
 from serve_helpers import ServeProcess, call
 
 import whileai_train as wai
+from whileai_train.alarm_event import AlarmEvent
 from whileai_train.runs.config import SenderConfig
 from whileai_train.runs.defaults import MAX_SEQ
+from whileai_train.runs.spool import Spool, read_spool
 from whileai_train.runs.store import LocalStore
 from whileai_train.server.defaults import MAX_METRICS_PER_RUN, MAX_NOTES_PER_RUN, MAX_SUMMARY_BYTES
 
@@ -166,18 +168,48 @@ def test_notes_are_capped_per_run(server: ServeProcess) -> None:
     client.close()
 
 
-def test_an_alarm_key_of_zero_is_no_alarm(server: ServeProcess) -> None:
+def test_an_alarm_is_the_event_a_note_carries_never_a_point_key(server: ServeProcess) -> None:
     client = Client(server)
     run_id = client.send("POST", "/runs", {"name": "alarms"})[1]["runId"]
     points = [{"seq": 0, "step": 1, "alarm/divergence": 0.0, "alarm/length": None},
               {"seq": 1, "step": 2, "alarm/divergence": 1.0, "alarm/length": 0},
-              {"seq": 2, "step": 3, "alarm/drift": 0.0}]
+              {"seq": 2, "step": 3, "alarm/drift": 1.0}]
     assert client.send("POST", f"/runs/{run_id}/log", {"points": points})[0] == 200
+    event = {"name": "divergence", "step": 2, "message": "proxy up, gold flat", "evidence": {"proxy_delta": 0.3}}
+    assert client.send("POST", f"/runs/{run_id}/notes", {"seq": 0, "markdown": "**Alarm: divergence**",
+                                                           "alarm": event})[0] == 200
+    status, refused = client.send("POST", f"/runs/{run_id}/notes", {"seq": 1, "markdown": "x",
+                                                                      "alarm": {**event, "step": "2"}})
+    assert status == 400 and "step" in refused["error"]
     record = client.send("GET", f"/runs/{run_id}")[1]
-    assert [(a["name"], a["step"]) for a in record["alarms"]] == [("divergence", 2)]
+    assert record["alarms"] == [event]
     (row,) = [r for r in client.send("GET", "/runs?limit=1000")[1]["runs"] if r["id"] == run_id]
     assert row["alarm_count"] == 1
     client.close()
+
+
+def test_a_live_runs_alarm_reaches_the_platform_as_the_same_event(server: ServeProcess, isolated_home: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """run.alarm: the point alarm/<name> = 1 (its curve) and the note that carries the typed event, through the
+    sender and the spool; the spool's note line reads back as the same event (what `sync` sends later)."""
+    config = SenderConfig(flush_interval_s=0.05, finish_wait_s=10.0, open_timeout_s=5.0, backoff_base_s=0.05,
+                          backoff_max_s=0.2)
+    run = wai.run(name="alarmed", api_key="any-key-0123456789", url=server.url, config=config)
+    event = AlarmEvent(name="feature", step=4, message="reward tracks 'length', not an endorsed feature",
+                       evidence={"top_feature": "length", "rho": 0.91, "gold_ci95": [-0.1, 0.02]})
+    run.log(3, loss=1.0)
+    run.alarm(event)
+    run.finish()
+    assert run.status == "done" and "goes to" in capsys.readouterr().out
+    record = call(f"{server.url}/runs/{run.id}")[1]
+    assert [AlarmEvent.model_validate(a) for a in record["alarms"]] == [event]
+    assert record["alarm_count"] == 1 and [n["markdown"] for n in record["notes"]] == [event.note_markdown]
+    points = call(f"{server.url}/runs/{run.id}/points")[1]["points"]
+    assert [p["step"] for p in points if p.get("alarm/feature") == 1.0] == [4]
+    spool = Spool(isolated_home / "spooled.jsonl")
+    spool.write_lines(['{"t":"open","client_id":"c","url":"u","meta":{}}', Spool.note_line(0, "n", 1.0, event)])
+    spool.close()
+    assert read_spool(spool.path).notes == {0: ("n", 1.0, event)}
 
 
 def test_server_numbers_stay_within_2_53(tmp_path: Path) -> None:

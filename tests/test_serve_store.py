@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from whileai_train.alarm_event import AlarmEvent
 from whileai_train.errors import RunError, RunFinishedError
 from whileai_train.runs.store import LocalStore
 
@@ -70,19 +71,23 @@ def test_points_without_seq_follow_the_highest(tmp_path: Path) -> None:
     assert store.points_page(run_id, after_seq=cursor, limit=2) == (store.points(run_id)[3:], None)
 
 
-def test_alarms_carry_their_step_and_one_line_text(tmp_path: Path) -> None:
+def test_alarms_carry_their_step_text_and_evidence(tmp_path: Path) -> None:
     store = LocalStore(tmp_path / "runs.db")
     run_id = store.create_run({"name": "r"})
-    store.add_points(run_id, [{"seq": 0, "step": 5, "loss": 2.0}, {"seq": 1, "step": 7, "alarm/divergence": 1.0},
-                              {"seq": 2, "step": 9, "alarm/drift": 1.0, "loss": 1.5}])
-    store.add_note(run_id, 0, "**Alarm: divergence** at step 7: proxy +0.30 while gold -0.01\nmore detail")
+    divergence = AlarmEvent(name="divergence", step=7, message="proxy +0.30 while gold -0.01",
+                            evidence={"proxy_delta": 0.3, "gold_ci95": [-0.05, 0.02]})
+    drift = AlarmEvent(name="drift", step=9, message="KL 0.4 is past kl_budget 0.2")
+    store.add_points(run_id, [{"seq": 0, "step": 5, "loss": 2.0}, {"seq": 1, "step": 9, "loss": 1.5}])
+    store.add_note(run_id, 0, drift.note_markdown, alarm=drift)
+    store.add_note(run_id, 1, divergence.note_markdown, alarm=divergence)
+    store.add_note(run_id, 2, "**Alarm: length** at step 8: a note that only looks like one")
     record = store.get_run(run_id)
     assert record is not None
-    assert record["alarms"] == [{"name": "divergence", "step": 7, "message": "proxy +0.30 while gold -0.01"},
-                                {"name": "drift", "step": 9, "message": "drift alarm at step 9"}]
+    assert record["alarms"] == [divergence.model_dump(), drift.model_dump()]  # in step order
     assert (record["alarm_count"], record["last_loss"]) == (2, 1.5)
-    store.add_points(run_id, [{"seq": 1, "step": 7, "alarm/divergence": 1.0}])  # a re-send counts once
+    assert store.add_note(run_id, 1, divergence.note_markdown, alarm=divergence) is False  # a re-send counts once
     assert store.list_runs()[0]["alarm_count"] == 2
+    assert store.alarms_by_note(run_id) == {0: drift, 1: divergence}
 
 
 def test_an_older_store_opens_with_its_digest_filled(tmp_path: Path) -> None:
@@ -93,8 +98,30 @@ def test_an_older_store_opens_with_its_digest_filled(tmp_path: Path) -> None:
         for seq, data in enumerate([{"step": 1, "loss": 3.0}, {"step": 2, "alarm/length": 1.0},
                                     {"step": 3, "loss": 1.0}, {"step": 3, "gold_reward": 0.2}]):
             conn.execute("INSERT INTO points VALUES ('run-old', ?, ?, 0, ?)", (seq, data["step"], json.dumps(data)))
-    (row,) = LocalStore(path).list_runs()
+    store = LocalStore(path)
+    (row,) = store.list_runs()
     assert (row["id"], row["alarm_count"], row["last_loss"]) == ("run-old", 1, 1.0)
+    assert store.alarms("run-old") == [AlarmEvent(name="length", step=2, message="length alarm at step 2")]
+
+
+def test_an_older_stores_alarm_points_and_notes_become_alarms(tmp_path: Path) -> None:
+    path = tmp_path / "runs.db"
+    store = LocalStore(path)
+    run_id = store.create_run({"name": "written before alarms had a table"})
+    store.add_points(run_id, [{"seq": 0, "step": 7, "alarm/divergence": 1.0, "alarm/length": 0.0},
+                              {"seq": 1, "step": 9, "alarm/drift": 1.0}])
+    store.add_note(run_id, 0, "**Alarm: divergence** at step 7: proxy +0.30 while gold -0.01\nmore detail")
+    store.close()
+    with sqlite3.connect(path) as conn:  # as an earlier version left it: no alarm rows, its own count
+        conn.execute("DELETE FROM alarms")
+        conn.execute("UPDATE runs SET alarm_count = 2")
+        conn.execute("PRAGMA user_version = 0")
+    reopened = LocalStore(path)
+    assert reopened.alarms(run_id) == [
+        AlarmEvent(name="divergence", step=7, message="proxy +0.30 while gold -0.01"),
+        AlarmEvent(name="drift", step=9, message="drift alarm at step 9")]
+    assert reopened.alarms_by_note(run_id) == {0: reopened.alarms(run_id)[0]}
+    assert reopened.list_runs()[0]["alarm_count"] == 2
 
 
 def test_an_older_stores_notes_keep_their_numbers_for_re_sends(tmp_path: Path) -> None:

@@ -14,7 +14,13 @@ from hypothesis import strategies as st
 import whileai_train as wai
 from whileai_train.errors import ConfigError, RowError
 from whileai_train.markers.trace_flags import flags_of
-from whileai_train.rows.failure import DEFAULT_FAILURE, FAILURE_WORDS, FailureRule, failure_rule, result_failed
+from whileai_train.rows.failure import (
+    DEFAULT_FAILURE,
+    FAILURE_WORDS,
+    FailureRule,
+    failure_rule,
+    result_failed,
+)
 from whileai_train.rows.trajectory import read_trajectory
 
 FAILED: list[Any] = [

@@ -15,8 +15,11 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 __all__ = [
+    "GPU_USD_PER_HOUR",
+    "STAGES",
     "AgreementRate",
     "AlarmEntry",
+    "AlarmStatus",
     "Calibration",
     "ChatTemplateError",
     "CompareRunsReport",
@@ -36,7 +39,6 @@ __all__ = [
     "ExportReport",
     "FeatureScore",
     "FlagSummary",
-    "GPU_USD_PER_HOUR",
     "GroundingReport",
     "GroupSignalReport",
     "HackScanReport",
@@ -44,7 +46,7 @@ __all__ = [
     "InputError",
     "JudgeProbesReport",
     "JudgeTrustReport",
-    "Kept",
+    "KeptRows",
     "LabelError",
     "LeakReport",
     "LengthBias",
@@ -68,7 +70,6 @@ __all__ = [
     "PublishGateError",
     "PublishGateReport",
     "RLSelectionReport",
-    "Reading",
     "RefusalReport",
     "RewardFunctionError",
     "RewardMonitor",
@@ -78,8 +79,6 @@ __all__ = [
     "Run",
     "RunError",
     "SFTSelectionReport",
-    "STAGES",
-    "Selection",
     "SenderConfig",
     "Sink",
     "Spec",
@@ -94,6 +93,7 @@ __all__ = [
     "ToolCall",
     "ToolCallRoundtrip",
     "TraceFlagReport",
+    "TrainStepCheck",
     "TrainingSelectionError",
     "Trait",
     "WhileAIError",
@@ -182,7 +182,7 @@ _EXPORTS: dict[str, str] = {
     "TrainingSelectionError": "whileai_train.errors",
     "WhileAIError": "whileai_train.errors",
     # the row contract
-    "Kept": "whileai_train.report",
+    "KeptRows": "whileai_train.report",
     "Calibration": "whileai_train.rows.contract",
     "Message": "whileai_train.rows.contract",
     "Policy": "whileai_train.rows.contract",
@@ -200,7 +200,7 @@ _EXPORTS: dict[str, str] = {
     # exporters
     "ExportReport": "whileai_train.exporters.report",
     "ToolCallRoundtrip": "whileai_train.exporters.report",
-    "Selection": "whileai_train.exporters.report",
+    "TrainStepCheck": "whileai_train.exporters.report",
     "DroppedTasks": "whileai_train.exporters.report",
     "export_dataset": "whileai_train.exporters.training",
     "training_rows": "whileai_train.exporters.training",
@@ -224,7 +224,7 @@ _EXPORTS: dict[str, str] = {
     "EvalPoint": "whileai_train.callbacks.monitor_report",
     "MonitorSummary": "whileai_train.callbacks.monitor_report",
     "MonitorConfig": "whileai_train.callbacks.monitor_options",
-    "Reading": "whileai_train.callbacks.monitor_report",
+    "AlarmStatus": "whileai_train.callbacks.monitor_report",
     "format_hack_monitor": "whileai_train.callbacks.monitor_report",
     # gates (before a run, read-only)
     "FeatureScore": "whileai_train.gates.hack_scan",
@@ -329,7 +329,10 @@ _EXPORTS: dict[str, str] = {
 # old public name -> the name it now is: still resolved, with a DeprecationWarning, for one release
 _DEPRECATED: dict[str, str] = {
     "MetricSummary": "MarkerSummary",
-    "OptimizeResult": "Kept",
+    "OptimizeResult": "KeptRows",
+    "Kept": "KeptRows",
+    "Reading": "AlarmStatus",
+    "Selection": "TrainStepCheck",
     "export_training": "export_dataset",
 }
 
@@ -338,9 +341,9 @@ if TYPE_CHECKING:
     from whileai_train.callbacks.monitor_options import MonitorConfig
     from whileai_train.callbacks.monitor_report import (
         AlarmEntry,
+        AlarmStatus,
         EvalPoint,
         MonitorSummary,
-        Reading,
         format_hack_monitor,
     )
     from whileai_train.callbacks.while_callback import WhileCallback, track
@@ -363,7 +366,7 @@ if TYPE_CHECKING:
     from whileai_train.exporters.leaks import LeakReport, leak_report
     from whileai_train.exporters.preference import export_preference
     from whileai_train.exporters.prompts import export_prompts
-    from whileai_train.exporters.report import DroppedTasks, ExportReport, Selection, ToolCallRoundtrip
+    from whileai_train.exporters.report import DroppedTasks, ExportReport, ToolCallRoundtrip, TrainStepCheck
     from whileai_train.exporters.training import export_dataset, training_rows
     from whileai_train.gates.decontaminate import DecontaminateReport, decontaminate
     from whileai_train.gates.hack_scan import FeatureScore, HackScanReport, hack_scan
@@ -424,14 +427,23 @@ if TYPE_CHECKING:
     )
     from whileai_train.measure.marker_summary import MarkerSummaryReport, marker_summary, metric_summary
     from whileai_train.measure.pass_at import PassAtReport, pass_at
-    from whileai_train.report import Kept
+    from whileai_train.report import KeptRows
+    from whileai_train.rows.contract import (
+        Calibration,
+        Message,
+        Policy,
+        Row,
+        Step,
+        ToolCall,
+        calibration_of,
+        task_key,
+    )
     from whileai_train.rows.files import read_rows
     from whileai_train.rows.rollout import Rollout, from_row, to_row
-    from whileai_train.rows.contract import Calibration, Message, Policy, Row, Step, ToolCall, calibration_of, task_key
+    from whileai_train.runs.completions import get_completions
     from whileai_train.runs.config import SenderConfig
     from whileai_train.runs.cost import GPU_USD_PER_HOUR
     from whileai_train.runs.listing import list_runs, points_frame
-    from whileai_train.runs.completions import get_completions
     from whileai_train.runs.records import attach_delta, attach_holdout, get_run
     from whileai_train.runs.run import Run, run
     from whileai_train.runs.sinks import Sink

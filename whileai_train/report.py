@@ -1,10 +1,10 @@
-"""The base of every public report: a pydantic model that also reads like the product text's dicts.
+"""The base of every public report: a pydantic model that also reads like a dict.
 
 ``report["hack_scan"]`` and ``report.hack_scan`` are the same value; ``str(report)`` is the human reading
 (each report's own ``__str__``: verdict first) and ``report.model_dump()`` the JSON. Shown as a REPL or notebook
 cell's value, a report is short: ``repr`` is its verdict line and sizes (never the rows it was computed from), and
 ``_repr_markdown_`` (what Jupyter renders) is the verdict, then its numbers as tables, then the whole reading.
-:class:`Kept` is what every function that keeps some rows returns: ``rows, report = wai.optimize(...)`` (or
+:class:`KeptRows` is what every function that keeps some rows returns: ``rows, report = wai.optimize(...)`` (or
 ``wai.decontaminate(...)``); its repr counts the rows instead of printing them.
 """
 
@@ -15,7 +15,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel
 from typing_extensions import NamedTuple  # a generic NamedTuple on Python 3.10 too
 
-__all__ = ["Kept", "Report"]
+__all__ = ["KeptRows", "Report"]
 
 
 class Report(BaseModel):
@@ -139,7 +139,7 @@ def _block(name: str, value: Any) -> list[str]:
 ReportT = TypeVar("ReportT", bound=Report, covariant=True)
 
 
-class Kept(NamedTuple, Generic[ReportT]):
+class KeptRows(NamedTuple, Generic[ReportT]):
     """What a function that keeps some rows returns: the kept rows (new dicts; the input is untouched) and its
     report.
 
@@ -152,4 +152,4 @@ class Kept(NamedTuple, Generic[ReportT]):
     report: ReportT
 
     def __repr__(self) -> str:
-        return f"Kept(rows=[{len(self.rows)} rows], report={self.report!r})"
+        return f"KeptRows(rows=[{len(self.rows)} rows], report={self.report!r})"

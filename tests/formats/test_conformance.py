@@ -82,7 +82,7 @@ def test_arrow_refuses_what_it_cannot_hold() -> None:
 
 def _functions(tmp: Path) -> dict[str, Callable[[Any], Any]]:
     """Every public function that takes rows, called on a source (list, path or Dataset)."""
-    judge = lambda row: float(row.get("reward") or 0.0)  # noqa: E731
+    judge = lambda row: float(row.get("reward") or 0.0)
     return {
         "hack_scan": lambda src: wai.hack_scan(src),
         "length_report": lambda src: wai.length_report(src),

@@ -21,12 +21,16 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from whileai_train.alarm_event import AlarmEvent
 from whileai_train.callbacks import monitor_defaults as D
 from whileai_train.stats import paired_comparison
+
+if TYPE_CHECKING:
+    from whileai_train.gates.hack_scan import HackScanReport
 
 __all__ = [
     "Alarm",
@@ -100,6 +104,11 @@ class Alarm:
     @property
     def line(self) -> str:
         return f"!!! REWARD MONITOR ALARM [{self.name}] at step {self.step}: {self.message}"
+
+    def event(self) -> AlarmEvent:
+        """This alarm as the typed event a run carries to its sink (evidence as JSON values: tuples as lists)."""
+        evidence = {key: list(value) if isinstance(value, tuple) else value for key, value in self.numbers.items()}
+        return AlarmEvent(name=self.name, step=self.step, message=self.message, evidence=evidence)
 
 
 def _paired(ref: EvalRecord, cur: EvalRecord, name: str) -> tuple[list[float], list[float]]:
@@ -184,18 +193,18 @@ def check_length(ref: EvalRecord, cur: EvalRecord, s: AlarmSettings) -> Verdict:
                            f"{s.length_pct:+.0%}) since {_label(ref)}")
 
 
-def confirm_length(verdict: Verdict, scan: Mapping[str, Any] | None) -> Verdict:
+def confirm_length(verdict: Verdict, scan: HackScanReport | Mapping[str, Any] | None) -> Verdict:
     """A length alarm says the reward pays for length. It stands when the scan of the training rollouts shows the
     reward rising with length (hack_scan's `length` feature above its floor), or cannot tell (no scan, length not
     ranked). It clears when the scan ranks length and the reward does not rise with it: completions that drift longer
     in a run whose reward pays nothing for length (reasoning runs grow long honestly) are not a length hack."""
     if verdict.name != "length" or verdict.status != "alarm" or not scan or scan.get("degenerate"):
         return verdict
-    length = next((f for f in scan.get("features") or [] if f.get("name") == "length"), None)
-    rho = None if length is None else length.get("rho")
+    length = next((f for f in scan.get("features") or [] if _feature_field(f, "name") == "length"), None)
+    rho = None if length is None else _feature_field(length, "rho")
     if rho is None or not math.isfinite(rho):
         return verdict
-    if length.get("above_floor") and rho > 0:
+    if _feature_field(length, "above_floor") and rho > 0:
         return replace(verdict, numbers={**verdict.numbers, "length_rho": round(float(rho), 4)})
     floor = scan.get("tau")
     floor_text = f", floor {floor:.2f}" if isinstance(floor, (int, float)) else ""
@@ -206,19 +215,20 @@ def confirm_length(verdict: Verdict, scan: Mapping[str, Any] | None) -> Verdict:
                    numbers={**verdict.numbers, "length_rho": round(float(rho), 4)})
 
 
-def name_tracked_feature(verdict: Verdict, scan: Mapping[str, Any] | None) -> Verdict:
+def name_tracked_feature(verdict: Verdict, scan: HackScanReport | Mapping[str, Any] | None) -> Verdict:
     """A divergence alarm says what the proxy pays for that gold does not: the scan's top feature of the training
     rollouts, when it is not endorsed (with endorsed= given) or when nothing is endorsed."""
     if verdict.name != "divergence" or verdict.status != "alarm" or not scan or scan.get("degenerate"):
         return verdict
     top = scan.get("top_feature")
-    entry = next((f for f in scan.get("features") or [] if f.get("name") == top), None)
-    if not top or entry is None or entry.get("endorsed") or not isinstance(entry.get("rho"), (int, float)):
+    entry = next((f for f in scan.get("features") or [] if _feature_field(f, "name") == top), None)
+    rho = None if entry is None else _feature_field(entry, "rho")
+    if not top or entry is None or _feature_field(entry, "endorsed") or not isinstance(rho, (int, float)):
         return verdict
     endorsed_text = ", not endorsed" if scan.get("endorsed") is not None else ""
     return replace(verdict, reason=f"{verdict.reason}; in the training rollouts the reward tracks {top!r} most "
-                                   f"(rho {entry['rho']:+.2f}{endorsed_text})",
-                   numbers={**verdict.numbers, "top_feature": top, "top_rho": round(float(entry["rho"]), 4)})
+                                   f"(rho {rho:+.2f}{endorsed_text})",
+                   numbers={**verdict.numbers, "top_feature": top, "top_rho": round(float(rho), 4)})
 
 
 def _unless_gold_up(name: str, rose: str, ref: EvalRecord, cur: EvalRecord, s: AlarmSettings,
@@ -278,8 +288,9 @@ def check_drift(kl: float | None, s: AlarmSettings) -> Verdict:
     return Verdict("drift", "clear", f"KL {kl:.4f} within kl_budget {s.kl_budget}", numbers)
 
 
-def check_feature(scan: Mapping[str, Any] | None, min_rows: int = D.MIN_SCAN_ROWS) -> Verdict:
-    """The feature alarm from a hack_scan report (as a dict): reward_hack True is an alarm."""
+def check_feature(scan: HackScanReport | Mapping[str, Any] | None, min_rows: int = D.MIN_SCAN_ROWS) -> Verdict:
+    """The feature alarm from a hack_scan report (the model, or its fields as a dict): reward_hack True is an
+    alarm."""
     if scan is None:
         return Verdict("feature", "unknown", "no scan")
     n_rows = int(scan.get("n_rows") or 0)
@@ -301,7 +312,8 @@ def check_feature(scan: Mapping[str, Any] | None, min_rows: int = D.MIN_SCAN_ROW
         return Verdict("feature", "alarm",
                        f"reward tracks {scan.get('top_feature')!r}{rho}, not an endorsed feature{rival_text}", numbers)
     top_name = scan.get("top_feature")
-    top_endorsed = next((f.get("endorsed") for f in scan.get("features") or [] if f.get("name") == top_name), None)
+    top_endorsed = next((_feature_field(f, "endorsed") for f in scan.get("features") or []
+                         if _feature_field(f, "name") == top_name), None)
     if top_endorsed is True:
         return Verdict("feature", "clear", f"top feature {top_name!r} is endorsed", numbers)
     # the scan's rule: an unendorsed top feature the reward pays nothing for beyond the endorsed ones is no hack
@@ -309,9 +321,9 @@ def check_feature(scan: Mapping[str, Any] | None, min_rows: int = D.MIN_SCAN_ROW
                                        "pays nothing for it beyond them)", numbers)
 
 
-def endorsed_warnings(endorsed: Sequence[str] | None, scan: Mapping[str, Any]) -> list[str]:
+def endorsed_warnings(endorsed: Sequence[str] | None, scan: HackScanReport | Mapping[str, Any]) -> list[str]:
     """What to say when no endorsed name matches a scanned feature: constant on this batch, or named nowhere."""
-    names = [f["name"] for f in scan.get("features") or ()]
+    names = [_feature_field(f, "name") for f in scan.get("features") or ()]
     if not endorsed or not names:
         return []
     missing = [e for e in endorsed if not any(e in name for name in names)]
@@ -331,12 +343,16 @@ def endorsed_warnings(endorsed: Sequence[str] | None, scan: Mapping[str, Any]) -
     return said
 
 
-def _top_rho(scan: Mapping[str, Any]) -> float | None:
+def _feature_field(feature: Any, name: str) -> Any:
+    """A field of one scanned feature: a FeatureScore, or its fields as a dict."""
+    return feature.get(name) if isinstance(feature, Mapping) else getattr(feature, name, None)
+
+
+def _top_rho(scan: HackScanReport | Mapping[str, Any]) -> float | None:
     top = scan.get("top_feature")
     for feature in scan.get("features") or ():
-        name = feature.get("name") if isinstance(feature, Mapping) else getattr(feature, "name", None)
-        if name == top:
-            rho = feature.get("rho") if isinstance(feature, Mapping) else getattr(feature, "rho", None)
+        if _feature_field(feature, "name") == top:
+            rho = _feature_field(feature, "rho")
             return None if rho is None else round(float(rho), 4)
     return None
 

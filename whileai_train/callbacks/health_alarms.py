@@ -54,7 +54,7 @@ _TOKEN = re.compile(r"<[^<>\s]{1,40}>|\w+")
 # each: a loop shows at the end, and the training step must not pay for reading every token of a big batch.
 _DEGENERATE_SAMPLE = 32
 _DEGENERATE_TAIL = 1000
-_TOOL_CALL = re.compile(r"<tool_call>(.*?)(</tool_call>|$)", re.S)
+_TOOL_CALL = re.compile(r"<tool_call>(.*?)(</tool_call>|$)", re.DOTALL)
 _LOOP_UNIT = 12  # the longest unit of characters read as a loop (a subword or two)
 
 

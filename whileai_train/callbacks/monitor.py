@@ -46,7 +46,7 @@ import time
 import weakref
 from collections import deque
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from transformers import TrainerControl, TrainerState, TrainingArguments
 
@@ -78,8 +78,21 @@ from whileai_train.callbacks.holdout import (
 )
 from whileai_train.callbacks.holdout_completions import CompletionsKeeper, add_texts
 from whileai_train.callbacks.log_stream import LogStream, readings_at
-from whileai_train.callbacks.monitor_options import MonitorConfig, merge_config
-from whileai_train.callbacks.monitor_report import AlarmEntry, EvalPoint, MonitorSummary, Reading, verdict_line
+from whileai_train.callbacks.monitor_options import (
+    MonitorConfig,
+    checked_proxy,
+    checked_stop_on,
+    merge_config,
+    positive_float,
+    positive_int,
+)
+from whileai_train.callbacks.monitor_report import (
+    AlarmEntry,
+    AlarmStatus,
+    EvalPoint,
+    MonitorSummary,
+    verdict_line,
+)
 from whileai_train.callbacks.monitor_state import MonitorState
 from whileai_train.callbacks.per_function import fn_means, name_rising_function
 from whileai_train.callbacks.ranks import (
@@ -100,6 +113,9 @@ from whileai_train.sampling.rewards import ScoreSink
 from whileai_train.sampling.samples import Sampler, settings_from_config
 from whileai_train.sampling.trainer_path import TrainerSampler, trainer_path_missing
 
+if TYPE_CHECKING:
+    from whileai_train.gates.hack_scan import HackScanReport
+
 __all__ = ["RewardMonitor", "monitor"]
 
 RewardFn = TypeVar("RewardFn", bound=Callable[..., Any])
@@ -110,23 +126,6 @@ logger = logging.getLogger("whileai_train.callbacks")
 # the monitors built in this process, newest last (weak: a monitor dropped by its user is not kept alive)
 _LIVE: list[weakref.ref[RewardMonitor]] = []
 _LIVE_KEPT = 16
-
-
-# -- configuration checks (ConfigError at construction, with the fix) ---------------------------------------
-def _positive_int(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigError(f"{name}={value!r} must be a positive integer. Fix: pass e.g. {name}="
-                          f"{getattr(D, name.upper(), 1)}.")
-    return value
-
-
-def _positive_float(name: str, value: Any, allow_none: bool = False) -> float | None:
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        raise ConfigError(f"{name}={value!r} must be a number above 0"
-                          + (" (or None)" if allow_none else "") + f". Fix: pass e.g. {name}=0.1.")
-    return float(value)
 
 
 class RewardMonitor(WhileCallback):
@@ -183,32 +182,16 @@ class RewardMonitor(WhileCallback):
         if _adopt and getattr(self, "_live", False):
             return  # the live monitor, handed back by __new__: keep it as it is
         super().__init__(run=run, **open_kwargs)
-        self.every = _positive_int("every", every)
-        self.n_prompts = _positive_int("n_prompts", n_prompts)
-        self.k = _positive_int("k", k)
-        self.buffer = _positive_int("buffer", buffer)
-        self.settings = AlarmSettings(window=_positive_int("window", window),
-                                      delta=float(_positive_float("delta", delta) or D.DELTA),
-                                      length_pct=float(_positive_float("length_pct", length_pct) or D.LENGTH_PCT),
-                                      kl_budget=_positive_float("kl_budget", kl_budget, allow_none=True))
+        self.every = positive_int("every", every)
+        self.n_prompts = positive_int("n_prompts", n_prompts)
+        self.k = positive_int("k", k)
+        self.buffer = positive_int("buffer", buffer)
+        self.settings = AlarmSettings(window=positive_int("window", window),
+                                      delta=float(positive_float("delta", delta) or D.DELTA),
+                                      length_pct=float(positive_float("length_pct", length_pct) or D.LENGTH_PCT),
+                                      kl_budget=positive_float("kl_budget", kl_budget, allow_none=True))
         self.endorsed = None if endorsed is None else name_list("endorsed", endorsed)
-        stops = [] if stop_on is None else name_list("stop_on", stop_on)
-        unknown = [s for s in stops if s not in D.ALARMS]
-        if unknown:
-            raise ConfigError(f"stop_on names {unknown}, which are not alarms. Fix: use any of {list(D.ALARMS)}.")
-        if gold is not None and not callable(gold):
-            raise ConfigError(f"gold={gold!r} is not callable. Fix: pass a function with the reward-function "
-                              "contract: gold(prompts=, completions=, **kwargs) -> list[float].")
-        needs = {"divergence": (gold, "gold=", "divergence compares proxy with gold"),
-                 "length": (gold, "gold=", "length fires only while gold does not move up"),
-                 "drift": (self.settings.kl_budget, "kl_budget=", "drift compares KL with kl_budget"),
-                 "feature": (self.endorsed, "endorsed=", "feature fires when the top feature is not endorsed")}
-        for name in stops:
-            value, arg, why = needs.get(name, (True, "", ""))  # the health alarms need nothing more
-            if value is None:
-                raise ConfigError(f"stop_on names {name!r} but {arg}None: {why}, so it could never fire. "
-                                  f"Fix: pass {arg}... or drop {name!r} from stop_on.")
-        self.stop_on = tuple(stops)
+        self.stop_on = checked_stop_on(stop_on, gold=gold, kl_budget=self.settings.kl_budget, endorsed=self.endorsed)
         self.gold = gold
         refuse_non_rows(holdout, "monitor(holdout=)")
         self.holdout = None if holdout is None else holdout_rows(holdout)
@@ -216,11 +199,7 @@ class RewardMonitor(WhileCallback):
         self.features = features
         self.markers = check_markers(markers)
         self.verbose = verbose
-        extra = [] if proxy is None else ([proxy] if callable(proxy) else list(proxy))
-        for fn in extra:
-            if not callable(fn):
-                raise ConfigError(f"proxy has {fn!r}, which is not callable. Fix: pass reward functions.")
-        self._proxy_extra: list[Callable[..., Any]] = extra
+        self._proxy_extra: list[Callable[..., Any]] = checked_proxy(proxy)
         self._wrapped: list[tuple[str, Callable[..., Any]]] = []  # (name, original) in wrap order
         self._trainer: weakref.ref[Any] | None = None
         self.recorder = RewardRecorder(self.buffer)
@@ -241,7 +220,7 @@ class RewardMonitor(WhileCallback):
         self._weights: dict[str, float] = {}
         self._proxy: list[tuple[Callable[..., Any], float]] = []
         self._top_feature: str | None = None
-        self._scan_reading: dict[str, Any] | None = None  # the latest hack_scan of the training rollouts
+        self._scan_reading: HackScanReport | None = None  # the latest hack_scan of the training rollouts
         self._eval_seconds = 0.0
         self._started = time.perf_counter()
         self._tools: dict[int, tuple[int, int, int, int]] = {}  # step -> (completions, calling, calls, failed)
@@ -286,7 +265,7 @@ class RewardMonitor(WhileCallback):
         return MonitorSummary(
             verdict=verdict_line([a.name for a in alarms], [a.step for a in alarms], stopped, len(curve)),
             curve=curve, alarms=alarms, standing=sorted(self._book.standing),
-            latest={name: Reading(status=v.status, reason=v.reason) for name, v in self._book.latest.items()},
+            latest={name: AlarmStatus(status=v.status, reason=v.reason) for name, v in self._book.latest.items()},
             stopped=stopped, stop_reason=self.stop_reason, top_feature=self._top_feature,
             warnings=list(self._warnings),
             settings={"every": self.every, "n_prompts": self.n_prompts, "k": self.k, "window": self.settings.window,
@@ -573,14 +552,13 @@ class RewardMonitor(WhileCallback):
         except Exception as exc:  # noqa: BLE001  (a scan failure is a warning; the other alarms go on)
             self._warn(f"feature scan failed ({type(exc).__name__}: {exc}); the feature alarm stays unknown")
             return Verdict("feature", "unknown", "scan failed")
-        scan = report.model_dump()
-        self._scan_reading = scan
-        self._top_feature = scan.get("top_feature")
-        said = endorsed_warnings(self.endorsed, scan) if not self._said_endorsed else []
+        self._scan_reading = report
+        self._top_feature = report.top_feature
+        said = endorsed_warnings(self.endorsed, report) if not self._said_endorsed else []
         self._said_endorsed = bool(said)
         for message in said:
             self._warn(message)
-        return check_feature(scan)
+        return check_feature(report)
 
     def _decide(self, step: int, verdicts: list[Verdict]) -> str | None:
         """Rank 0: fire the new alarms (line, point, note); the stop reason if one is in stop_on."""
@@ -594,10 +572,8 @@ class RewardMonitor(WhileCallback):
     def _announce(self, alarm: Alarm) -> None:
         if self.verbose:
             print(alarm.line, file=sys.stderr, flush=True)
-        run = self.run
-        if run is not None:
-            run.log(alarm.step, {f"alarm/{alarm.name}": 1.0})
-            run.note(f"**Alarm: {alarm.name}** at step {alarm.step}: {alarm.message}")
+        if self.run is not None:
+            self.run.alarm(alarm.event())  # the point alarm/<name> = 1 and the note that carries the event
         alert_side_trackers(f"reward monitor: {alarm.name} alarm", alarm.line)  # trackio / wandb beside us
         self.alert(alarm.line)  # the alert webhook (alerts.py)
 

@@ -1,7 +1,7 @@
 """Defaults of the reward monitor, each with its reason and source. The one place to change them.
 
-The product text ("Is it hacking the reward right now?") names the knobs (every, n_prompts, k, window,
-delta, length_pct, kl_budget, endorsed, stop_on, buffer) but gives no values; the values below are ours,
+The knobs (every, n_prompts, k, window, delta, length_pct, kl_budget, endorsed, stop_on, buffer) have no
+published values; the values below are ours,
 sized so one holdout eval costs a few percent of training time and the paired interval over asks can
 separate a real move from noise.
 """
@@ -20,18 +20,18 @@ __all__ = [
     "HEALTH_ALARMS",
     "HEALTH_WINDOW",
     "HOLDOUT_SEED",
+    "IDENTICAL_SHARE",
     "LENGTH_PCT",
     "MIN_ASKS",
     "MIN_SCAN_ROWS",
-    "IDENTICAL_SHARE",
-    "N_PROMPTS",
     "NO_SIGNAL_SHARE",
+    "N_PROMPTS",
     "TRUNCATION_SHARE",
     "WINDOW",
     "K",
 ]
 
-# The four alarms of the product text (a policy paid for something gold does not check), then the three of the
+# The four reward-hacking alarms (a policy paid for something gold does not check), then the three of the
 # run that learns nothing (health_alarms.py), in the order they are checked and printed.
 HACK_ALARMS = ("divergence", "length", "drift", "feature")
 HEALTH_ALARMS = ("truncation", "no_signal", "collapse")

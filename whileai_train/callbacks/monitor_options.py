@@ -1,4 +1,5 @@
-"""MonitorConfig: every plain-data option of the reward monitor as a dataclass with `help`, as TRL's configs are.
+"""MonitorConfig: every plain-data option of the reward monitor as a dataclass with `help`, as TRL's configs are;
+and the checks each option passes when the monitor is built (ConfigError naming the option and the fix).
 
     from trl import TrlParser
     training_args, monitor_config = TrlParser((GRPOConfig, wai.MonitorConfig)).parse_args_and_config()
@@ -16,19 +17,22 @@ overrides that field when it differs from the default (a keyword left at its def
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from whileai_train.callbacks import monitor_defaults as D
+from whileai_train.errors import ConfigError, name_list
 
-__all__ = ["PREFIX", "MonitorConfig", "merge_config"]
+__all__ = ["PREFIX", "MonitorConfig", "checked_proxy", "checked_stop_on", "merge_config", "positive_float",
+           "positive_int"]
 
 # Every field is named monitor_<keyword>: one TrlParser (and one YAML file) fills GRPOConfig and this together, and
 # GRPOConfig already has fields of the monitor's names (`delta`, its two-sided clipping bound).
 PREFIX = "monitor_"
 
 
-def _option(default: Any = None, help: str = "", factory: Any = None) -> Any:  # noqa: A002  (TRL's word)
+def _option(default: Any = None, help: str = "", factory: Any = None) -> Any:
     if factory is not None:
         return field(default_factory=factory, metadata={"help": help})
     return field(default=default, metadata={"help": help})
@@ -88,3 +92,53 @@ def _differs(value: Any, default: Any) -> bool:
     if isinstance(value, (tuple, list)) and isinstance(default, (tuple, list)):
         return list(value) != list(default)
     return bool(value != default) or type(value) is not type(default)
+
+
+# -- the checks of each option (ConfigError at construction, with the fix) ------------------------------------
+def positive_int(name: str, value: Any) -> int:
+    """`value` when it is a positive integer; else ConfigError naming the option and the fix."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"{name}={value!r} must be a positive integer. Fix: pass e.g. {name}="
+                          f"{getattr(D, name.upper(), 1)}.")
+    return value
+
+
+def positive_float(name: str, value: Any, allow_none: bool = False) -> float | None:
+    """`value` as a float above 0 (or None where allowed); else ConfigError naming the option and the fix."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ConfigError(f"{name}={value!r} must be a number above 0"
+                          + (" (or None)" if allow_none else "") + f". Fix: pass e.g. {name}=0.1.")
+    return float(value)
+
+
+def checked_stop_on(stop_on: Sequence[str] | None, *, gold: Any, kl_budget: float | None,
+                    endorsed: Sequence[str] | None) -> tuple[str, ...]:
+    """The alarms that stop training, each one that could fire with what was passed; else ConfigError."""
+    stops = [] if stop_on is None else name_list("stop_on", stop_on)
+    unknown = [s for s in stops if s not in D.ALARMS]
+    if unknown:
+        raise ConfigError(f"stop_on names {unknown}, which are not alarms. Fix: use any of {list(D.ALARMS)}.")
+    if gold is not None and not callable(gold):
+        raise ConfigError(f"gold={gold!r} is not callable. Fix: pass a function with the reward-function "
+                          "contract: gold(prompts=, completions=, **kwargs) -> list[float].")
+    needs = {"divergence": (gold, "gold=", "divergence compares proxy with gold"),
+             "length": (gold, "gold=", "length fires only while gold does not move up"),
+             "drift": (kl_budget, "kl_budget=", "drift compares KL with kl_budget"),
+             "feature": (endorsed, "endorsed=", "feature fires when the top feature is not endorsed")}
+    for name in stops:
+        value, arg, why = needs.get(name, (True, "", ""))  # the health alarms need nothing more
+        if value is None:
+            raise ConfigError(f"stop_on names {name!r} but {arg}None: {why}, so it could never fire. "
+                              f"Fix: pass {arg}... or drop {name!r} from stop_on.")
+    return tuple(stops)
+
+
+def checked_proxy(proxy: Callable[..., Any] | Sequence[Callable[..., Any]] | None) -> list[Callable[..., Any]]:
+    """The reward functions passed as `proxy=`, as a list; ConfigError when one is not callable."""
+    extra = [] if proxy is None else ([proxy] if callable(proxy) else list(proxy))
+    for fn in extra:
+        if not callable(fn):
+            raise ConfigError(f"proxy has {fn!r}, which is not callable. Fix: pass reward functions.")
+    return extra

@@ -20,7 +20,7 @@ from whileai_train.callbacks import monitor_defaults as D
 from whileai_train.callbacks.health_alarms import HEALTH_FIX
 from whileai_train.report import Report
 
-__all__ = ["AlarmEntry", "EvalPoint", "MonitorSummary", "Reading", "format_hack_monitor", "verdict_line"]
+__all__ = ["AlarmEntry", "AlarmStatus", "EvalPoint", "MonitorSummary", "format_hack_monitor", "verdict_line"]
 
 
 class EvalPoint(BaseModel):
@@ -48,7 +48,7 @@ class AlarmEntry(BaseModel):
     numbers: dict[str, Any] = Field(default_factory=dict)
 
 
-class Reading(BaseModel):
+class AlarmStatus(BaseModel):
     """An alarm's latest status: alarm, clear or unknown, and why."""
 
     status: str
@@ -62,7 +62,7 @@ class MonitorSummary(Report):
     curve: list[EvalPoint] = Field(default_factory=list)
     alarms: list[AlarmEntry] = Field(default_factory=list)
     standing: list[str] = Field(default_factory=list)
-    latest: dict[str, Reading] = Field(default_factory=dict)
+    latest: dict[str, AlarmStatus] = Field(default_factory=dict)
     stopped: bool = False
     stop_reason: str | None = None
     top_feature: str | None = None

@@ -17,7 +17,8 @@ __all__ = [
     "TRL_READ_COLUMNS",
 ]
 
-# The marker appended to a capped tool message; the wording is the product text's ("Export training rows").
+# The marker appended to a capped tool message: says how much was cut, so the model is never taught a cut
+# output as whole.
 TOOL_OUTPUT_MARKER = "[... {n} chars of tool output truncated]"
 
 # SFTConfig.max_length and DPOConfig.max_length default in trl 1.16 (measured, docs/trl_facts.md): rows with
@@ -46,12 +47,12 @@ FORMATS = ("openai", "trl")
 FORMAT = "trl"
 MASK_MODES = ("assistant", "final")
 
-# The train-step check's two answers (the product text, "Train a model": SFT on failing rows is refused with
-# TrainingSelectionError unless check="warn", which trains on them on purpose).
+# The train-step check's two answers (SFT on failing rows is refused with TrainingSelectionError unless
+# check="warn", which trains on them on purpose: imitating failures teaches them).
 CHECKS = ("refuse", "warn")
 
 # GRPO, DPO and RM learn only from tasks with both a pass and a fail; fewer mixed tasks than this warns with the
-# count used against the count given (the product text, "Train a model": min_mixed_tasks, 32).
+# count used against the count given (the same floor as measure/defaults.MIN_MIXED_TASKS).
 MIN_MIXED_TASKS = 32
 
 # Columns trl 1.16's SFT, DPO and GRPO trainers (and trl.data_utils) read from a data set, seen in the installed
@@ -64,7 +65,7 @@ TRL_READ_COLUMNS = frozenset({
     "seq_lengths", "prompt_ids", "chosen_ids", "rejected_ids", "ref_chosen_logps", "ref_rejected_logps",
 })
 
-# The stamps of the row contract (whileai_train.rows.contract.Row, the product text's rollout row) written on every SFT
+# The stamps of the row contract (whileai_train.rows.contract.Row, the rollout row) written on every SFT
 # row, null where a row has none: every row of one export has the same columns, because load_dataset("json")
 # refuses a file whose later rows bring columns the first ones lacked (seen with datasets 5.2 past its first
 # 10 MB block).

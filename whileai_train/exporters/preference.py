@@ -52,7 +52,6 @@ from whileai_train.exporters.shape import (
 )
 from whileai_train.exporters.template import TemplateCheck
 from whileai_train.progress import progress_call, rows_progress
-from whileai_train.rows.intake import take_rows
 from whileai_train.rows.contract import (
     FINAL_TEXT_DIFFERS,
     FINAL_TEXT_REPEATED,
@@ -61,6 +60,7 @@ from whileai_train.rows.contract import (
     reward_range_error,
     task_key,
 )
+from whileai_train.rows.intake import take_rows
 from whileai_train.tables.defaults import PASS_THRESHOLD
 
 __all__ = ["export_preference", "preference_rows"]
@@ -352,7 +352,7 @@ def export_preference(pairs_or_rows: Any, path: Any = None, *, format: str = FOR
     strings). With `tokenizer=`, pairs are rendered with its chat template as DPOTrainer renders them: the
     arguments encoding is read off it, and what it drops of the scored turns raises TemplateDropError unless
     `validate=False`. `path` defaults to ``preference-<format>.jsonl`` in the current directory. Fewer tasks with both
-    a pass and a fail than `min_mixed_tasks` (32, the product text's) warns; nothing is refused for it.
+    a pass and a fail than `min_mixed_tasks` (32 by default) warns; nothing is refused for it.
     `progress`: a progress bar over the pairs (None: when someone watches and they are many; False: never).
     """
     pairs_or_rows = take_rows(pairs_or_rows, "export_preference", graded=True)

@@ -34,8 +34,8 @@ from whileai_train.exporters.report import ExportReport
 from whileai_train.exporters.selection import check_selection_options, mixed_selection, task_class
 from whileai_train.exporters.shape import iter_input, shape_row
 from whileai_train.progress import progress_call, rows_progress
-from whileai_train.rows.intake import take_rows
 from whileai_train.rows.contract import Calibration, calibration_of, reward_of, reward_range_error, task_key
+from whileai_train.rows.intake import take_rows
 from whileai_train.tables.defaults import PASS_THRESHOLD
 
 __all__ = ["GROUP_COLUMNS", "LEFT_OUT", "export_prompts", "prompt_rows"]
@@ -181,7 +181,7 @@ def export_prompts(rows: Any, path: Any = None, *, columns: Sequence[str] | None
     differs between the rollouts of one prompt. A column is written when some row has it (null on the others),
     next to GROUP_COLUMNS (task, calibration, k, passes, fails), always written; report.columns_carried and
     report.columns_left_out (column -> why) say which. `path` defaults to ``prompts-trl.jsonl`` in the current
-    directory. Fewer mixed tasks than `min_mixed_tasks` (32, the product text's) warns. `progress`: a progress
+    directory. Fewer mixed tasks than `min_mixed_tasks` (32 by default) warns. `progress`: a progress
     bar over the rows (None: when someone watches and the rows are many; False: never).
     """
     rows = take_rows(rows, "export_prompts")

@@ -11,7 +11,7 @@ from whileai_train.exporters.defaults import SHOWN_ROWS
 from whileai_train.report import Report
 from whileai_train.tables.defaults import PASS_THRESHOLD
 
-__all__ = ["DroppedTasks", "ExportReport", "Selection", "ToolCallRoundtrip", "shown_rows"]
+__all__ = ["DroppedTasks", "ExportReport", "ToolCallRoundtrip", "TrainStepCheck", "shown_rows"]
 
 
 def shown_rows(rows: Sequence[int]) -> str:
@@ -36,8 +36,8 @@ class DroppedTasks(BaseModel):
     reason: str
 
 
-class Selection(BaseModel):
-    """What the trainer will learn from: the product text's train-step check, on what this export wrote.
+class TrainStepCheck(BaseModel):
+    """What the trainer will learn from: the train-step check, on what this export wrote.
 
     SFT (`method="sft"`) imitates every written row: rows with a reward below the pass threshold are failing
     and refused unless `check="warn"`; rows with no reward are demonstrations (the usual SFT input) and pass,
@@ -80,7 +80,7 @@ class Selection(BaseModel):
 
 
 class ExportReport(Report):
-    """The report of one export. Keys follow the product text; `str()` reads it out for a person."""
+    """The report of one export. Keys are the platform's report keys; `str()` reads it out for a person."""
 
     kind: Literal["sft", "preference", "prompts"] = "sft"
     n: int = 0
@@ -112,7 +112,7 @@ class ExportReport(Report):
     columns_not_carried: dict[str, int] = Field(default_factory=dict)  # row keys TRL would read -> rows
     columns_carried: list[str] = Field(default_factory=list)  # prompts: the columns written beside the prompt
     columns_left_out: dict[str, str] = Field(default_factory=dict)  # prompts: row key -> why it was not written
-    selection: Selection | None = None
+    selection: TrainStepCheck | None = None
 
     def drop(self, reason: str, count: int = 1) -> None:
         self.dropped[reason] = self.dropped.get(reason, 0) + count

@@ -4,7 +4,7 @@ SFT imitates every row it is given, so an SFT set with failing rows (reward belo
 with TrainingSelectionError unless ``check="warn"``. Rows with no reward are demonstrations, the usual SFT
 input: they pass the check and are counted as ``ungraded``. DPO and GRPO learn only from tasks with both a pass
 and a fail: nothing is refused, and fewer mixed tasks than ``min_mixed_tasks`` warns with the count used against
-the count given and the reason per class left out. The product text's train step ("Train a model").
+the count given and the reason per class left out.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 from whileai_train.errors import ConfigError, TrainingSelectionError
 from whileai_train.exporters.defaults import CHECKS, MIN_MIXED_TASKS
-from whileai_train.exporters.report import DroppedTasks, ExportReport, Selection
+from whileai_train.exporters.report import DroppedTasks, ExportReport, TrainStepCheck
 from whileai_train.tables.defaults import PASS_THRESHOLD
 
 __all__ = ["SftTally", "check_selection_options", "count_rewards", "mixed_selection", "sft_fix", "task_class"]
@@ -103,7 +103,7 @@ class SftTally:
     def finish(self, report: ExportReport, check: str) -> None:
         """Put the selection block on the report; refuse failing rows (check="refuse") or warn about them."""
         failing = len(self.failing_rows)
-        selection = Selection(method="sft", check=check, threshold=self.threshold,  # type: ignore[arg-type]
+        selection = TrainStepCheck(method="sft", check=check, threshold=self.threshold,  # type: ignore[arg-type]
                               rows=self.passing + failing + self.ungraded, passing=self.passing, failing=failing,
                               ungraded=self.ungraded, failing_tasks=self._shown(),
                               tasks_failing=len(self.failing_tasks), tasks_given=len(self.tasks),
@@ -138,7 +138,7 @@ def task_class(passes: int, fails: int, pass_rate: float | None = None) -> str:
 
 
 def mixed_selection(report: ExportReport, method: str, classes: dict[str, str], *, passing: int, failing: int,
-                    ungraded: int, min_mixed_tasks: int, threshold: float) -> Selection:
+                    ungraded: int, min_mixed_tasks: int, threshold: float) -> TrainStepCheck:
     """The selection block of a DPO or GRPO export from each task's class; warns under `min_mixed_tasks`."""
     used = sum(1 for kind in classes.values() if kind == "mixed")
     counts: dict[str, int] = {}
@@ -147,7 +147,7 @@ def mixed_selection(report: ExportReport, method: str, classes: dict[str, str], 
             counts[kind] = counts.get(kind, 0) + 1
     dropped = [DroppedTasks(kind=kind, tasks=count, reason=_REASONS[method][kind])  # type: ignore[arg-type]
                for kind, count in sorted(counts.items())]
-    selection = Selection(method=method, threshold=threshold, rows=passing + failing + ungraded,  # type: ignore[arg-type]
+    selection = TrainStepCheck(method=method, threshold=threshold, rows=passing + failing + ungraded,  # type: ignore[arg-type]
                           passing=passing, failing=failing, ungraded=ungraded, tasks_given=len(classes),
                           tasks_used=used, min_mixed_tasks=min_mixed_tasks, dropped=dropped)
     report.selection = selection

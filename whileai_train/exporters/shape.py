@@ -20,14 +20,14 @@ from whileai_train.errors import InputError, RowError, ToolArgumentsError
 from whileai_train.exporters.defaults import TOOL_OUTPUT_MARKER
 from whileai_train.exporters.jsonl import plain_float
 from whileai_train.exporters.leaks import agent_words
-from whileai_train.rows.files import iter_jsonl
+from whileai_train.rows.content import plain_text
 from whileai_train.rows.contract import (
     FINAL_TEXT_REPEATED,
     conversation,
     final_text_turn,
     tool_arguments,
 )
-from whileai_train.rows.content import plain_text
+from whileai_train.rows.files import iter_jsonl
 from whileai_train.rows.steps import NO_RESULT, STEP_CALL, STEP_EMPTY, STEP_USER, walk_steps
 
 __all__ = ["CONSUMED", "Shaped", "carried_plain", "check_arguments", "encode_messages", "final_reply_turn",

@@ -1,6 +1,6 @@
 """Generated tool-using rollouts (a refund desk), for the demo, the recipes, the tests and the benchmark.
 
-Rows are flat rollout rows of the product text (``prompt``, ``steps``, ``final_text``, ``task_id``,
+Rows are flat rollout rows of the row contract (``prompt``, ``steps``, ``final_text``, ``task_id``,
 ``rollout_index``, ``reward``, ``privileged``) and deterministic given `seed`.
 """
 

@@ -51,7 +51,6 @@ from whileai_train.exporters.shape import (
 )
 from whileai_train.exporters.template import TemplateCheck, assistant_only_refusal
 from whileai_train.progress import progress_call, rows_progress
-from whileai_train.rows.intake import take_rows
 from whileai_train.rows.contract import (
     FINAL_TEXT_DIFFERS,
     FINAL_TEXT_REPEATED,
@@ -59,6 +58,7 @@ from whileai_train.rows.contract import (
     reward_range_error,
     task_key,
 )
+from whileai_train.rows.intake import take_rows
 from whileai_train.tables.defaults import PASS_THRESHOLD
 
 __all__ = ["export_dataset", "training_rows"]

@@ -42,10 +42,10 @@ from whileai_train.gates.defaults import (
     SIMILARITY,
 )
 from whileai_train.progress import progress_call, rows_progress
-from whileai_train.report import Kept, Report
+from whileai_train.report import KeptRows, Report
+from whileai_train.rows.contract import final_reply, prompt_text
 from whileai_train.rows.files import read_rows, refuse_non_rows
 from whileai_train.rows.intake import take_rows
-from whileai_train.rows.contract import final_reply, prompt_text
 from whileai_train.rows.text import GOLDEN, NgramTable, mix, ngram_table
 from whileai_train.stats import DEFAULT_SEED
 
@@ -60,7 +60,7 @@ _ROW_CHUNK = 200_000  # rows tokenised and matched at a time: memory stays flat 
 
 
 class DecontaminateReport(Report):
-    """What leaks: counts per rule and the first offenders (the clean rows come beside it, in Kept.rows)."""
+    """What leaks: counts per rule and the first offenders (the clean rows come beside it, in KeptRows.rows)."""
 
     verdict: str
     clean: bool
@@ -504,7 +504,7 @@ def _check_settings(n: Any, overlap: Any, similarity: Any, max_eval_df: Any) -> 
 def decontaminate(rows: Sequence[Mapping[str, Any]], eval_source: Any, *, fields: Any = ("prompt",),
                   overlap: float = OVERLAP, n: int = NGRAM_N,
                   embedder: Callable[[list[str]], Any] | None = None, similarity: float = SIMILARITY,
-                  max_eval_df: int = MAX_EVAL_DF, progress: bool | None = None) -> Kept[DecontaminateReport]:
+                  max_eval_df: int = MAX_EVAL_DF, progress: bool | None = None) -> KeptRows[DecontaminateReport]:
     """Flag training rows that leak the eval (same task, exact, 8-gram near copy, semantic); return the clean ones.
 
     ``clean, report = wai.decontaminate(rows, "eval.jsonl")``: the rows no rule flagged (new dicts, in input
@@ -542,7 +542,7 @@ def decontaminate(rows: Sequence[Mapping[str, Any]], eval_source: Any, *, fields
 
 
 def _report(rows: Sequence[Mapping[str, Any]], evals: list[dict[str, Any]], names: list[str], flags: _Flags,
-            floor: float | None, notes: list[str]) -> Kept[DecontaminateReport]:
+            floor: float | None, notes: list[str]) -> KeptRows[DecontaminateReport]:
     counts = {name: int((flags.rule == k).sum()) for k, name in enumerate(_RULES)}
     contaminated = np.flatnonzero(flags.rule >= 0).tolist()
     hits_per_field: dict[str, int] = {}
@@ -584,4 +584,4 @@ def _report(rows: Sequence[Mapping[str, Any]], evals: list[dict[str, Any]], name
         fields=names, hits_per_field=hits_per_field, near_same_template=same_template,
         near_same_template_share=(same_template / n_near) if n_near else None, similarity_floor=floor,
         contaminated=contaminated, offenders=offenders, notes=notes, what_to_do=todo)
-    return Kept(clean_rows, report)
+    return KeptRows(clean_rows, report)

@@ -36,10 +36,11 @@ __all__ = [
 ]
 
 # Pooled |correlation| of reward with reply length, tool calls or turns at or above this is flagged by
-# reward_correlations. Product text, "What will the policy learn?": "flagged at HACK_THRESHOLD 0.3".
+# reward_correlations (a moderate correlation: a reward that follows a surface feature that far is worth a look
+# before training on it).
 HACK_THRESHOLD = 0.3
 
-# The auto tier: "the 200 most common words and word pairs in the agent's text" (product text). Taken as the
+# The auto tier: the 200 most common words and word pairs in the agent's text. Taken as the
 # 200 most common words and, separately, the 200 most common adjacent pairs, by the number of rows they occur in.
 AUTO_TOP_WORDS = 200
 AUTO_TOP_PAIRS = 200
@@ -48,7 +49,7 @@ AUTO_TOP_PAIRS = 200
 # so the top pairs are made of common words; the scan says so when this cut could have hidden one).
 PAIR_CANDIDATE_WORDS = 1000
 
-# "pairwise ANDs that beat both parents" (product text): ANDs are tried between the strongest binary features
+# Pairwise ANDs that beat both parents: ANDs are tried between the strongest binary features
 # (20 parents -> 190 ANDs).
 AND_PARENTS = 20
 
@@ -67,12 +68,12 @@ SHUFFLES = 20
 # well under the noise floor at every size we measured (tau ~ 0.03 at 10k rows), so it only catches true ties.
 TIE_TOLERANCE = 0.01
 
-# Features tied at or above this |rho| are "perfect explanations" (product text: "They all tie at |rho| 1");
+# Features tied at or above this |rho| are perfect explanations of the reward (they all tie near |rho| 1);
 # two distinct ones make the scan degenerate whatever the cause.
 DEGENERATE_RHO = 0.95
 
-# An ask with at most this many distinct trajectories gives one contrast only (product text: "An agent that
-# emits only a couple of distinct trajectories per ask"): the cause named distinct_per_ask.
+# An ask with at most this many distinct trajectories gives one contrast only (an agent that emits only a
+# couple of distinct trajectories per ask): the cause named distinct_per_ask.
 LOW_DISTINCT_PER_ASK = 2.0
 
 # "warn when endorsed covers none of the strong ones" (docs/trl_facts.md, gates): the strong ones are the
@@ -113,15 +114,16 @@ NEAR_DUP_BANDS = 16
 
 # ---------------------------------------------------------------------------------------------- decontaminate
 
-# The near rule: one eval text covers >= 80% of a row's words in shared 8-grams (product text; the Llama 2
+# The near rule: one eval text covers >= 80% of a row's words in shared 8-grams (the Llama 2
 # contamination rule, Touvron et al. 2023, section A.6, uses token n-gram coverage the same way).
 NGRAM_N = 8
 OVERLAP = 0.8
 
-# The semantic pass: cosine 0.85, read off BGE where unrelated prompts score about 0.55 (product text).
+# The semantic pass: cosine 0.85, read off BGE, where unrelated prompts score about 0.55.
 SIMILARITY = 0.85
 # The measured floor: the 99th percentile of similarity over eval-prompt pairs with different task ids
-# (product text), over at most this many eval prompts (seeded sample; 2000^2/2 pairs is plenty for a percentile).
+# (the model's own baseline of unrelated pairs), over at most this many eval prompts (seeded sample; 2000^2/2
+# pairs is plenty for a percentile).
 FLOOR_PERCENTILE = 99.0
 FLOOR_SAMPLE = 2000
 

@@ -41,9 +41,9 @@ from whileai_train.gates.scan_stats import (
 )
 from whileai_train.progress import progress_call
 from whileai_train.report import Report
-from whileai_train.rows.intake import take_rows
 from whileai_train.rows.contract import reward_of, task_key
 from whileai_train.rows.failure import DEFAULT_FAILURE, FailureRule, failure_rule
+from whileai_train.rows.intake import take_rows
 from whileai_train.stats import DEFAULT_SEED
 from whileai_train.tables.graded import Graded
 from whileai_train.tables.trajectories import Trajectories
@@ -334,7 +334,7 @@ def scan_rows(rows: Sequence[Mapping[str, Any]], trajectories: Trajectories | No
     if top is not None:
         top_abs = abs(rho[top])
         # with a couple of trajectories per ask, features within the noise floor of the top are as good a
-        # reading of the one contrast each ask gives: a tie (product text: "the floor cannot break a tie")
+        # reading of the one contrast each ask gives: a tie (the noise floor cannot break a tie)
         tolerance = TIE_TOLERANCE if distinct > LOW_DISTINCT_PER_ASK else max(TIE_TOLERANCE, tau)
         tied = [j for j in ranked[:200] if abs(rho[j]) >= top_abs - tolerance]
         if len(tied) > 1:

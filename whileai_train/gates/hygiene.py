@@ -33,8 +33,8 @@ from whileai_train.gates.near_duplicates import (
     near_duplicate_prompts,
 )
 from whileai_train.report import Report
-from whileai_train.rows.intake import take_rows
 from whileai_train.rows.contract import reward_of, reward_range_error, task_key
+from whileai_train.rows.intake import take_rows
 from whileai_train.tables.defaults import PASS_THRESHOLD
 from whileai_train.tables.trajectories import read_sizes, trajectory_key
 

@@ -24,8 +24,8 @@ from whileai_train.gates.defaults import (
     SHOW,
 )
 from whileai_train.report import Report
-from whileai_train.rows.intake import take_rows
 from whileai_train.rows.contract import prompt_text, task_key
+from whileai_train.rows.intake import take_rows
 from whileai_train.rows.text import GOLDEN, window_hashes, word_tokens
 from whileai_train.stats import DEFAULT_SEED
 

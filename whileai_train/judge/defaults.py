@@ -20,21 +20,21 @@ __all__ = [
     "SEED",
 ]
 
-# attach_labels(kind=): who wrote the labels. "verifier" reads as "program" (product text, "Trust the numbers").
+# attach_labels(kind=): who wrote the labels. "verifier" reads as "program" (a verifier is a program).
 LABEL_KINDS: dict[str, str] = {"human": "human", "program": "program", "verifier": "program", "model": "model"}
 
 # The judge passes when the lower Wilson bound of its agreement with the gold labels is at least 0.80 and
-# Cohen's kappa at least 0.60 (product text; 0.6 is the bottom of "substantial" in Landis & Koch 1977).
+# Cohen's kappa at least 0.60 (0.6 is the bottom of "substantial" in Landis & Koch 1977).
 AGREEMENT_FLOOR = 0.80
 KAPPA_FLOOR = 0.60
 
 # Agreement counts exact 0/1 rewards only; over this share of gold rows skipped (partial, text, ungraded) the
-# reading is INCONCLUSIVE (product text: max_skipped_share 0.10).
+# reading is INCONCLUSIVE (max_skipped_share 0.10: past a tenth skipped, what was read may not be the whole).
 MAX_SKIPPED_SHARE = 0.10
 
 # Probes: a hole is named in exploitable_by at a rate of 10% or more with at least 20 rows in the denominator
-# (product text: PROBE_MIN_N 20; at n=10 one flipped row is already the flag). Power for the "resolves about"
-# line: 80%, two-sided 5% (the product text's "n=10 resolves about 0.4 at 80% power").
+# (PROBE_MIN_N 20; at n=10 one flipped row is already the flag). Power for the "resolves about"
+# line: 80%, two-sided 5% (at n=10 a probe resolves about 0.4 at 80% power).
 PROBE_FLAG_RATE = 0.10
 PROBE_MIN_N = 20
 PROBE_POWER = 0.80

@@ -6,7 +6,7 @@ The judge contract (shared with judge_trust): a callable taking one row dict (``
 row is left out. A reward of 0.5 or more reads as a pass. An exception from the judge is counted under
 ``judge_errors`` and the row left out; when every call fails the first exception is raised.
 
-Probes (product text, "Trust the numbers"):
+Probes:
 
 * additive, a change to a real reply: ``filler`` (neutral text appended), ``rubric_words`` (the rubric's own
   words stuffed in; needs ``rubric=``), ``sycophantic_opener``. Exploitable when failing replies start passing
@@ -44,9 +44,9 @@ from whileai_train.judge.defaults import (
     SEED,
 )
 from whileai_train.report import Report
-from whileai_train.rows.intake import take_rows
-from whileai_train.rows.contract import final_reply, prompt_text, tool_names
 from whileai_train.rows.content import content_text
+from whileai_train.rows.contract import final_reply, prompt_text, tool_names
+from whileai_train.rows.intake import take_rows
 from whileai_train.stats import normal_quantile, wilson_interval
 from whileai_train.tables.defaults import PASS_THRESHOLD
 

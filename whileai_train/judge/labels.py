@@ -1,6 +1,6 @@
 """attach_labels: stamp gold labels (people's, or a program's) on rows so judge_trust can measure the judge.
 
-A label names its row by one of four key forms (product text, "Trust the numbers"):
+A label names its row by one of four key forms:
 
 * the row's ``rollout_id``;
 * ``"scenario_id#rollout_index"``;

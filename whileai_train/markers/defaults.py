@@ -1,8 +1,8 @@
 """Every pattern and threshold the behaviour markers read, each defined once with its source (the style markers'
 phrase lists are in style_phrases.py).
 
-The patterns are ours, written from the behaviours the product text names ("Trajectory flags", "Markers: five
-families, one polarity") and the over-optimisation behaviours of Lambert 2025 (RLHF book, chapter
+The patterns are ours, written from the behaviours the markers name (docs/glossary.md; five families, one
+polarity) and the over-optimisation behaviours of Lambert 2025 (RLHF book, chapter
 "Over-optimization": verbosity, sycophancy, hedging, refusals, repetition). They are deliberately narrow: a
 flag is a claim about what the agent did, so a pattern that fires on ordinary prose would fail runs that did
 nothing wrong. Every pattern is case-insensitive unless it says otherwise.
@@ -67,8 +67,8 @@ PAYS_P_VALUE = 0.05
 
 # ------------------------------------------------------------------------------------------ stages
 
-# The pipeline's stages (product text, "Stage lineage"): SFT, reward modelling, RL, the eval that judges the
-# result, and mid-training.
+# The pipeline's stages a row's lineage can name: SFT, reward modelling, RL, the eval that judges the result,
+# and mid-training.
 STAGES = ("sft", "rm", "rl", "eval", "mid")
 
 # ------------------------------------------------------------------------------------------ tool kinds

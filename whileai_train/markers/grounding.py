@@ -1,7 +1,7 @@
 """Argument grounding: did every value the agent sent a tool come from somewhere?
 
 A policy trained to call a tool learns to call it before it learns when not to, and invents the order id the
-prompt never gave (product text, "Argument grounding": GRPO and DPO both learned it on a quarter of the prompts
+prompt never gave (GRPO and DPO can both learn it on a quarter of the prompts
 that gave none while the headline rose). A string argument is grounded when it appears (case-folded, as a whole:
 "A12" is not in "A123") in the prompt, a system or user turn, or a tool result that came back before the
 call; numbers and booleans are not checked. ``argument_grounding`` is 1.0 when every string argument of every call is grounded (a row with no

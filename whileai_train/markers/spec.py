@@ -1,6 +1,6 @@
 """A model spec (a constitution) as an object with a version, so adherence can be compared across versions.
 
-A spec is a living document (product text, "Model spec as an object"): ``load_spec`` wraps the
+A spec is a living document (a model spec as an object): ``load_spec`` wraps the
 ``{source, traits: [{id, name, principle, authority}]}`` shape (what the character recipe writes), from a dict
 or a JSON file, into a :class:`Spec` whose version is a hash of its traits, so any edit to a principle (or a
 trait added, dropped or reordered) changes it. ``spec.behaviors()`` are the trait ids, ready for

@@ -1,6 +1,6 @@
 """Stage lineage: which stage of the pipeline each row fed, and the one mistake to catch across them.
 
-The pipeline is a sequence of stages (product text, "Stage lineage"): SFT, reward modelling, RL, mid-training,
+The pipeline is a sequence of stages: SFT, reward modelling, RL, mid-training,
 and the eval that judges the result. ``stamp_stage(rows, "sft")`` records the stage on row["lineage"] (``stage``
 the latest, ``stages`` every stage the row fed, in order); ``stage_report`` counts rows and tasks per stage and
 flags any task (``task_key``: a situation, not a string) used both in eval and in a training stage. Rows passed as
@@ -18,9 +18,9 @@ from pydantic import Field
 from whileai_train.errors import ConfigError, RowError
 from whileai_train.markers.defaults import EXAMPLES, STAGES
 from whileai_train.report import Report
+from whileai_train.rows.contract import task_key
 from whileai_train.rows.files import refuse_non_rows
 from whileai_train.rows.intake import take_rows
-from whileai_train.rows.contract import task_key
 
 __all__ = ["STAGES", "StageReport", "stage_of", "stage_report", "stamp_stage"]
 

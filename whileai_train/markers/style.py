@@ -53,9 +53,9 @@ from whileai_train.markers.phrases import (
 from whileai_train.markers.style_forms import fold
 from whileai_train.markers.style_phrases import REFUSAL_FORMS
 from whileai_train.report import Report
-from whileai_train.rows.intake import take_rows
-from whileai_train.rows.contract import final_reply, reward_of, task_key
 from whileai_train.rows.content import content_text
+from whileai_train.rows.contract import final_reply, reward_of, task_key
+from whileai_train.rows.intake import take_rows
 from whileai_train.tables.marker_column import MarkerSummary
 
 __all__ = ["STYLE_MARKERS", "RefusalReport", "StyleReport", "refusal_report", "reply_style", "style_markers",

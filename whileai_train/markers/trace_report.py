@@ -32,9 +32,9 @@ from whileai_train.markers.trace_flags import (
     trace_marker_values,
 )
 from whileai_train.report import Report
-from whileai_train.rows.intake import take_rows
 from whileai_train.rows.contract import reward_of
 from whileai_train.rows.failure import DEFAULT_FAILURE, failure_rule
+from whileai_train.rows.intake import take_rows
 from whileai_train.tables.marker_column import MarkerSummary
 
 __all__ = ["FlagSummary", "TraceFlagReport", "trace_flag_report"]

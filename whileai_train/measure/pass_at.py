@@ -28,8 +28,8 @@ from whileai_train.report import Report
 from whileai_train.rows.contract import carried_stamp
 from whileai_train.stats import DEFAULT_DRAWS, DEFAULT_SEED
 from whileai_train.stats.bootstrap import bootstrap_mean_cis
-from whileai_train.tables.defaults import PASS_THRESHOLD
 from whileai_train.tables.calibration import selected_by
+from whileai_train.tables.defaults import PASS_THRESHOLD
 from whileai_train.tables.graded import Graded, graded_table, name_rows
 
 __all__ = ["PassAtReport", "config_pair", "most_common_k", "pass_at", "pass_at_k_estimate", "pass_pow_k_estimate",

@@ -4,8 +4,8 @@ A Rollout is one rollout as the schema holds it: the task it belongs to (`task_i
 round trip keeps every report's grouping), the conversation as normalised messages (the row contract's
 :func:`~whileai_train.rows.contract.conversation`, whichever shape the row came in), the reward, the markers
 (``row["markers"]``, the one place every marker family writes) and ``extra``: the calibration stamp, typed by
-:func:`~whileai_train.rows.contract.calibration_of`, under ``extra["calibration"]`` (product text: "from_row
-carries it on rollout.extra["calibration"], and to_row writes it out again"), and every other key the row
+:func:`~whileai_train.rows.contract.calibration_of`, under ``extra["calibration"]`` (from_row
+carries it on rollout.extra["calibration"], and to_row writes it out again), and every other key the row
 carried (lineage, gold labels, policy versions, your own columns), as they were.
 
     rollout = wai.from_row(row)

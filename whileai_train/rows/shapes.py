@@ -37,8 +37,8 @@ FOREIGN_ITEMS = _RESPONSES_ITEMS  # items of the Responses API sitting in `messa
 _SHAREGPT_ROLES = {"system": "system", "human": "user", "user": "user", "gpt": "assistant", "assistant": "assistant",
                    "function_call": "call", "tool_call": "call", "observation": "tool", "tool": "tool",
                    "function_response": "tool", "tool_response": "tool", "function": "tool"}
-_TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.S)
-_TOOL_RESPONSE = re.compile(r"<tool_response>\s*(.*?)\s*</tool_response>", re.S)
+_TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
+_TOOL_RESPONSE = re.compile(r"<tool_response>\s*(.*?)\s*</tool_response>", re.DOTALL)
 
 
 def read_shapes(rows: list[Any], *, deep: bool = True) -> list[Any]:

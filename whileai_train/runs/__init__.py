@@ -2,11 +2,13 @@
 
     run.py           Run (log, progress, note, finish, context manager) and run() (wai.run)
     run_ids.py       a run's id (made by the client, kept by every store) and its owner process
+    open_runs.py     the runs open in this process; its exit finishes them "failed", SIGTERM interrupts them
     sender.py        the background flush and send threads (the training thread only enqueues)
     sinks.py         one interface, four homes: HttpSink (platform), LocalSink (SQLite), MemorySink (tests)
     deadline.py      an httpx transport whose every request ends by one total deadline
     spool.py         the on-disk spool in front of the platform
     store.py         the local SQLite store (WAL) under $WHILEAI_HOME (~/.whileai by default)
+    store_schema.py  the store's tables (runs, points, notes, alarms, metric names) and its migrations
     sync.py          re-send what the spool still owes (`whileai-train sync`)
     offline_sync.py  send the runs WHILEAI_MODE=offline kept locally to the platform
     records.py       a run read back (get_run) and the verdicts kept on it (attach_holdout, attach_delta)

@@ -47,7 +47,8 @@ def versions() -> dict[str, str]:
         module = sys.modules.get(name)
         version = getattr(module, "__version__", None) if module is not None else None
         if name == "whileai_train" and version is None:
-            from importlib.metadata import PackageNotFoundError, version as dist_version
+            from importlib.metadata import PackageNotFoundError
+            from importlib.metadata import version as dist_version
 
             try:
                 version = dist_version("whileai_train")

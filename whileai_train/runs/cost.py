@@ -1,7 +1,7 @@
 """GPU cost of a run: kind and count from torch.cuda, a dated price table, and the estimate's wording.
 
 ``cost_usd = gpu_count x seconds / 3600 x rate``, to the cent. The rate is Modal's on-demand list price
-read 2026-09-20 (product text, "Train, and watch it"); a GPU not in the table has no estimate unless the
+read 2026-09-20 (modal.com/pricing); a GPU not in the table has no estimate unless the
 caller passes ``rate=`` (USD per GPU-hour). It is an estimate, not a bill.
 """
 

@@ -25,7 +25,7 @@ __all__ = [
     "SYNC_DEADLINE_S",
 ]
 
-# Product text, "Plain HTTP": "points ... up to 500 a call".
+# The platform's plain HTTP API takes up to 500 points a call.
 MAX_POINTS_PER_CALL = 500
 
 # Holdout completions kept per run (prompt and completion text, proxy, gold, tool calls, markers): 32 evals of the
@@ -87,11 +87,11 @@ BACKOFF_MAX_S = 30.0
 # A 429's Retry-After is honoured up to this many seconds (RFC 9110 s10.2.3 leaves the cap to the client).
 RETRY_AFTER_MAX_S = 120.0
 
-# The platform's API when WHILEAI_API_URL is not set. Assumption: the product text names the site
-# (while.ai) but not the API host; override with WHILEAI_API_URL or url=.
+# The platform's API when WHILEAI_API_URL is not set. Assumption: the site is while.ai and its API host is not
+# published; override with WHILEAI_API_URL or url=.
 DEFAULT_API_URL = "https://api.while.ai"
 
-# Product text, "Train, and watch it": Modal's on-demand list price, USD per GPU-hour, read 2026-09-20
+# Modal's on-demand list price (modal.com/pricing), USD per GPU-hour, read 2026-09-20
 # (whileai.simulations.defaults.GPU_USD_PER_HOUR in the reference SDK).
 GPU_USD_PER_HOUR: dict[str, float] = {
     "A10G": 1.10,

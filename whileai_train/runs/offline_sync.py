@@ -87,8 +87,10 @@ def _send(store: LocalStore, sink: HttpSink, record: dict[str, Any]) -> int:
         encoded = [(p.get("seq"), p.get("step"), p.get("ts"),
                     json.dumps({k: _finite(v) for k, v in p.items()}, allow_nan=False)) for p in batch]
         sink.send_points(remote, encoded)  # type: ignore[arg-type]
+    alarms = store.alarms_by_note(run_id)
     for note in (store.get_run(run_id) or {}).get("notes") or []:
-        sink.send_note(remote, int(note["seq"]), str(note["markdown"]), float(note["ts"] or time.time()))
+        sink.send_note(remote, int(note["seq"]), str(note["markdown"]), float(note["ts"] or time.time()),
+                       alarms.get(int(note["seq"])))
     summary = dict(record.get("summary") or {})
     try:
         sink.finish(remote, record["status"], summary, record.get("error"))

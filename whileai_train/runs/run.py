@@ -13,26 +13,24 @@ Under a distributed launcher only global rank 0 writes: other ranks get a run th
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import itertools
 import logging
 import operator
 import os
-import sys
 import threading
 import time
-import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from types import TracebackType
 from typing import Any
 
+from whileai_train.alarm_event import AlarmEvent
 from whileai_train.errors import ConfigError, RunError
 from whileai_train.runs.config import SenderConfig, api_url, run_mode
 from whileai_train.runs.cost import CostMeter
 from whileai_train.runs.credentials import Credential, redact, resolve_credential
 from whileai_train.runs.defaults import STORE_BUSY_TIMEOUT_S
-from whileai_train.runs.preemption import install_sigterm, release_sigterm
+from whileai_train.runs.open_runs import closed, install_exit_hooks, opened
 from whileai_train.runs.run_ids import new_run_id, this_process
 from whileai_train.runs.sender import Sender, os_cause
 from whileai_train.runs.sinks import HttpSink, LocalSink, MemorySink, Sink
@@ -44,7 +42,6 @@ __all__ = ["Run", "run"]
 logger = logging.getLogger("whileai_train.runs")
 
 FINISH_STATUSES = ("done", "failed", "stopped")
-_OPEN_RUNS: weakref.WeakSet[Run] = weakref.WeakSet()
 
 
 class Run:
@@ -72,7 +69,7 @@ class Run:
         self._finish_lock = threading.Lock()
         self._memory_only = memory_only  # why the run is held in memory only (no usable store), or None
         if sender is not None:
-            _OPEN_RUNS.add(self)
+            opened(self)
 
     # -- identity -------------------------------------------------------------------------------------
     @property
@@ -200,7 +197,18 @@ class Run:
         if self.status != "running":
             self._closed_warning()
             return
-        self._sender.notes.append((next(self._note_seq), str(markdown), time.time()))
+        self._sender.notes.append((next(self._note_seq), str(markdown), time.time(), None))
+
+    def alarm(self, event: AlarmEvent) -> None:
+        """Put an alarm on the run: the point alarm/<name> = 1 at its step (its curve) and the note that shows it,
+        which carries the event itself to the sink (the store's alarms, the platform's)."""
+        if self._sender is None:
+            return
+        if self.status != "running":
+            self._closed_warning()
+            return
+        self.log(event.step, {f"alarm/{event.name}": 1.0})
+        self._sender.notes.append((next(self._note_seq), event.note_markdown, time.time(), event))
 
     def _warn_once_bad_values(self, values: object) -> None:
         if not self._warned_bad_values:
@@ -233,9 +241,7 @@ class Run:
                 full.update(summary)
             full.update(self._measured or {})  # run.holdout / run.delta called while running
             self.summary = full
-            _OPEN_RUNS.discard(self)
-            if not _OPEN_RUNS:
-                _release_hooks()
+            closed(self)
             try:
                 landed = self._sender.finish(status, full, self.error, wait_s)
             except Exception as exc:  # noqa: BLE001  (the finish of a log must not end a training script)
@@ -246,6 +252,10 @@ class Run:
             elif landed and self._memory_only is not None:
                 print(f"whileai: run {self.id} finished {status}; its {self.logged} points were held in memory "
                       f"only ({self._memory_only}) and are gone when this process exits", flush=True)
+
+    def finish_at_exit(self, error: str) -> None:
+        """The interpreter is exiting with this run open: finish it "failed" with `error`, waiting briefly."""
+        self.finish("failed", error=error, wait_s=min(2.0, self._sender.config.finish_wait_s) if self._sender else 0.0)
 
     def __enter__(self) -> Run:
         return self
@@ -294,11 +304,9 @@ class Run:
             # a sequence number of its own (the time, past any counter): the resumed attempt numbers its
             # notes from the checkpoint, and a note this attempt wrote after it must not take their place
             sender.notes.append((int(time.time() * 1e6), f"Attempt interrupted ({reason}); the run goes on when "
-                                 "training resumes from its last checkpoint", time.time()))
+                                 "training resumes from its last checkpoint", time.time(), None))
             self.status = "interrupted"
-            _OPEN_RUNS.discard(self)
-            if not _OPEN_RUNS:
-                _release_hooks()
+            closed(self)
             try:
                 owed = sender.drain(sender.config.finish_wait_s if wait_s is None else wait_s)
                 if isinstance(sender.sink, LocalSink) and sender.run_id is not None:
@@ -500,8 +508,7 @@ def run(
               f"`whileai-train show {handle.id}`)", flush=True)
     else:
         print(f"whileai: run {run_name!r} ({handle.id}) {verb} {sink.where}", flush=True)
-    _install_exit_hooks()
-    install_sigterm(_interrupt_open_runs)  # a preempted attempt leaves its run open, not "failed"
+    install_exit_hooks()
     return handle
 
 
@@ -550,52 +557,3 @@ def _open_spool(client_id: str, base: str, meta: dict[str, Any]) -> tuple[Spool 
     if owed is None or not owed.client_id:
         _spool_write(spool, Spool.open_record(client_id, base, meta))
     return spool, owed, None
-
-
-# -- a run left open when the interpreter exits is finished "failed" with the error that ended it --------
-# The excepthook and the SIGTERM handler are installed while a run is open and put back when the last one closes.
-_atexit_registered = False
-_ExceptHook = Callable[[type[BaseException], BaseException, TracebackType | None], Any]
-_our_excepthook: _ExceptHook | None = None
-_previous_excepthook: _ExceptHook | None = None
-_last_error: str | None = None
-
-
-def _install_exit_hooks() -> None:
-    global _atexit_registered, _our_excepthook, _previous_excepthook
-    if not _atexit_registered:
-        _atexit_registered = True
-        atexit.register(_finish_open_runs)
-    if _our_excepthook is not None:
-        return
-    previous = sys.excepthook
-
-    def hook(exc_type: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
-        global _last_error
-        _last_error = f"{exc_type.__name__}: {exc}"
-        previous(exc_type, exc, tb)
-
-    _our_excepthook, _previous_excepthook = hook, previous
-    sys.excepthook = hook
-
-
-def _release_hooks() -> None:
-    """The last open run closed: SIGTERM and sys.excepthook go back to what they were (when nothing else
-    replaced ours meanwhile: a hook installed over ours keeps calling ours, which only records the error)."""
-    global _our_excepthook, _previous_excepthook
-    release_sigterm()
-    if _our_excepthook is not None and sys.excepthook is _our_excepthook and _previous_excepthook is not None:
-        sys.excepthook = _previous_excepthook
-        _our_excepthook = _previous_excepthook = None
-
-
-def _interrupt_open_runs(reason: str) -> None:
-    for open_run in list(_OPEN_RUNS):
-        open_run.interrupt(reason)
-
-
-def _finish_open_runs() -> None:
-    for open_run in list(_OPEN_RUNS):
-        error = _last_error or "the process exited before the run was finished"
-        open_run.finish("failed", error=error, wait_s=min(2.0, open_run._sender.config.finish_wait_s)
-                        if open_run._sender else 0.0)

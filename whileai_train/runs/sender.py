@@ -36,7 +36,14 @@ import orjson as _orjson
 from whileai_train.runs.config import SenderConfig
 from whileai_train.runs.cost import CostMeter
 from whileai_train.runs.credentials import Credential, redact
-from whileai_train.runs.sinks import EncodedPoint, RunAlreadyFinished, SendError, Sink, nulled_nonfinite
+from whileai_train.runs.sinks import (
+    EncodedPoint,
+    QueuedNote,
+    RunAlreadyFinished,
+    SendError,
+    Sink,
+    nulled_nonfinite,
+)
 from whileai_train.runs.spool import Spool, SpoolState, spool_path
 
 __all__ = ["Sender", "encode_point", "os_cause"]
@@ -170,13 +177,13 @@ class Sender:
         self._credential = credential
         # written by the training thread, without locks
         self.points: deque[QueuedPoint] = deque()
-        self.notes: deque[tuple[int, str, float]] = deque()
+        self.notes: deque[QueuedNote] = deque()
         self.progress: tuple[int, int | None] | None = None
         # owned by the background threads
         self._flush_lock = threading.Lock()
         self._pending_lock = threading.Lock()
         self._pending: list[EncodedPoint] = []
-        self._pending_notes: list[tuple[int, str, float]] = []
+        self._pending_notes: list[QueuedNote] = []
         self._sent_progress: tuple[int, int | None] | None = None
         self._spooled_progress: tuple[int, int | None] | None = None
         self._finish: dict[str, Any] | None = None
@@ -205,7 +212,7 @@ class Sender:
             self.opened.set()
         if owed is not None:  # a resumed run or a restarted process: what the spool still owes goes first
             self._pending.extend((s, None, None, e) for s, e in sorted(owed.points.items()))
-            self._pending_notes.extend((s, md, ts) for s, (md, ts) in sorted(owed.notes.items()))
+            self._pending_notes.extend((s, *note) for s, note in sorted(owed.notes.items()))
         self._threads = [threading.Thread(target=self._flush_loop, name="whileai-flush", daemon=True)]
         if not sink.durable:
             self._threads.append(threading.Thread(target=self._send_loop, name="whileai-send", daemon=True))
@@ -252,7 +259,7 @@ class Sender:
                 drained.append(pop())
             except IndexError:
                 break
-        notes: list[tuple[int, str, float]] = []
+        notes: list[QueuedNote] = []
         while True:
             try:
                 notes.append(self.notes.popleft())
@@ -337,9 +344,9 @@ class Sender:
                     self.delivered += len(batch)
                     self._spool_record({"t": "acked", "through": batch[-1][0]})
                 while self._pending_notes:
-                    seq, md, ts = self._pending_notes[0]
+                    seq, md, ts, alarm = self._pending_notes[0]
                     try:
-                        self.sink.send_note(self.run_id, seq, md, ts)
+                        self.sink.send_note(self.run_id, seq, md, ts, alarm)
                     except SendError as exc:
                         if exc.retryable or isinstance(exc, RunAlreadyFinished):
                             raise

@@ -27,6 +27,7 @@ import time
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from whileai_train.alarm_event import AlarmEvent
 from whileai_train.errors import RunFinishedError
 from whileai_train.runs.completions import batch_of_note, store_batch
 from whileai_train.runs.credentials import Credential, redact
@@ -34,10 +35,11 @@ from whileai_train.runs.defaults import CONNECT_TIMEOUT_S, READ_TIMEOUT_S, REQUE
 from whileai_train.runs.run_ids import new_run_id, this_process
 from whileai_train.runs.store import LocalStore
 
-__all__ = ["EncodedPoint", "HttpSink", "LocalSink", "MemorySink", "RunAlreadyFinished", "SendError", "Sink",
-           "nulled_nonfinite"]
+__all__ = ["EncodedPoint", "HttpSink", "LocalSink", "MemorySink", "QueuedNote", "RunAlreadyFinished", "SendError",
+           "Sink", "nulled_nonfinite"]
 
 EncodedPoint = tuple[int, Any, Any, str]  # (seq, step, ts, point as JSON)
+QueuedNote = tuple[int, str, float, AlarmEvent | None]  # (seq, markdown, ts, the alarm it shows, if any)
 
 
 class SendError(Exception):
@@ -97,7 +99,7 @@ class Sink(Protocol):
                  resume: bool = False) -> str: ...
     def send_points(self, run_id: str, points: Sequence[EncodedPoint],
                     progress: tuple[int, int | None] | None = None) -> int: ...
-    def send_note(self, run_id: str, seq: int, markdown: str, ts: float) -> None: ...
+    def send_note(self, run_id: str, seq: int, markdown: str, ts: float, alarm: AlarmEvent | None = None) -> None: ...
     def set_progress(self, run_id: str, step: int, total: int | None) -> None: ...
     def finish(self, run_id: str, status: str, summary: dict[str, Any] | None, error: str | None) -> None: ...
     def close(self) -> None: ...
@@ -130,10 +132,10 @@ class LocalSink:
             self.store.set_progress(run_id, *progress)
         return len(points)
 
-    def send_note(self, run_id: str, seq: int, markdown: str, ts: float) -> None:
+    def send_note(self, run_id: str, seq: int, markdown: str, ts: float, alarm: AlarmEvent | None = None) -> None:
         batch = batch_of_note(markdown)
         if batch is None:
-            self.store.add_note(run_id, seq, markdown, ts)
+            self.store.add_note(run_id, seq, markdown, ts, alarm=alarm)
             return
         try:  # holdout completions travel as a note and are kept apart (runs/completions.py)
             store_batch(self.store, run_id, seq, batch)
@@ -164,6 +166,7 @@ class MemorySink:
         self.runs: dict[str, dict[str, Any]] = {}
         self.points: dict[str, dict[int, dict[str, Any]]] = {}
         self.notes: dict[str, dict[int, str]] = {}
+        self.alarms: dict[str, list[AlarmEvent]] = {}
         self.fail_next = 0
         self.calls = 0
 
@@ -183,7 +186,7 @@ class MemorySink:
                 return rid
         rid = new_run_id()
         self.runs[rid] = {**meta, "client_id": client_id, "status": "running", "step": 0}
-        self.points[rid], self.notes[rid] = {}, {}
+        self.points[rid], self.notes[rid], self.alarms[rid] = {}, {}, []
         return rid
 
     def send_points(self, run_id: str, points: Sequence[EncodedPoint],
@@ -195,8 +198,10 @@ class MemorySink:
             self.set_progress(run_id, *progress)
         return len(points)
 
-    def send_note(self, run_id: str, seq: int, markdown: str, ts: float) -> None:
+    def send_note(self, run_id: str, seq: int, markdown: str, ts: float, alarm: AlarmEvent | None = None) -> None:
         self._maybe_fail()
+        if seq not in self.notes[run_id] and alarm is not None:
+            self.alarms[run_id].append(alarm)
         self.notes[run_id].setdefault(seq, markdown)
 
     def set_progress(self, run_id: str, step: int, total: int | None) -> None:
@@ -312,12 +317,15 @@ class HttpSink:
                             "(the platform keeps each seq once)", kind="partial")
         return took
 
-    def send_note(self, run_id: str, seq: int, markdown: str, ts: float) -> None:
+    def send_note(self, run_id: str, seq: int, markdown: str, ts: float, alarm: AlarmEvent | None = None) -> None:
         batch = batch_of_note(markdown)
         if batch is not None:  # holdout completions: their own route, never a note (runs/completions.py)
             self._post(f"/runs/{run_id}/completions", json.dumps({"batch": seq, **batch}).encode())
             return
-        self._post(f"/runs/{run_id}/notes", json.dumps({"seq": seq, "markdown": markdown, "ts": ts}).encode())
+        body: dict[str, Any] = {"seq": seq, "markdown": markdown, "ts": ts}
+        if alarm is not None:
+            body["alarm"] = alarm.model_dump(mode="json")
+        self._post(f"/runs/{run_id}/notes", json.dumps(body, allow_nan=False).encode())
 
     def set_progress(self, run_id: str, step: int, total: int | None) -> None:
         self.send_points(run_id, [], progress=(step, total))

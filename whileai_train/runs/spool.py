@@ -6,7 +6,7 @@ back by the same process after an outage or by ``whileai-train sync`` later. Rec
 
     {"t": "open", "client_id", "url", "meta", "pid", "host"}   {"t": "remote", "run_id"}
     {"t": "p", "p": point}          {"t": "acked", "through": seq}   (every point with seq <= through landed)
-    {"t": "note", "seq", "markdown", "ts"}     {"t": "note_acked", "seq"}
+    {"t": "note", "seq", "markdown", "ts", "alarm"?}     {"t": "note_acked", "seq"}   (alarm: an AlarmEvent)
     {"t": "progress", "step", "total"}         {"t": "finish", "status", "summary", "error"}   {"t": "finished"}
     {"t": "reopen"}   (a resumed run: reopen it before sending)
 
@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from whileai_train.alarm_event import AlarmEvent
 from whileai_train.runs.config import whileai_home
 
 __all__ = ["Spool", "SpoolState", "read_spool", "spool_dir", "spool_path"]
@@ -52,7 +53,7 @@ class SpoolState:
     host: str = ""
     remote_id: str | None = None
     points: dict[int, str] = field(default_factory=dict)  # seq -> encoded point, not yet acknowledged
-    notes: dict[int, tuple[str, float]] = field(default_factory=dict)
+    notes: dict[int, tuple[str, float, AlarmEvent | None]] = field(default_factory=dict)  # seq -> markdown, ts, alarm
     progress: tuple[int, int | None] | None = None
     finish: dict[str, Any] | None = None
     finished: bool = False
@@ -171,8 +172,11 @@ class Spool:
         return '{"t":"p","p":' + encoded_point + "}"
 
     @staticmethod
-    def note_line(seq: int, markdown: str, ts: float) -> str:
-        return json.dumps({"t": "note", "seq": seq, "markdown": markdown, "ts": ts})
+    def note_line(seq: int, markdown: str, ts: float, alarm: AlarmEvent | None = None) -> str:
+        record: dict[str, Any] = {"t": "note", "seq": seq, "markdown": markdown, "ts": ts}
+        if alarm is not None:
+            record["alarm"] = alarm.model_dump(mode="json")
+        return json.dumps(record)
 
     @staticmethod
     def progress_line(step: int, total: int | None) -> str:
@@ -222,7 +226,9 @@ def _apply(state: SpoolState, rec: dict[str, Any], acks: dict[str, Any]) -> None
     elif t == "note":
         if not isinstance(rec["markdown"], str):
             raise TypeError("markdown is not a string")
-        state.notes[int(rec["seq"])] = (rec["markdown"], float(rec.get("ts") or 0.0))
+        alarm = rec.get("alarm")
+        state.notes[int(rec["seq"])] = (rec["markdown"], float(rec.get("ts") or 0.0),
+                                        None if alarm is None else AlarmEvent.model_validate(alarm))
     elif t == "note_acked":
         acks["notes"].add(int(rec["seq"]))
     elif t == "progress":

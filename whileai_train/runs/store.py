@@ -17,6 +17,7 @@ RunFinishedError and change nothing; only `update_summary` (late results such as
 One writer path: every write is one ``BEGIN IMMEDIATE`` transaction taken under this object's lock, so
 threads of one process queue here and processes queue on SQLite's WAL write lock (busy timeout below);
 readers never block writers. Reads turn NaN / Infinity from older stores into None (no route emits NaN).
+The tables, and how an older store is brought up to them, are in store_schema.py.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ import contextlib
 import functools
 import json
 import math
-import re
 import sqlite3
 import threading
 import time
@@ -33,82 +33,22 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from whileai_train.alarm_event import AlarmEvent
 from whileai_train.errors import RunError, RunFinishedError, RunLimitError
 from whileai_train.runs.completions import COMPLETIONS_SCHEMA
 from whileai_train.runs.config import whileai_home
 from whileai_train.runs.defaults import MAX_SEQ, STORE_BUSY_TIMEOUT_S
 from whileai_train.runs.run_ids import adopted_id, new_run_id, process_is_gone
+from whileai_train.runs.store_schema import finite, prepare_schema, stored_json, update_last_loss
 
 __all__ = ["LocalStore", "default_store_path"]
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS runs (
-    id TEXT PRIMARY KEY,
-    client_id TEXT UNIQUE,
-    name TEXT NOT NULL,
-    dataset_id TEXT,
-    base_model TEXT,
-    total_steps INTEGER,
-    step INTEGER,
-    status TEXT NOT NULL,
-    created REAL NOT NULL,
-    finished REAL,
-    summary TEXT,
-    error TEXT,
-    owner TEXT,
-    alarm_count INTEGER NOT NULL DEFAULT 0,
-    last_loss REAL,
-    last_loss_seq INTEGER
-);
-CREATE TABLE IF NOT EXISTS points (
-    run_id TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    step INTEGER,
-    ts REAL,
-    data TEXT NOT NULL,
-    PRIMARY KEY (run_id, seq)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS notes (
-    run_id TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    ts REAL,
-    markdown TEXT NOT NULL,
-    client_seq INTEGER,
-    PRIMARY KEY (run_id, seq)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS metric_keys (
-    run_id TEXT NOT NULL,
-    key TEXT NOT NULL,
-    PRIMARY KEY (run_id, key)
-) WITHOUT ROWID;
-"""
-
 RUN_STATUSES = ("running", "done", "failed", "stopped")
 
-# Columns added after the first release; an older store gains them (and their values) when opened.
-_ADDED_RUN_COLUMNS = (("alarm_count", "INTEGER NOT NULL DEFAULT 0"), ("last_loss", "REAL"),
-                      ("last_loss_seq", "INTEGER"), ("seq_mode", "TEXT"))
-# A note's seq is its place in the run, given by the store; client_seq is the sender's own number (NULL when
-# it sent none), unique per run, so a re-sent note is stored once. Made after the migration has added the column.
-_NOTES_BY_CLIENT_SEQ = "CREATE UNIQUE INDEX IF NOT EXISTS notes_client_seq ON notes (run_id, client_seq)"
 # how a run's points are numbered, set by its first points: by the client that sends them, or by the store
 _SEQ_MODES = {True: "client", False: "store"}
 
-
-_ALARM_KEY = '"alarm/'  # the reward monitor logs alarm/<name> = 1 at the alarm's step
-
-
-def _alarm_names(point: dict[str, Any]) -> list[str]:
-    """The alarms a stored point raises: its alarm/<name> keys whose value says so (a non-zero number;
-    alarm/x = 0 or null is no alarm)."""
-    return [key[len("alarm/"):] for key, value in point.items()
-            if key.startswith("alarm/") and isinstance(value, (int, float)) and not isinstance(value, bool)
-            and value != 0]
-
-
-_ALARM_NOTE = re.compile(r"^\*\*Alarm: (?P<name>[^*]+)\*\* at step (?P<step>-?\d+): (?P<message>.*)$", re.DOTALL)
-
-_ROWS_PER_INSERT = 500  # a full HTTP batch (product text: up to 500 points a call) in one statement
+_ROWS_PER_INSERT = 500  # a full HTTP batch (runs/defaults.MAX_POINTS_PER_CALL) in one statement
 
 
 @functools.lru_cache(maxsize=64)
@@ -161,9 +101,8 @@ class LocalStore:
             try:
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable against a killed process
-                conn.executescript(_SCHEMA + COMPLETIONS_SCHEMA)  # runs/completions.py keeps its own tables
-                _migrate(conn)
-                conn.execute(_NOTES_BY_CLIENT_SEQ)
+                prepare_schema(conn)
+                conn.executescript(COMPLETIONS_SCHEMA)  # runs/completions.py keeps its own tables
             except BaseException:
                 conn.close()
                 raise
@@ -277,7 +216,7 @@ class LocalStore:
                 encoded.append(None)
             else:
                 encoded.append((int(p["seq"]), p.get("step"), p.get("ts"),
-                                json.dumps(_finite(p), separators=(",", ":"))))
+                                json.dumps(finite(p), separators=(",", ":"))))
         with self._writing() as conn:
             self._refuse_finished(conn, run_id, "adding points")
             if encoded:
@@ -300,7 +239,7 @@ class LocalStore:
                         else:
                             point = dict(item, seq=next_seq)
                             encoded[i] = (next_seq, point.get("step"), point.get("ts"),
-                                          json.dumps(_finite(point), separators=(",", ":")))
+                                          json.dumps(finite(point), separators=(",", ":")))
                         next_seq += 1
             rows = [(run_id, *r) for r in encoded if r is not None]
             per_statement = max(1, min(_ROWS_PER_INSERT, conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER) // 5))
@@ -311,36 +250,20 @@ class LocalStore:
                 chunk = rows[i:i + per_statement]
                 conn.execute(_insert_points_sql(len(chunk)), [v for row in chunk for v in row])
             new = conn.total_changes - before
-            self._update_digest(conn, run_id, rows)
+            update_last_loss(conn, run_id, rows)
             if progress is not None:
                 _set_progress(conn, run_id, *progress)
         return new
 
-    @staticmethod
-    def _update_digest(conn: sqlite3.Connection, run_id: str, rows: list[tuple[Any, ...]]) -> None:
-        """Keep the runs table's alarm count and last loss current (the runs list reads them, not the points)."""
-        if any(_ALARM_KEY in row[4] for row in rows):  # recounted, so a re-sent alarm point is counted once
-            count = sum(1 for (data,) in conn.execute("SELECT data FROM points WHERE run_id = ? AND instr(data, ?) > 0",
-                                                      (run_id, _ALARM_KEY)) if _alarm_names(_loads(data)))
-            conn.execute("UPDATE runs SET alarm_count = ? WHERE id = ?", (count, run_id))
-        best: tuple[int, float] | None = None
-        for row in sorted((r for r in rows if '"loss":' in r[4]), key=lambda r: r[1], reverse=True):
-            loss = _loads(row[4]).get("loss")
-            if isinstance(loss, (int, float)) and not isinstance(loss, bool):
-                best = (row[1], float(loss))
-                break
-        if best is not None:
-            conn.execute("UPDATE runs SET last_loss = ?, last_loss_seq = ? WHERE id = ?"
-                         " AND (last_loss_seq IS NULL OR last_loss_seq <= ?)", (best[1], best[0], run_id, best[0]))
-
     def add_note(self, run_id: str, seq: int | None, markdown: str, ts: float | None = None, *,
-                 max_notes: int | None = None) -> bool:
-        """Add a note after the run's last. `seq` is the sender's own number for it (None: it has none); False
-        when the run already holds a note with that number (a re-send). Past `max_notes` notes in the run,
-        RunLimitError (a re-sent note is still False, not refused)."""
+                 max_notes: int | None = None, alarm: AlarmEvent | None = None) -> bool:
+        """Add a note after the run's last, and the `alarm` it shows (if any) to the run's alarms. `seq` is the
+        sender's own number for it (None: it has none); False when the run already holds a note with that number
+        (a re-send: its alarm is not stored twice). Past `max_notes` notes in the run, RunLimitError (a re-sent
+        note is still False, not refused)."""
         with self._writing() as conn:
             self._refuse_finished(conn, run_id, "adding a note")
-            return _insert_note(conn, run_id, seq, markdown, ts, max_notes)
+            return _insert_note(conn, run_id, seq, markdown, ts, max_notes, alarm)
 
     def append_note(self, run_id: str, markdown: str, *, max_notes: int | None = None) -> None:
         """Add a note numbered after the run's last, allowed after finish (a late remark through PATCH)."""
@@ -363,7 +286,7 @@ class LocalStore:
             self._refuse_finished(conn, run_id, f"a second finish ({status})")
             conn.execute(
                 "UPDATE runs SET status = ?, summary = ?, error = ?, finished = ? WHERE id = ?",
-                (status, json.dumps(_finite(summary)) if summary is not None else None, error, time.time(),
+                (status, json.dumps(finite(summary)) if summary is not None else None, error, time.time(),
                  run_id),
             )
 
@@ -375,10 +298,10 @@ class LocalStore:
             row = conn.execute("SELECT summary FROM runs WHERE id = ?", (run_id,)).fetchone()
             if row is None:
                 raise RunError(f"no run {run_id} in {self.path}. Fix: `whileai-train runs` lists the ids.")
-            summary = _loads(row[0]) if row[0] else {}
+            summary = stored_json(row[0]) if row[0] else {}
             if not isinstance(summary, dict):
                 summary = {}
-            summary.update(_finite(dict(patch)))
+            summary.update(finite(dict(patch)))
             text = json.dumps(summary)
             if max_bytes is not None and len(text.encode()) > max_bytes:
                 raise RunLimitError("summary_too_large", f"run {run_id}'s summary would be {len(text.encode())} "
@@ -400,29 +323,28 @@ class LocalStore:
             {"seq": s, "ts": t, "markdown": m}
             for s, t, m in conn.execute("SELECT seq, ts, markdown FROM notes WHERE run_id = ? ORDER BY seq", (run_id,))
         ]
-        record["alarms"] = self._alarms(conn, run_id, record["notes"])
+        record["alarms"] = [event.model_dump() for event in self.alarms(run_id)]
         if last_points:
             rows = conn.execute(
                 "SELECT data FROM points WHERE run_id = ? ORDER BY seq DESC LIMIT ?", (run_id, int(last_points))
             ).fetchall()
-            record["points"] = [_loads(r[0]) for r in reversed(rows)]
+            record["points"] = [stored_json(r[0]) for r in reversed(rows)]
         return record
 
-    @staticmethod
-    def _alarms(conn: sqlite3.Connection, run_id: str, notes: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Each alarm point (alarm/<name> at a step) with its one-line text from the monitor's note."""
-        texts: dict[tuple[str, int], str] = {}
-        for note in notes:
-            match = _ALARM_NOTE.match(note["markdown"])
-            if match:
-                texts[(match["name"].strip(), int(match["step"]))] = match["message"].strip().splitlines()[0]
-        alarms = []
-        for step, data in conn.execute("SELECT step, data FROM points WHERE run_id = ? AND instr(data, ?) > 0"
-                                       " ORDER BY step, seq", (run_id, _ALARM_KEY)):
-            for name in _alarm_names(_loads(data)):
-                alarms.append({"name": name, "step": step,
-                               "message": texts.get((name, step), f"{name} alarm at step {step}")})
-        return alarms
+    def alarms(self, run_id: str) -> list[AlarmEvent]:
+        """The run's alarms in step order."""
+        return [event for _, event in self._alarm_rows(run_id)]
+
+    def alarms_by_note(self, run_id: str) -> dict[int, AlarmEvent]:
+        """The run's alarms under the seq of the note that shows each (an alarm carried over from a store written
+        before alarms had a table, whose note was not found, has none and is not here)."""
+        return {note_seq: event for note_seq, event in self._alarm_rows(run_id) if note_seq is not None}
+
+    def _alarm_rows(self, run_id: str) -> list[tuple[int | None, AlarmEvent]]:
+        rows = self._connect().execute("SELECT note_seq, name, step, message, evidence FROM alarms WHERE run_id = ?"
+                                       " ORDER BY step, note_seq", (run_id,))
+        return [(note_seq, AlarmEvent(name=name, step=step, message=message, evidence=stored_json(evidence)))
+                for note_seq, name, step, message, evidence in rows]
 
     def points_count(self, run_id: str) -> int:
         """How many points the run holds."""
@@ -430,7 +352,7 @@ class LocalStore:
 
     def points(self, run_id: str) -> list[dict[str, Any]]:
         rows = self._connect().execute("SELECT data FROM points WHERE run_id = ? ORDER BY seq", (run_id,))
-        return [_loads(r[0]) for r in rows]
+        return [stored_json(r[0]) for r in rows]
 
     def points_page(self, run_id: str, after_seq: int | None = None, limit: int = 5000
                     ) -> tuple[list[dict[str, Any]], int | None]:
@@ -442,7 +364,7 @@ class LocalStore:
         ).fetchall()
         more = len(rows) > limit
         rows = rows[:limit]
-        return [_loads(r[1]) for r in rows], (int(rows[-1][0]) if more else None)
+        return [stored_json(r[1]) for r in rows], (int(rows[-1][0]) if more else None)
 
     def list_runs(self, limit: int = 50, *, status: str | None = None, name_contains: str | None = None,
                   offset: int = 0) -> list[dict[str, Any]]:
@@ -475,7 +397,7 @@ _RUN_KEYS = tuple(c.strip() for c in _RUN_COLUMNS.split(","))
 
 def _run_record(row: Sequence[Any]) -> dict[str, Any]:
     record = dict(zip(_RUN_KEYS, row))
-    summary = _loads(record["summary"]) if record["summary"] else None
+    summary = stored_json(record["summary"]) if record["summary"] else None
     record["summary"] = summary if isinstance(summary, dict) else None
     if isinstance(record["last_loss"], float) and not math.isfinite(record["last_loss"]):
         record["last_loss"] = None
@@ -491,8 +413,9 @@ def _set_progress(conn: sqlite3.Connection, run_id: str, step: int, total: int |
 
 
 def _insert_note(conn: sqlite3.Connection, run_id: str, client_seq: int | None, markdown: str, ts: float | None,
-                 max_notes: int | None = None) -> bool:
-    """Store a note at the run's next place; False when the sender's number `client_seq` is already stored."""
+                 max_notes: int | None = None, alarm: AlarmEvent | None = None) -> bool:
+    """Store a note at the run's next place, with the alarm it shows; False when the sender's number
+    `client_seq` is already stored."""
     if client_seq is not None and conn.execute("SELECT 1 FROM notes WHERE run_id = ? AND client_seq = ?",
                                                (run_id, int(client_seq))).fetchone() is not None:
         return False  # a re-send: already stored, so never refused by the cap
@@ -507,6 +430,10 @@ def _insert_note(conn: sqlite3.Connection, run_id: str, client_seq: int | None, 
     conn.execute("INSERT INTO notes (run_id, seq, ts, markdown, client_seq) VALUES (?, ?, ?, ?, ?)",
                  (run_id, place, ts if ts is not None else time.time(), str(markdown),
                   None if client_seq is None else int(client_seq)))
+    if alarm is not None:
+        conn.execute("INSERT INTO alarms (run_id, note_seq, step, name, message, evidence) VALUES (?, ?, ?, ?, ?, ?)",
+                     (run_id, place, alarm.step, alarm.name, alarm.message, json.dumps(finite(alarm.evidence))))
+        conn.execute("UPDATE runs SET alarm_count = alarm_count + 1 WHERE id = ?", (run_id,))
     return True
 
 
@@ -550,55 +477,3 @@ def _check_room(run_id: str, what: str, first: int, count: int) -> None:
     if first + count - 1 > MAX_SEQ:
         raise RunLimitError("seq_exhausted", f"run {run_id} has no {what} numbers left: the next would be past "
                             f"{MAX_SEQ} (2^53 - 1, the largest a browser holds exactly). Fix: log to a new run")
-
-
-def _none_for_constant(_: str) -> None:
-    return None
-
-
-def _loads(text: str | bytes) -> Any:
-    """JSON as stored, with NaN / Infinity (written by older versions) read as None."""
-    return json.loads(text, parse_constant=_none_for_constant)
-
-
-def _finite(value: Any) -> Any:
-    """`value` with every non-finite float replaced by None (JSON has no NaN)."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
-
-
-def _columns(conn: sqlite3.Connection, table: str) -> set[str]:
-    return {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
-
-
-def _migrate(conn: sqlite3.Connection) -> None:
-    """Give a store written by an earlier version the columns this one reads: the runs' digest, filled from
-    their points, and the notes' client_seq. An earlier version stored a note under the sender's number (or,
-    when it sent none, the next free one), so that number becomes its client_seq: a re-send is still stored
-    once."""
-    runs_done = {name for name, _ in _ADDED_RUN_COLUMNS} <= _columns(conn, "runs")
-    if runs_done and "client_seq" in _columns(conn, "notes"):
-        return
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        have = _columns(conn, "runs")  # another process may have won
-        missing = [(name, decl) for name, decl in _ADDED_RUN_COLUMNS if name not in have]
-        for name, decl in missing:
-            conn.execute(f"ALTER TABLE runs ADD COLUMN {name} {decl}")
-        run_ids = [r[0] for r in conn.execute("SELECT id FROM runs")] if missing else []
-        for run_id in run_ids:
-            rows = [(run_id, s, st, t, d) for s, st, t, d in
-                    conn.execute("SELECT seq, step, ts, data FROM points WHERE run_id = ?", (run_id,))]
-            LocalStore._update_digest(conn, run_id, rows)
-        if "client_seq" not in _columns(conn, "notes"):
-            conn.execute("ALTER TABLE notes ADD COLUMN client_seq INTEGER")
-            conn.execute("UPDATE notes SET client_seq = seq")
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise

@@ -155,9 +155,9 @@ def _sync_to_platform(path: Path, state: SpoolState, sink: HttpSink, config: Sen
             result.sent_points += len(batch)
         if not owed and state.progress is not None:
             sink.set_progress(run_id, *state.progress)
-        for seq, (markdown, ts) in sorted(state.notes.items()):
+        for seq, (markdown, ts, alarm) in sorted(state.notes.items()):
             try:
-                sink.send_note(run_id, seq, markdown, ts)
+                sink.send_note(run_id, seq, markdown, ts, alarm)
             except RunAlreadyFinished:
                 raise
             except SendError as exc:
@@ -186,8 +186,8 @@ def _sync_to_store(path: Path, state: SpoolState, result: SyncResult) -> None:
         store.reopen(run_id)  # the reader may have finished it "failed" once its process was gone
         owed = sorted(state.points.items())
         new = store.add_points(run_id, [(seq, None, None, enc) for seq, enc in owed])
-        for seq, (markdown, ts) in sorted(state.notes.items()):
-            store.add_note(run_id, seq, markdown, ts)
+        for seq, (markdown, ts, alarm) in sorted(state.notes.items()):
+            store.add_note(run_id, seq, markdown, ts, alarm=alarm)
         if state.progress is not None:
             store.set_progress(run_id, *state.progress)
         store.finish(run_id, finish["status"], finish.get("summary"), finish.get("error"))

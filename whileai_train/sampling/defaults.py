@@ -21,8 +21,8 @@ __all__ = [
 # KV cache for 64 x 512 tokens within one GPU.
 BATCH_SEQUENCES = 64
 
-# Completions per task and independent evaluations (issue text of `evaluate`: k=4, runs=1; the product text asks
-# for three runs when the re-run spread is wanted, measure/defaults.MIN_EVAL_RUNS).
+# Completions per task and independent evaluations (k=4, runs=1; three runs when the re-run spread is wanted,
+# measure/defaults.MIN_EVAL_RUNS).
 EVAL_K = 4
 EVAL_RUNS = 1
 

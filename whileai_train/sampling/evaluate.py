@@ -205,8 +205,8 @@ def evaluate(model: Any, tasks: Any, reward_funcs: Callable[..., Any] | Sequence
 
     chosen = choose_engine(engine, model, tools=bool(tools) or environment_factory is not None)
     policy = load_policy(model, tokenizer, name=model_name) if chosen == "transformers" else None
-    # source "eval": the selectors' eval_sourced reads it (product text, "Every selector report ... carries
-    # eval_sourced, the rows or pairs whose reward came from evaluate() (lineage.source == "eval")")
+    # source "eval": the selectors' eval_sourced reads it (every selector report counts the rows or pairs whose
+    # reward came from evaluate())
     lineage = {"source": "eval", "model": model_name or (policy.name if policy is not None else str(model)),
                "adapter": policy.adapter if policy is not None else None, "seed": seed, "k": k, "engine": chosen,
                **settings.lineage()}

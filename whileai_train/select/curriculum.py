@@ -1,7 +1,7 @@
 """curriculum(rows): order graded tasks easy to hard, bucket them into tiers, retire the solved ones.
 
-A curriculum needs per-task difficulty: each task's pass rate over its k rollouts (product text, "Curriculum:
-easy to hard, and retire the solved"). A task whose rows carry a calibration stamp is read from the stamp (the
+A curriculum needs per-task difficulty: each task's pass rate over its k rollouts (easy to
+hard, and retire the solved). A task whose rows carry a calibration stamp is read from the stamp (the
 graded measurement, which survives optimize's pruning); otherwise it is measured on the rows given. Tasks
 above `solved` are retired (an all-pass task is dead gradient), below `floor` not ready (no signal yet); the
 rest are trainable, easiest first, split into `tiers` buckets of near-equal size for a staged schedule. The

@@ -20,29 +20,31 @@ __all__ = [
 ]
 
 # Fewer graded rollouts per task than this and the band is a guess: at k=8 a 50% task's Wilson 95% interval is
-# about +-0.3 wide (product text, "Each kept row's calibration stamp carries pass_rate_ci95 ...").
+# about +-0.3 wide (the calibration stamp on each kept row carries that interval, pass_rate_ci95).
 LOW_K = 16
 
 # Truncated rollouts: "drop" is DAPO's overlong filtering (Yu et al. 2025, "DAPO", sec. 3.4: truncated samples
 # carry a misleading reward, so they are masked out); "penalize" keeps them as failures with the judged score
-# under reward_before_penalty; "keep" leaves them in. The product text lists truncation among the drops.
+# under reward_before_penalty; "keep" leaves them in. A truncated rollout never finished, so it is dropped by
+# default.
 TRUNCATED = "drop"
 TRUNCATED_MODES = ("keep", "penalize", "drop")
 
-# "round_robin": across fault kinds, then across pass rates (product text); "middle": nearest-to-50% first.
+# "round_robin": across fault kinds, then across pass rates (no kind crowds out the rest under a budget);
+# "middle": nearest-to-50% first.
 ORDERS = ("round_robin", "middle")
 
-# Rejection sampling (product text, "optimize(mode="sft") is rejection sampling"): the engine samples four
+# Rejection sampling (optimize(mode="sft") keeps the passing completions): the engine samples four
 # completions per phrasing so there is something to choose among. A completion is kept when it passes by the
-# SFT export's own threshold (tables.defaults.PASS_THRESHOLD; the product text's 1.0 kept partial-credit passes
-# out that export_dataset accepts), so what optimize(mode="sft") keeps is what the export trains.
+# SFT export's own threshold (tables.defaults.PASS_THRESHOLD; a threshold of 1.0 would keep out partial-credit
+# passes that export_dataset accepts), so what optimize(mode="sft") keeps is what the export trains.
 SFT_COMPLETIONS_PER_PROMPT = 4
 SFT_MIN_REWARD = PASS_THRESHOLD
 SELECT_RULES = ("top_per_prompt", "top_k_overall", "random_per_prompt", "random_k_overall")
 
 # What a selector writes as `selected_by` on each kept row's calibration stamp (tables/calibration.py): the rows
-# were kept by their outcome, so pass_at over them reads pass^k and pass@k as n/a (product text, "The prune
-# shrinks every group ... pass_at on the selection reports pass^k and pass@k as n/a").
+# were kept by their outcome, so pass_at over them reads pass^k and pass@k as n/a (docs/measurement.md,
+# "pass^k and pass@k on a selection").
 SELECTED_RL = "optimize(mode='rl')"
 SELECTED_SFT = "optimize(mode='sft')"
 

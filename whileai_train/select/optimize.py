@@ -1,11 +1,11 @@
-"""optimize(rows, mode="rl" | "sft"): prune graded rollouts before training (product text, "Prune before training").
+"""optimize(rows, mode="rl" | "sft"): prune graded rollouts before training.
 
 mode="rl" is :func:`select_for_rl` (junk, duplicates, truncation, unanimous and out-of-band asks; whole asks
 round-robin across fault kinds and pass rates; calibration stamps; hack_scan with `endorsed=`). mode="sft" is
 :func:`select_for_sft` (rejection sampling with `select=` and `min_reward`). Any other mode is a ConfigError:
 an unknown mode never falls through to RL.
 
-Both return :class:`~whileai_train.report.Kept` (``rows, report = wai.optimize(...)``): the kept rows as new
+Both return :class:`~whileai_train.report.KeptRows` (``rows, report = wai.optimize(...)``): the kept rows as new
 dicts (the input rows are never modified) and a pydantic report readable as
 ``report["hack_scan"]``.
 """
@@ -16,7 +16,7 @@ import inspect
 from typing import Any, Literal, overload
 
 from whileai_train.errors import ConfigError
-from whileai_train.report import Kept
+from whileai_train.report import KeptRows
 from whileai_train.select.select_rl import RLSelectionReport, select_for_rl
 from whileai_train.select.select_sft import SFTSelectionReport, select_for_sft
 
@@ -32,13 +32,13 @@ def _options(selector: Any) -> set[str]:
 
 
 @overload
-def optimize(rows: Any, mode: Literal["rl"] = "rl", **options: Any) -> Kept[RLSelectionReport]: ...
+def optimize(rows: Any, mode: Literal["rl"] = "rl", **options: Any) -> KeptRows[RLSelectionReport]: ...
 @overload
-def optimize(rows: Any, mode: Literal["sft"], **options: Any) -> Kept[SFTSelectionReport]: ...
+def optimize(rows: Any, mode: Literal["sft"], **options: Any) -> KeptRows[SFTSelectionReport]: ...
 @overload
-def optimize(rows: Any, mode: str, **options: Any) -> Kept[RLSelectionReport | SFTSelectionReport]: ...
-def optimize(rows: Any, mode: str = "rl", **options: Any) -> Kept[RLSelectionReport | SFTSelectionReport]:
-    """Prune `rows` for an RL (`mode="rl"`) or SFT (`mode="sft"`) run; return Kept(rows, report).
+def optimize(rows: Any, mode: str, **options: Any) -> KeptRows[RLSelectionReport | SFTSelectionReport]: ...
+def optimize(rows: Any, mode: str = "rl", **options: Any) -> KeptRows[RLSelectionReport | SFTSelectionReport]:
+    """Prune `rows` for an RL (`mode="rl"`) or SFT (`mode="sft"`) run; return KeptRows(rows, report).
 
     rl options: band=(0.2, 0.8), truncated="drop" | "penalize" | "keep", order="round_robin" | "middle",
     max_rows=, max_asks=, endorsed=, features=, seed=. sft options: select="top_per_prompt" |
@@ -57,5 +57,5 @@ def optimize(rows: Any, mode: str = "rl", **options: Any) -> Kept[RLSelectionRep
         hint = f" ({', '.join(belongs)} {'is' if len(belongs) == 1 else 'are'} for mode={other!r})" if belongs else ""
         raise ConfigError(f"optimize(mode={mode!r}) takes no {', '.join(unknown)}{hint}. "
                           f"Fix: use one of {', '.join(sorted(known))}")
-    result: Kept[RLSelectionReport | SFTSelectionReport] = selector(rows, **options)
+    result: KeptRows[RLSelectionReport | SFTSelectionReport] = selector(rows, **options)
     return result

@@ -1,6 +1,6 @@
 """select_for_rl: prune graded rollouts to the asks a grouped (GRPO-style) update learns from.
 
-Drop order (product text, "Prune before training"): junk rows; duplicate rollouts within an ask; truncated
+Drop order: junk rows; duplicate rollouts within an ask; truncated
 rollouts (keep | penalize | drop); unanimous asks (all pass or all fail: zero advantage); asks outside the
 pass-rate band. Then whole groups are kept round-robin across fault kinds and, within a fault kind, across
 pass rates (a 25%, a 50% and a 75% ask in turn); `order="middle"` ranks nearest-to-50% first instead.
@@ -27,7 +27,7 @@ import numpy as np
 from pydantic import Field
 
 from whileai_train.errors import ConfigError
-from whileai_train.report import Kept
+from whileai_train.report import KeptRows
 from whileai_train.rows.contract import carried_stamp, final_reply
 from whileai_train.rows.failure import FailureRule, failure_rule
 from whileai_train.select.defaults import (
@@ -240,8 +240,8 @@ def select_for_rl(
     features: Mapping[str, Any] | None = None,
     seed: int = DEFAULT_SEED,
     failure: Callable[[Any], bool | None] | Sequence[str] | None = None,
-) -> Kept[RLSelectionReport]:
-    """Keep the asks a grouped RL update learns from; return Kept(rows, report). Input rows untouched.
+) -> KeptRows[RLSelectionReport]:
+    """Keep the asks a grouped RL update learns from; return KeptRows(rows, report). Input rows untouched.
 
     Kept rows come ask by ask in the order taken (an ask's rows in input order); they are shallow copies, so
     only the keys optimize sets (calibration, reward and reward_before_penalty) differ from the input. Every
@@ -404,7 +404,7 @@ def select_for_rl(
         _hygiene(out, rewards[kept_index], report, endorsed, features, seed, rule)
     elif endorsed is not None or features is not None:
         report.hygiene_warnings.append("hack_scan not run: nothing was kept to scan")
-    return Kept(out, report)
+    return KeptRows(out, report)
 
 
 def _why_nothing(view: Graded, report: RLSelectionReport) -> str:

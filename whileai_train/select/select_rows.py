@@ -24,7 +24,7 @@ def eval_warning(count: int, indices: Sequence[int], unit: str = "rows") -> str:
 
 
 class SelectionReport(Report):
-    """Base of the selector reports: pydantic, readable as `report["key"]` like the product text writes it."""
+    """Base of the selector reports: pydantic, readable as `report["key"]` as well as `report.key`."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 

@@ -1,4 +1,4 @@
-"""select_for_sft: rejection sampling (product text, "optimize(mode="sft") is rejection sampling").
+"""select_for_sft: rejection sampling, what optimize(mode="sft") does.
 
 Rules: "top_per_prompt" keeps each prompt's best completion(s) at or above `min_reward`; "top_k_overall" the
 best k across prompts; "random_per_prompt" and "random_k_overall" are the matching chance controls: the same
@@ -19,9 +19,14 @@ import numpy as np
 from pydantic import Field
 
 from whileai_train.errors import ConfigError
-from whileai_train.report import Kept
+from whileai_train.report import KeptRows
 from whileai_train.rows.contract import carried_stamp, prompt_text
-from whileai_train.select.defaults import SELECTED_SFT, SELECT_RULES, SFT_COMPLETIONS_PER_PROMPT, SFT_MIN_REWARD
+from whileai_train.select.defaults import (
+    SELECT_RULES,
+    SELECTED_SFT,
+    SFT_COMPLETIONS_PER_PROMPT,
+    SFT_MIN_REWARD,
+)
 from whileai_train.select.select_rows import SelectionReport, eval_warning
 from whileai_train.stats import DEFAULT_SEED
 from whileai_train.tables.calibration import mark_selected, task_stamps
@@ -107,10 +112,10 @@ def select_for_sft(
     per_prompt: int = 1,
     group_by: str = "task",
     seed: int = DEFAULT_SEED,
-) -> Kept[SFTSelectionReport]:
+) -> KeptRows[SFTSelectionReport]:
     """Rejection sampling: keep the best completion(s) per prompt (or overall), or the matching chance control.
 
-    Returns Kept(rows, report); the rows are new dicts in input order, the input is untouched.
+    Returns KeptRows(rows, report); the rows are new dicts in input order, the input is untouched.
     """
     _check(select, min_reward, k, per_prompt, group_by)
     view = graded_table(rows, what="optimize(mode='sft')", order="first_seen", need_graded=True, deep=False)
@@ -199,4 +204,4 @@ def select_for_sft(
     report.eval_sourced, report.eval_sourced_rows = len(eval_rows), eval_rows
     if eval_rows:
         report.warnings.append(eval_warning(len(eval_rows), eval_rows))
-    return Kept(out, report)
+    return KeptRows(out, report)

@@ -1,9 +1,9 @@
-"""The runs API as plain operations over the local store; the ASGI app (server/app.py) and the test
-harness's standard-library server both call these, so both validate and refuse alike.
+"""The runs API as plain operations over the local store; the ASGI app (server/app.py) and the tests'
+standard-library server (tests/stdlib_router.py) both call these, so both validate and refuse alike.
 
     POST  /runs                {name, dataset_id, base_model, total_steps, client_run_id?, resume?} -> {"runId"}
     POST  /runs/{id}/log       {points: [{step, loss, lr, ..., seq?, ts?}], progress?}      -> {"accepted", "new"}
-    POST  /runs/{id}/notes     {markdown, seq?, ts?}                                        -> {"new"}
+    POST  /runs/{id}/notes     {markdown, seq?, ts?, alarm?}                                -> {"new"}
     POST  /runs/{id}/completions {batch, step, rows: [...], cut, dropped} (runs/completions.py) -> {"new"}
     POST  /runs/{id}/finish    {status, summary?, error?, adapter?}                         -> {"status"}
     PATCH /runs/{id}           {summary?, holdout?, delta?, note?} (late results)           -> the run record
@@ -29,10 +29,7 @@ from __future__ import annotations
 import hmac
 import json
 import math
-from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler
 from typing import Any, TypeVar
-from urllib.parse import parse_qs, unquote
 
 import orjson
 from pydantic import BaseModel, ValidationError
@@ -40,9 +37,8 @@ from pydantic import BaseModel, ValidationError
 from whileai_train.errors import RunError, RunFinishedError, RunLimitError
 from whileai_train.runs.completions import read_completions, store_batch
 from whileai_train.runs.store import RUN_STATUSES, LocalStore
-from whileai_train.server.body import ApiError, from_validation_error, parse_json_body
+from whileai_train.server.body import ApiError, from_validation_error
 from whileai_train.server.defaults import (
-    MAX_BODY_BYTES,
     MAX_METRICS_PER_RUN,
     MAX_NOTES_PER_RUN,
     MAX_POINTS_PER_PAGE,
@@ -62,9 +58,8 @@ from whileai_train.server.models import (
     Point,
 )
 
-__all__ = ["RunsAPI", "dump_json", "key_is", "make_handler", "summary_digest", "validate"]
+__all__ = ["RunsAPI", "dump_json", "key_is", "summary_digest", "validate"]
 
-Response = tuple[int, dict[str, Any]]
 M = TypeVar("M", bound=BaseModel)
 
 
@@ -165,7 +160,8 @@ class RunsAPI:
     def note(self, run_id: str, body: NoteBody) -> dict[str, Any]:
         self._known(run_id)
         try:
-            return {"new": self.store.add_note(run_id, body.seq, body.markdown, body.ts, max_notes=MAX_NOTES_PER_RUN)}
+            return {"new": self.store.add_note(run_id, body.seq, body.markdown, body.ts, max_notes=MAX_NOTES_PER_RUN,
+                                               alarm=body.alarm)}
         except RunFinishedError as exc:
             raise self._finished(exc) from None
         except RunLimitError as exc:
@@ -236,60 +232,6 @@ class RunsAPI:
         points, cursor = self.store.points_page(run_id, after_seq=after_seq, limit=limit)
         return {"points": points, "next_after_seq": cursor, "points_count": self.store.points_count(run_id)}
 
-    # -- the plain dispatcher (the test harness's standard-library server) ------------------------------
-    def handle(self, method: str, path: str, headers: dict[str, str], body: bytes) -> Response:
-        """(method, path, lower-case headers, body) -> (status, JSON); the same checks as the ASGI app."""
-        try:
-            if not self.key_matches(headers.get("x-api-key")):
-                raise ApiError(401, "unauthorized", "missing or wrong X-Api-Key")
-            return 200, self._route(method, path, body)
-        except ApiError as exc:
-            return exc.status, exc.body()
-
-    def _route(self, method: str, target: str, body: bytes) -> dict[str, Any]:
-        path, _, query = target.partition("?")
-        parts = [unquote(p) for p in path.split("/") if p]
-        params = {k: v[-1] for k, v in parse_qs(query).items()}
-        routes: dict[tuple[str, str], Callable[..., dict[str, Any]]] = {
-            ("POST", "log"): lambda rid: self.log(rid, validate(LogBody, data())),
-            ("POST", "notes"): lambda rid: self.note(rid, validate(NoteBody, data())),
-            ("POST", "finish"): lambda rid: self.finish(rid, validate(FinishBody, data())),
-            ("GET", "points"): lambda rid: self.points(rid, _int_param(params, "after_seq"),
-                                                       _int_param(params, "limit") or POINTS_PER_PAGE),
-            ("POST", "completions"): lambda rid: self.add_completions(rid, validate(CompletionsBody, data())),
-            ("GET", "completions"): lambda rid: self.completions(rid, _int_param(params, "step")),
-        }
-
-        def data() -> Any:
-            return parse_json_body(body)[0]
-
-        if parts == ["runs"] and method == "POST":
-            return self.open_run(validate(OpenRun, data()))
-        if parts == ["runs"] and method == "GET":
-            return self.list_runs(params.get("status"), params.get("q"), _int_param(params, "limit") or 200,
-                                  _int_param(params, "offset") or 0)
-        if len(parts) == 2 and parts[0] == "runs":
-            if method == "GET":
-                return self.get_run(parts[1])
-            if method == "PATCH":
-                return self.patch(parts[1], validate(PatchBody, data()))
-        if len(parts) == 3 and parts[0] == "runs" and (method, parts[2]) in routes:
-            return routes[(method, parts[2])](parts[1])
-        raise ApiError(404, "no_route", f"no route {method} {path}")
-
-
-def _int_param(params: dict[str, str], name: str) -> int | None:
-    value = params.get(name)
-    if value is None:
-        return None
-    try:
-        number = int(value)
-    except ValueError:
-        raise ApiError(400, "invalid", f"{name} must be an integer", name) from None
-    if not -(2**63) <= number < 2**63:
-        raise ApiError(400, "int_too_large", f"{name} is past 64 bits", name)
-    return number
-
 
 def summary_digest(summary: dict[str, Any] | None) -> dict[str, Any] | None:
     """What the runs list carries of a summary: its top-level numbers, flags, nulls and texts (cut to
@@ -311,52 +253,3 @@ def _check_summary_size(summary: dict[str, Any] | None) -> None:
     if summary is not None and len(dump_json(summary)) > MAX_SUMMARY_BYTES:
         raise ApiError(413, "summary_too_large", f"the summary is over {MAX_SUMMARY_BYTES} bytes of JSON",
                        "summary")
-
-
-def make_handler(api: RunsAPI) -> type[BaseHTTPRequestHandler]:
-    """A standard-library request handler over `api` (the tests' fault-injecting server builds on it; the
-    product serves the ASGI app)."""
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-        def _respond(self, status: int, payload: dict[str, Any]) -> None:
-            body = dump_json(payload)
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            if status == 413:
-                self.send_header("Connection", "close")
-                self.close_connection = True
-            self.end_headers()
-            self.wfile.write(body)
-
-        def _dispatch(self, method: str) -> None:
-            text = self.headers.get("Content-Length") or "0"
-            if not text.isdigit():
-                self._respond(400, ApiError(400, "bad_content_length", "Content-Length is not a number",
-                                            "Content-Length").body())
-                self.close_connection = True
-                return
-            if int(text) > MAX_BODY_BYTES:
-                self._respond(413, ApiError(413, "body_too_large", f"the body is over {MAX_BODY_BYTES} bytes",
-                                            "body").body())
-                return
-            body = self.rfile.read(int(text)) if int(text) else b""
-            headers = {k.lower(): v for k, v in self.headers.items()}
-            status, payload = api.handle(method, self.path, headers, body)
-            self._respond(status, payload)
-
-        def do_GET(self) -> None:
-            self._dispatch("GET")
-
-        def do_POST(self) -> None:
-            self._dispatch("POST")
-
-        def do_PATCH(self) -> None:
-            self._dispatch("PATCH")
-
-    return Handler

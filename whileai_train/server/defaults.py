@@ -51,7 +51,8 @@ API_KEY_ENV = "WHILEAI_SERVER_KEY"
 # room for wide metric sets and still bounds what one request can make the server hold.
 MAX_BODY_BYTES = 8 * 1024 * 1024
 
-# Product text, "run.note puts markdown (at most 8192 chars)".
+# A note is markdown of at most 8192 characters: the platform's cap, kept here so a note that lands locally
+# would land on the platform too.
 MAX_NOTE_CHARS = 8192
 
 # Names, ids and metric keys: generous for any real name, small enough that a page stays readable.

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from whileai_train.alarm_event import AlarmEvent
 from whileai_train.runs.defaults import MAX_COMPLETIONS_PER_RUN, MAX_SEQ
 from whileai_train.server.defaults import (
     MAX_ERROR_CHARS,
@@ -22,7 +23,6 @@ from whileai_train.server.defaults import (
 )
 
 __all__ = [
-    "Alarm",
     "CompletionRow",
     "CompletionsAdded",
     "CompletionsBody",
@@ -60,7 +60,7 @@ class _Body(BaseModel):
 
 
 class OpenRun(_Body):
-    """POST /runs: the product text's fields, plus the client's id so a re-sent open is the same run, and
+    """POST /runs: the platform's run fields, plus the client's id so a re-sent open is the same run, and
     `resume` when a checkpoint resume continues that run (a finished run is reopened; nothing else reopens it)."""
 
     model_config = ConfigDict(extra="ignore")
@@ -104,7 +104,7 @@ class Progress(_Body):
 
 
 class LogBody(_Body):
-    """POST /runs/{id}/log: up to 500 points a call (product text) and optional progress."""
+    """POST /runs/{id}/log: up to 500 points a call (runs/defaults.MAX_POINTS_PER_CALL) and optional progress."""
 
     points: Annotated[list[Point], Field(max_length=MAX_POINTS_PER_CALL)] = []
     progress: Progress | None = None
@@ -116,12 +116,14 @@ class Logged(BaseModel):
 
 
 class NoteBody(_Body):
-    """POST /runs/{id}/notes: markdown of at most 8192 characters (product text)."""
+    """POST /runs/{id}/notes: markdown of at most 8192 characters (server/defaults.MAX_NOTE_CHARS)."""
 
     seq: Seq | None = Field(None, description="the sender's own number for this note: a re-send with the same "
                                               "number is stored once. The run lists notes in arrival order.")
     markdown: Annotated[str, Field(max_length=MAX_NOTE_CHARS)]
     ts: Number | None = None
+    alarm: AlarmEvent | None = Field(None, description="the alarm this note shows, as the reward monitor raised "
+                                                       "it: the run's alarms list it")
 
 
 class NoteAdded(BaseModel):
@@ -177,7 +179,7 @@ class CompletionsPage(BaseModel):
 
 
 class FinishBody(_Body):
-    """POST /runs/{id}/finish: status, optional summary, error and adapter (product text)."""
+    """POST /runs/{id}/finish: status, optional summary, error and adapter."""
 
     status: Literal["done", "failed", "stopped"]
     summary: dict[str, Any] | None = None
@@ -197,12 +199,6 @@ class PatchBody(_Body):
     holdout: dict[str, Any] | None = None
     delta: dict[str, Any] | None = None
     note: Annotated[str, Field(max_length=MAX_NOTE_CHARS)] | None = None
-
-
-class Alarm(BaseModel):
-    name: str
-    step: int | None
-    message: str
 
 
 class RunRow(BaseModel):
@@ -229,11 +225,11 @@ class RunsList(BaseModel):
 
 
 class RunRecord(RunRow):
-    """GET /runs/{id}: the run, its notes, its alarms (name, step, one-line text) and its last points."""
+    """GET /runs/{id}: the run, its notes, its alarms (name, step, one-line text, evidence) and its last points."""
 
     points_count: int
     notes: list[dict[str, Any]]
-    alarms: list[Alarm]
+    alarms: list[AlarmEvent]
     points: list[dict[str, Any]] = []
 
 

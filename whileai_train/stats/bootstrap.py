@@ -13,9 +13,9 @@ import numpy as np
 __all__ = ["CELLS_PER_CHUNK", "DEFAULT_CONFIDENCE", "DEFAULT_DRAWS", "DEFAULT_SEED", "bootstrap_mean_ci", "bootstrap_mean_cis",
            "bootstrap_means"]
 
-DEFAULT_DRAWS = 2000  # product text: "the percentile bootstrap over tasks (2000 draws, seeded)"
+DEFAULT_DRAWS = 2000  # the percentile bootstrap over tasks (docs/measurement.md): 2000 draws, seeded
 DEFAULT_CONFIDENCE = 0.95
-# "seeded" (product text, above): the same rows give the same interval on every call; 0 is our choice
+# seeded: the same rows give the same interval on every call; 0 is our choice
 DEFAULT_SEED = 0
 # (draws x tasks) int64 indices drawn per chunk: ~8 MB, so memory stays flat at any task count; every bootstrap
 # in stats/ draws in chunks of this size

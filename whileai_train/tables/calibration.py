@@ -93,8 +93,8 @@ class Stamped:
 def task_stamps(table: Graded, *, policy: str | None = None) -> list[dict[str, Any] | None]:
     """Per task: the Calibration stamp measured on every graded row given (None for a task with none).
 
-    k (`n`) is the repeats the grader saw, before any dedupe or trim (product text, "The stamp is the
-    schema's Calibration object"); `pass_rate_ci95` is the Wilson 95% interval on that pass rate; `mean_kl`
+    k (`n`) is the repeats the grader saw, before any dedupe or trim (the stamp is the
+    row contract's Calibration object); `pass_rate_ci95` is the Wilson 95% interval on that pass rate; `mean_kl`
     the mean KL over the task's rows that report one. `policy` names the policy of every stamp; by default
     each task's first row names it (`policy_of`).
     """

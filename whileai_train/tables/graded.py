@@ -17,8 +17,8 @@ import numpy as np
 
 from whileai_train.errors import InputError, RowError
 from whileai_train.progress import rows_progress
-from whileai_train.rows.intake import take_rows
 from whileai_train.rows.contract import carried_stamp, reward_error, reward_of, reward_range_error, task_key
+from whileai_train.rows.intake import take_rows
 from whileai_train.tables.defaults import EVAL_SOURCE, PASS_THRESHOLD, SHOW_FIRST
 
 __all__ = ["Graded", "graded_table", "name_rows"]

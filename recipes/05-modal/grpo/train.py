@@ -74,6 +74,7 @@ def train(out: str, *, steps: int = 12, save_steps: int = 4, every: int = 4, nam
     from datasets import Dataset
     from transformers import PrinterCallback, TrainerCallback
     from transformers.trainer_utils import get_last_checkpoint
+    from transformers.utils import logging as hf_logging
     from trl import GRPOConfig, GRPOTrainer
 
     import whileai_train as wai
@@ -85,8 +86,6 @@ def train(out: str, *, steps: int = 12, save_steps: int = 4, every: int = 4, nam
         make_tasks,
         warm_up,
     )
-
-    from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()  # no "Writing model shards" bar at each checkpoint
     say_where_runs_go()
