@@ -15,10 +15,9 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 __all__ = [
-    "GPU_USD_PER_HOUR",
-    "STAGES",
     "AgreementRate",
     "AlarmEntry",
+    "AlarmEvent",
     "AlarmStatus",
     "Calibration",
     "ChatTemplateError",
@@ -39,6 +38,7 @@ __all__ = [
     "ExportReport",
     "FeatureScore",
     "FlagSummary",
+    "GPU_USD_PER_HOUR",
     "GroundingReport",
     "GroupSignalReport",
     "HackScanReport",
@@ -79,6 +79,7 @@ __all__ = [
     "Run",
     "RunError",
     "SFTSelectionReport",
+    "STAGES",
     "SenderConfig",
     "Sink",
     "Spec",
@@ -221,6 +222,7 @@ _EXPORTS: dict[str, str] = {
     "RewardMonitor": "whileai_train.callbacks.monitor",
     "monitor": "whileai_train.callbacks.monitor",
     "AlarmEntry": "whileai_train.callbacks.monitor_report",
+    "AlarmEvent": "whileai_train.alarm_event",
     "EvalPoint": "whileai_train.callbacks.monitor_report",
     "MonitorSummary": "whileai_train.callbacks.monitor_report",
     "MonitorConfig": "whileai_train.callbacks.monitor_options",
@@ -337,6 +339,7 @@ _DEPRECATED: dict[str, str] = {
 }
 
 if TYPE_CHECKING:
+    from whileai_train.alarm_event import AlarmEvent
     from whileai_train.callbacks.monitor import RewardMonitor, monitor
     from whileai_train.callbacks.monitor_options import MonitorConfig
     from whileai_train.callbacks.monitor_report import (
