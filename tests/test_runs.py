@@ -334,15 +334,18 @@ def test_runs_and_show_commands(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_a_server_without_notes_still_gets_points_and_finish(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                               caplog: pytest.LogCaptureFixture) -> None:
-    server = FaultyServer(tmp_path / "api.db")
-    original = server.api.handle
+    import tests.http_server as http_server
 
-    def no_notes(method: str, path: str, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, object]]:
+    server = FaultyServer(tmp_path / "api.db")
+    original = http_server.handle
+
+    def no_notes(api: object, method: str, path: str, headers: dict[str, str],
+                 body: bytes) -> tuple[int, dict[str, object]]:
         if path.endswith("/notes"):
             return 404, {"error": "no such route"}
-        return original(method, path, headers, body)
+        return original(api, method, path, headers, body)
 
-    server.api.handle = no_notes  # type: ignore[method-assign]
+    monkeypatch.setattr(http_server, "handle", no_notes)
     try:
         monkeypatch.setenv("WHILEAI_API_URL", server.url)
         with caplog.at_level(logging.WARNING):
