@@ -439,3 +439,35 @@ def test_encoded_point_keeps_numbers_and_reserves_step_ts_seq(metrics: dict, exp
     meter = CostMeter.for_job(gpu="A10G", gpu_count=2)
     _, _, _, with_cost = encode_point((7, 3600.0 + 100.0, 3, metrics), meter, started=100.0)
     assert json.loads(with_cost)["cost_usd"] == 2.2  # 2 GPUs x 1 h x $1.10
+
+
+def test_a_server_without_the_completions_route_says_so_by_count_and_keeps_points_and_notes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    import tests.http_server as http_server
+    from whileai_train.runs.completions import completions_note
+
+    server = FaultyServer(tmp_path / "api.db")
+    original = http_server.handle
+
+    def no_completions(api: object, method: str, path: str, headers: dict[str, str],
+                       body: bytes) -> tuple[int, dict[str, object]]:
+        if path.endswith("/completions"):
+            return 404, {"error": "no such route"}
+        return original(api, method, path, headers, body)
+
+    monkeypatch.setattr(http_server, "handle", no_completions)
+    try:
+        monkeypatch.setenv("WHILEAI_API_URL", server.url)
+        with caplog.at_level(logging.WARNING):
+            run = wai.run(name="p", api_key=server.api_key, config=FAST)
+            run.note(completions_note(5, [{"prompt": "a ?", "completion": "b", "proxy": 1.0, "gold": 0.0}] * 3))
+            run.note("words")
+            for i in range(3):
+                run.log(i, loss=1.0)
+            run.finish()
+        assert len(server.points(run.id)) == 3 and server.run(run.id)["status"] == "done"
+        assert [n["markdown"] for n in server.run(run.id)["notes"]] == ["words"]
+        assert "does not take holdout completions" in caplog.text and "the 3 of step 5" in caplog.text
+        assert "does not take run notes" not in caplog.text
+    finally:
+        server.close()

@@ -33,6 +33,7 @@ from typing import Any
 
 import orjson as _orjson
 
+from whileai_train.runs.completions import batch_of_note
 from whileai_train.runs.config import SenderConfig
 from whileai_train.runs.cost import CostMeter
 from whileai_train.runs.credentials import Credential, redact
@@ -350,9 +351,15 @@ class Sender:
                     except SendError as exc:
                         if exc.retryable or isinstance(exc, RunAlreadyFinished):
                             raise
-                        # a server without the notes route must not stop the points: drop notes, say so once
-                        self._warn_once("notes", f"whileai: {self.sink.where} does not take run notes ({exc}); "
-                                                 "notes are dropped, points and finish still go")
+                        # a server without the notes (or completions) route must not stop the points: drop, say so
+                        kept = batch_of_note(md)
+                        if kept is None:
+                            self._warn_once("notes", f"whileai: {self.sink.where} does not take run notes ({exc}); "
+                                                     "notes are dropped, points and finish still go")
+                        else:
+                            self._warn_once("completions", f"whileai: {self.sink.where} does not take holdout "
+                                            f"completions ({exc}); the {len(kept['rows'])} of step {kept.get('step')} "
+                                            "and every later batch are dropped, points, notes and finish still go")
                     with self._pending_lock:
                         self._pending_notes.pop(0)
                     self._spool_record({"t": "note_acked", "seq": seq})
