@@ -70,7 +70,7 @@ def main(out: Path) -> None:
     result = {
         "ours": {"id": monitor.run.id if monitor.run else None, "status": monitor.run.status if monitor.run else None,
                  "alarms": [[a.name, a.step] for a in monitor.summary().alarms], "alerted": alerted},
-        "trackio": {"name": trackio_run.name, "steps": sorted({int(row["step"]) for row in logs if "train/loss" in row}),
+        "trackio": {"name": trackio_run.name, "steps": sorted({int(row["train/global_step"]) for row in logs if "train/loss" in row}),
                     "alerts": [[a["title"], a["text"]] for a in trackio_run.alerts()]},
         "wandb": {"summary_keys": sorted(wandb_summary), "offline": wandb_dir.name.startswith("offline-run-"),
                   "run_file": str(run_file)},  # read once this process (and wandb's service) has ended

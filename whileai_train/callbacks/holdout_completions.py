@@ -180,6 +180,8 @@ def _trackio_table(step: int, cells: list[list[Any]]) -> None:
     if trackio is None or trackio.context_vars.current_run.get() is None:
         return
     table = trackio.Table(columns=list(TABLE_COLUMNS), data=cells)
+    # a row of its own, as TRL logs its completions table (trackio has no commit=False); the trainer's rows and this
+    # one carry train/global_step, the step to plot against
     trackio.log({TABLE_KEY: table, "train/global_step": step})
 
 
@@ -188,4 +190,5 @@ def _wandb_table(step: int, cells: list[list[Any]]) -> None:
     run = getattr(wandb, "run", None) if wandb is not None else None
     if wandb is None or run is None:
         return
-    run.log({TABLE_KEY: wandb.Table(columns=list(TABLE_COLUMNS), data=cells), "train/global_step": step})
+    # commit=False: the table joins the trainer's next row instead of taking a step of wandb's own counter
+    run.log({TABLE_KEY: wandb.Table(columns=list(TABLE_COLUMNS), data=cells), "train/global_step": step}, commit=False)
