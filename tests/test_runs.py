@@ -332,22 +332,28 @@ def test_runs_and_show_commands(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["show", "run-missing"]) == 1
 
 
-def test_a_server_without_notes_still_gets_points_and_finish(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                              caplog: pytest.LogCaptureFixture) -> None:
+def _server_without(route: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FaultyServer:
+    """The fault-injecting server, answering 404 to POST .../<route> (a platform that lacks that route)."""
     import tests.http_server as http_server
 
     server = FaultyServer(tmp_path / "api.db")
     original = http_server.handle
 
-    def no_notes(api: object, method: str, path: str, headers: dict[str, str],
+    def refusing(api: object, method: str, path: str, headers: dict[str, str],
                  body: bytes) -> tuple[int, dict[str, object]]:
-        if path.endswith("/notes"):
+        if path.endswith(f"/{route}"):
             return 404, {"error": "no such route"}
         return original(api, method, path, headers, body)
 
-    monkeypatch.setattr(http_server, "handle", no_notes)
+    monkeypatch.setattr(http_server, "handle", refusing)
+    monkeypatch.setenv("WHILEAI_API_URL", server.url)
+    return server
+
+
+def test_a_server_without_notes_still_gets_points_and_finish(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              caplog: pytest.LogCaptureFixture) -> None:
+    server = _server_without("notes", tmp_path, monkeypatch)
     try:
-        monkeypatch.setenv("WHILEAI_API_URL", server.url)
         with caplog.at_level(logging.WARNING):
             run = wai.run(name="p", api_key=server.api_key, config=FAST)
             run.note("one")
@@ -443,21 +449,10 @@ def test_encoded_point_keeps_numbers_and_reserves_step_ts_seq(metrics: dict, exp
 
 def test_a_server_without_the_completions_route_says_so_by_count_and_keeps_points_and_notes(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
-    import tests.http_server as http_server
     from whileai_train.runs.completions import completions_note
 
-    server = FaultyServer(tmp_path / "api.db")
-    original = http_server.handle
-
-    def no_completions(api: object, method: str, path: str, headers: dict[str, str],
-                       body: bytes) -> tuple[int, dict[str, object]]:
-        if path.endswith("/completions"):
-            return 404, {"error": "no such route"}
-        return original(api, method, path, headers, body)
-
-    monkeypatch.setattr(http_server, "handle", no_completions)
+    server = _server_without("completions", tmp_path, monkeypatch)
     try:
-        monkeypatch.setenv("WHILEAI_API_URL", server.url)
         with caplog.at_level(logging.WARNING):
             run = wai.run(name="p", api_key=server.api_key, config=FAST)
             run.note(completions_note(5, [{"prompt": "a ?", "completion": "b", "proxy": 1.0, "gold": 0.0}] * 3))
