@@ -130,7 +130,7 @@ def bench_step_time(steps: int, block: int) -> None:
     from transformers import PrinterCallback, Trainer, TrainerCallback, TrainingArguments
 
     import whileai_train as wai
-    from whileai_train.tiny import build_tiny_model, build_tiny_tokenizer
+    from whileai_train.demos.tiny import build_tiny_model, build_tiny_tokenizer
 
     torch.set_num_threads(1)
     tok = build_tiny_tokenizer()

@@ -29,7 +29,7 @@ TARGET = 3.0
 
 
 def _model(hidden: int, layers: int) -> tuple[Any, Any, str]:
-    from whileai_train.tiny import build_tiny_model, build_tiny_tokenizer
+    from whileai_train.demos.tiny import build_tiny_model, build_tiny_tokenizer
 
     tokenizer = build_tiny_tokenizer()
     model = build_tiny_model(tokenizer, hidden_size=hidden, layers=layers)

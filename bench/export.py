@@ -94,11 +94,11 @@ CHILD = r"""
 import json, sys, time
 import whileai_train as wai
 from whileai_train.exporters import training  # imported before the clock, as the generator is
-from whileai_train.exporters.synthetic import refund_rollouts
+from whileai_train.demos.rollouts import refund_rollouts
 kind, n, mode, path = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 tokenizer = None
 if mode == "tokenizer":  # built before the clock: a user loads theirs once
-    from whileai_train.tiny import build_tiny_tokenizer
+    from whileai_train.demos.tiny import build_tiny_tokenizer
     tokenizer = build_tiny_tokenizer()
 start, cpu = time.perf_counter(), time.process_time()
 if kind == "generate":

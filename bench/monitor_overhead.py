@@ -47,7 +47,7 @@ def main() -> int:
     import whileai_train as wai
     from whileai_train.callbacks import monitor_defaults as D
     from whileai_train.demos.grpo_monitor import exact_answer, keyword_reward, make_tasks
-    from whileai_train.tiny import build_tiny_model, build_tiny_tokenizer
+    from whileai_train.demos.tiny import build_tiny_model, build_tiny_tokenizer
 
     torch.set_num_threads(1)
     home = tempfile.mkdtemp(prefix="monitor-bench-")

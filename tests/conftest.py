@@ -51,7 +51,7 @@ def trl_experimental_silenced(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(scope="session")
 def tiny_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The tiny Qwen2-shaped model and BPE tokenizer, saved once per session (loadable by subprocesses)."""
-    from whileai_train.tiny import save_tiny
+    from whileai_train.demos.tiny import save_tiny
 
     return save_tiny(tmp_path_factory.mktemp("tiny"))
 
@@ -63,7 +63,7 @@ def desk_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     import torch
 
     from whileai_train.demos.refund_desk import warm_up
-    from whileai_train.tiny import build_tiny_model, build_tiny_tokenizer
+    from whileai_train.demos.tiny import build_tiny_model, build_tiny_tokenizer
 
     target = tmp_path_factory.mktemp("desk")
     threads = torch.get_num_threads()

@@ -19,7 +19,7 @@ from trl import GRPOConfig, GRPOTrainer
 import whileai_train as wai
 from whileai_train.callbacks.holdout_completions import TABLE_KEY
 from whileai_train.demos.grpo_monitor import exact_answer, keyword_reward, make_tasks
-from whileai_train.tiny import build_tiny_model, build_tiny_tokenizer
+from whileai_train.demos.tiny import build_tiny_model, build_tiny_tokenizer
 
 
 def main(out: Path, attach: bool) -> None:

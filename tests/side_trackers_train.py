@@ -24,7 +24,7 @@ from whileai_train.demos.grpo_monitor import (
     make_tasks,
     warm_up,
 )
-from whileai_train.tiny import build_tiny_model, build_tiny_tokenizer
+from whileai_train.demos.tiny import build_tiny_model, build_tiny_tokenizer
 
 
 def main(out: Path) -> None:

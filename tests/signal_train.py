@@ -37,10 +37,10 @@ from whileai_train.demos.grpo_monitor import (
     keyword_reward,
     make_tasks,
 )
+from whileai_train.demos.tiny import build_tiny_model, build_tiny_tokenizer
 from whileai_train.runs.run import Run
 from whileai_train.runs.sender import Sender
 from whileai_train.runs.sinks import LocalSink
-from whileai_train.tiny import build_tiny_model, build_tiny_tokenizer
 
 STEP = 3  # the signal lands during this step (or, for holdout and checkpoint, right after step 2)
 

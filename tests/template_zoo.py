@@ -79,7 +79,7 @@ def zoo_template(name: str) -> str:
 
 def zoo_tokenizer(name: str, vocab_size: int = 512, seed: int = 0) -> Any:
     """A tiny BPE tokenizer with the model's special tokens and its public chat template."""
-    from whileai_train.tiny import _bpe_tokenizer
+    from whileai_train.demos.tiny import _bpe_tokenizer
 
     entry = ZOO[name]
     tokenizer = _bpe_tokenizer(vocab_size, seed, bos=entry.bos, eos=entry.eos, pad=entry.pad, others=entry.others)

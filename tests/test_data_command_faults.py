@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from whileai_train.cli import main
+from whileai_train.demos.rollouts import refund_rollouts
 from whileai_train.errors import InputError, RowError
-from whileai_train.exporters.synthetic import refund_rollouts
 from whileai_train.rows.files import read_rows
 
 GOOD = json.dumps({"scenario_id": "a", "prompt": "cancel order 7", "final_text": "done", "reward": 1.0})

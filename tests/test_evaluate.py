@@ -29,7 +29,7 @@ def sums_models(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     import torch
 
     from whileai_train.demos.grpo_monitor import warm_up
-    from whileai_train.tiny import build_tiny_model, build_tiny_tokenizer
+    from whileai_train.demos.tiny import build_tiny_model, build_tiny_tokenizer
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
@@ -93,7 +93,7 @@ def test_each_row_carries_what_the_measures_read(sums_models: tuple[Path, Path])
 
 def test_eval_rows_are_eval_sourced_in_every_selector(tmp_path: Path) -> None:
     """Issue 34, item 3: evaluate stamps lineage.source = "eval", so a selector handed its rows counts them."""
-    from whileai_train.tiny import build_tiny_model, build_tiny_tokenizer
+    from whileai_train.demos.tiny import build_tiny_model, build_tiny_tokenizer
 
     tokenizer = build_tiny_tokenizer()
     build_tiny_model(tokenizer).save_pretrained(tmp_path)  # untrained: the sampling, not the answers, is tested
@@ -316,7 +316,7 @@ def test_the_eval_command_writes_the_rows_delta_reads(sums_models: tuple[Path, P
 @pytest.fixture(scope="module")
 def raw_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The tiny model as built (no training), saved: enough to sample from."""
-    from whileai_train.tiny import build_tiny_model, build_tiny_tokenizer
+    from whileai_train.demos.tiny import build_tiny_model, build_tiny_tokenizer
 
     target = tmp_path_factory.mktemp("raw")
     tokenizer = build_tiny_tokenizer()

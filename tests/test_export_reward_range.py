@@ -12,7 +12,7 @@ import pytest
 
 import whileai_train as wai
 from whileai_train.cli import main
-from whileai_train.exporters.synthetic import refund_rollouts
+from whileai_train.demos.rollouts import refund_rollouts
 
 SAID = "row 2, field 'reward': reward 10.0 is outside [0, 1]"
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 import whileai_train as wai
+from whileai_train.demos.rollouts import refund_rollouts
 from whileai_train.errors import InputError, RowError, ToolArgumentsError
-from whileai_train.exporters.synthetic import refund_rollouts
 
 EXPORTS = {
     "sft": lambda rows, path: wai.export_dataset(rows, path, format="trl"),

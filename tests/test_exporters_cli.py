@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from whileai_train.cli import main
+from whileai_train.demos.rollouts import REFUND_TOOLS, refund_rollouts
 from whileai_train.exporters.defaults import STAMP_COLUMNS
-from whileai_train.exporters.synthetic import REFUND_TOOLS, refund_rollouts
 
 
 @pytest.fixture()
@@ -69,7 +69,7 @@ def test_unusable_input_exits_2(tmp_path, capsys):
 
 
 def test_what_the_chat_template_drops_exits_1_and_writes_nothing(tmp_path, capsys):
-    from whileai_train.tiny import template_tokenizer
+    from whileai_train.demos.tiny import template_tokenizer
 
     template_tokenizer("gptoss").save_pretrained(tmp_path / "tokenizer")
     calls = [{"id": f"c{k}", "type": "function", "function": {"name": "lookup", "arguments": f'{{"order_id": "A{k}"}}'}}

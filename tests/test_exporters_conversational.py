@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import whileai_train as wai
-from whileai_train.exporters.synthetic import REFUND_TOOLS, marked_rollout, refund_rollouts
+from whileai_train.demos.rollouts import REFUND_TOOLS, marked_rollout, refund_rollouts
 
 CHECK = """
 import ast, importlib.util, json, os, sys

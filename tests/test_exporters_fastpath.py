@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 import whileai_train as wai
+from whileai_train.demos.rollouts import refund_rollouts
 from whileai_train.exporters.jsonl import dumps, dumps_plain, plain_float
 from whileai_train.exporters.leaks import leaks_by_row, privileged_strings
 from whileai_train.exporters.shape import _json_exact
-from whileai_train.exporters.synthetic import refund_rollouts
 
 _BOUNDARY_FLOATS = [0.0, -0.0, 1e-4, math.nextafter(1e-4, 0.0), 1e-5, 2.5e-5, 1e16, math.nextafter(1e16, 0.0),
                     9999999999999998.0, 1e22, 5e-324, 1.7976931348623157e308, 0.1, 1 / 3, 123.456, -7.25, 1e15]

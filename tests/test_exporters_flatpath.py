@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 import whileai_train as wai
+from whileai_train.demos.rollouts import REFUND_TOOLS, refund_rollouts
 from whileai_train.exporters import shape
 from whileai_train.exporters.leaks import agent_said, quotes_privileged
-from whileai_train.exporters.synthetic import REFUND_TOOLS, refund_rollouts
 
 
 @pytest.fixture

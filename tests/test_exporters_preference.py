@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 import whileai_train as wai
+from whileai_train.demos.rollouts import refund_rollouts
 from whileai_train.errors import ConfigError, ExportRefusedError, PrivilegedLeakError
 from whileai_train.exporters.defaults import STAMP_COLUMNS
-from whileai_train.exporters.synthetic import refund_rollouts
 
 
 @pytest.fixture()

@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 
 import whileai_train as wai
+from whileai_train.demos.rollouts import marked_rollout, refund_rollouts
 from whileai_train.errors import ConfigError, RowError, TrainingSelectionError
 from whileai_train.exporters.defaults import MIN_MIXED_TASKS, STAMP_COLUMNS
 from whileai_train.exporters.preference import preference_rows
 from whileai_train.exporters.prompts import prompt_rows
-from whileai_train.exporters.synthetic import marked_rollout, refund_rollouts
 from whileai_train.tables.defaults import PASS_THRESHOLD
 
 

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 import whileai_train as wai
+from whileai_train.demos.rollouts import REFUND_TOOLS, marked_rollout, refund_rollouts
 from whileai_train.errors import ChatTemplateError, ConfigError, ExportRefusedError, PrivilegedLeakError
-from whileai_train.exporters.synthetic import REFUND_TOOLS, marked_rollout, refund_rollouts
 
 
 def _demonstrations(n: int, **kwargs: Any) -> Iterator[dict[str, Any]]:

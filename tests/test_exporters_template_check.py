@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 import whileai_train as wai
+from whileai_train.demos.rollouts import marked_rollout
+from whileai_train.demos.tiny import template_tokenizer
 from whileai_train.errors import ChatTemplateError, TemplateDropError
 from whileai_train.exporters.preference import preference_rows
-from whileai_train.exporters.synthetic import marked_rollout
-from whileai_train.tiny import template_tokenizer
 
 PLAIN = {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]}
 

@@ -41,8 +41,8 @@ from tests.test_exporters_templates import (
     _exported,
     rows_of,
 )
+from whileai_train.demos.tiny import build_tiny_model
 from whileai_train.exporters.inspect import trained_spans
-from whileai_train.tiny import build_tiny_model
 
 _NO_CALLS = (("parallel", "flat"), r"row 0 carries tool calls, and the tokenizer's chat template \(not one trl "
                                    r"ships\) cannot train them: it renders a tool call without its arguments in any "

@@ -2,7 +2,7 @@
 or refused with the fix.
 
 For each template a tiny tokenizer with that family's special tokens carries TRL's own template text
-(whileai_train.tiny.template_tokenizer). Four rows in the shapes other tools write: an OpenAI chat row with two
+(whileai_train.demos.tiny.template_tokenizer). Four rows in the shapes other tools write: an OpenAI chat row with two
 parallel calls and text beside them, a flat platform rollout (text beside its second call), a plain TRL
 `messages` row and one with a system turn. Every turn is marked with who wrote it: AGENT-* and CALL-* (a call's
 `tag` argument) may be trained, USER-MARK, SYS-MARK and TOOL-MARK not. The export runs with the tokenizer (SFT
@@ -24,9 +24,9 @@ from typing import Any
 import pytest
 
 import whileai_train as wai
+from whileai_train.demos.tiny import build_tiny_model, template_tokenizer
 from whileai_train.errors import ChatTemplateError, TemplateDropError
 from whileai_train.exporters.inspect import trained_spans
-from whileai_train.tiny import build_tiny_model, template_tokenizer
 
 TOOLS = [{"type": "function", "function": {"name": name, "description": f"{name} an order",
                                            "parameters": {"type": "object", "properties": {

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 import whileai_train as wai
+from whileai_train.demos.rollouts import REFUND_TOOLS, marked_rollout
 from whileai_train.exporters.inspect import trained_spans
-from whileai_train.exporters.synthetic import REFUND_TOOLS, marked_rollout
 
 pytestmark = pytest.mark.trainer
 
@@ -155,7 +155,7 @@ def json_args(order: str, tag: str) -> str:
 def test_dpo_pairs_score_only_the_diverging_agent_turn(tmp_path, tiny_model, tiny_tokenizer, how):
     from trl import DPOConfig, DPOTrainer
 
-    from whileai_train.tiny import build_tiny_model
+    from whileai_train.demos.tiny import build_tiny_model
 
     path = tmp_path / "dpo.jsonl"
     report = wai.export_preference([_pair(0), _pair(1)], path, format="trl", tokenizer=tiny_tokenizer)
@@ -246,7 +246,7 @@ def test_rows_trl_would_drop_after_truncation_are_counted_exactly(tmp_path, tiny
     """docs/trl_facts.md: rows with no trained token left after max_length truncation are dropped silently."""
     from trl import SFTConfig, SFTTrainer
 
-    from whileai_train.exporters.synthetic import refund_rollouts
+    from whileai_train.demos.rollouts import refund_rollouts
 
     rows = list(refund_rollouts(12, seed=5))  # some with a user turn: prompts of different lengths
     out, _ = wai.training_rows(rows, format="trl", mask_mode="final", check="warn")  # half of them fail
@@ -267,8 +267,8 @@ def test_rows_trl_would_drop_after_truncation_are_counted_exactly(tmp_path, tiny
 def test_pairs_dpo_would_drop_for_a_long_prompt_are_counted_exactly(tmp_path, tiny_model, tiny_tokenizer):
     from trl import DPOConfig, DPOTrainer
 
+    from whileai_train.demos.tiny import build_tiny_model
     from whileai_train.exporters.preference import preference_rows
-    from whileai_train.tiny import build_tiny_model
 
     rows = []
     for k in range(6):  # prompts of six lengths

@@ -133,7 +133,7 @@ def test_a_grpo_run_keeps_its_holdout_completions_in_sqlite_and_serves_them(serv
     from trl import GRPOConfig, GRPOTrainer
 
     from whileai_train.demos.grpo_monitor import exact_answer, keyword_reward, make_tasks
-    from whileai_train.tiny import build_tiny_model, build_tiny_tokenizer
+    from whileai_train.demos.tiny import build_tiny_model, build_tiny_tokenizer
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)

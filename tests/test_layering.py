@@ -110,3 +110,15 @@ def test_rooms_import_one_another_without_a_circle() -> None:
     for room in sorted(arrows):
         walk(room, [room])
     assert circles == []
+
+
+def test_recipes_import_only_the_public_package_and_the_demos() -> None:
+    """A recipe is what a user copies: it reaches the library by `whileai_train` (the public list) and builds its
+    world from `whileai_train.demos`, never from a room's internals."""
+    recipes = PACKAGE.parent / "recipes"
+    scripts = sorted(recipes.rglob("*.py"))
+    assert scripts, f"no recipe scripts under {recipes}"
+    internal = [(str(path.relative_to(recipes)), module) for path in scripts
+                for module, _ in _imports(path)
+                if _room(module) not in (None, "__init__", "demos")]
+    assert internal == []

@@ -26,7 +26,7 @@ def warm_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     import torch
 
     from whileai_train.demos.grpo_monitor import warm_up
-    from whileai_train.tiny import build_tiny_model, build_tiny_tokenizer
+    from whileai_train.demos.tiny import build_tiny_model, build_tiny_tokenizer
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)

@@ -16,7 +16,7 @@ import pytest
 from nbclient import NotebookClient
 
 import whileai_train as wai
-from whileai_train.exporters.synthetic import refund_rollouts
+from whileai_train.demos.rollouts import refund_rollouts
 from whileai_train.runs.store import LocalStore
 
 pytestmark = pytest.mark.trainer
@@ -94,7 +94,7 @@ def test_without_ipywidgets_the_bars_are_text_on_stderr(tmp_path: Path, monkeypa
     monkeypatch.setenv("PYTHONPATH", f"{hide}{os.pathsep}{ROOT}")
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell("import whileai_train as wai\n"
-                                          "from whileai_train.exporters.synthetic import refund_rollouts\n"
+                                          "from whileai_train.demos.rollouts import refund_rollouts\n"
                                           "gate = wai.publish_gate(list(refund_rollouts(20_000, tasks=2_000, seed=0)))")]
     NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
     (cell,) = nb.cells

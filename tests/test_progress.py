@@ -11,7 +11,7 @@ import pytest
 
 import whileai_train as wai
 from whileai_train import progress as progress_module
-from whileai_train.exporters.synthetic import refund_rollouts
+from whileai_train.demos.rollouts import refund_rollouts
 
 
 class Terminal:

@@ -160,6 +160,7 @@ __all__ = [
     "trace_flag_report",
     "trace_markers",
     "track",
+    "trained_spans",
     "training_rows",
     "ungrounded_arguments",
 ]
@@ -197,8 +198,9 @@ _EXPORTS: dict[str, str] = {
     "to_row": "whileai_train.rows.rollout",
     "task_key": "whileai_train.rows.contract",
     # a model and tokenizer to try the library with (built in code, CPU)
-    "tiny_model_and_tokenizer": "whileai_train.tiny",
+    "tiny_model_and_tokenizer": "whileai_train.demos.tiny",
     # exporters
+    "trained_spans": "whileai_train.exporters.inspect",
     "ExportReport": "whileai_train.exporters.report",
     "ToolCallRoundtrip": "whileai_train.exporters.report",
     "TrainStepCheck": "whileai_train.exporters.report",
@@ -350,6 +352,7 @@ if TYPE_CHECKING:
         format_hack_monitor,
     )
     from whileai_train.callbacks.while_callback import WhileCallback, track
+    from whileai_train.demos.tiny import tiny_model_and_tokenizer
     from whileai_train.errors import (
         ChatTemplateError,
         ConfigError,
@@ -366,6 +369,7 @@ if TYPE_CHECKING:
         WhileAIError,
     )
     from whileai_train.exporters.dataset import to_dataset
+    from whileai_train.exporters.inspect import trained_spans
     from whileai_train.exporters.leaks import LeakReport, leak_report
     from whileai_train.exporters.preference import export_preference
     from whileai_train.exporters.prompts import export_prompts
@@ -461,7 +465,6 @@ if TYPE_CHECKING:
     from whileai_train.select.select_rl import RLSelectionReport, select_for_rl
     from whileai_train.select.select_sft import SFTSelectionReport, select_for_sft
     from whileai_train.tables.marker_column import MarkerSummary
-    from whileai_train.tiny import tiny_model_and_tokenizer
 else:
 
     def __getattr__(name: str) -> Any:

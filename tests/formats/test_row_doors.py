@@ -80,7 +80,7 @@ def test_delta_report_tasks_reads_every_source_alike_and_refuses_a_bad_row(tmp_p
 @pytest.mark.trainer
 def test_evaluate_reads_every_task_source_alike_and_refuses_a_bad_row(tmp_path: Path) -> None:
     from whileai_train.demos.grpo_monitor import exact_answer
-    from whileai_train.tiny import tiny_model_and_tokenizer
+    from whileai_train.demos.tiny import tiny_model_and_tokenizer
 
     model, tokenizer = tiny_model_and_tokenizer()
     rows = _same_shape(TASKS)

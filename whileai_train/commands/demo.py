@@ -74,10 +74,10 @@ def sft_export_demo(folder: Path, *, rows: int = 48, steps: int = 3, echo: Any =
     from transformers.utils import logging as hf_logging
     from trl import SFTConfig, SFTTrainer
 
+    from whileai_train.demos.rollouts import REFUND_TOOLS, refund_rollouts
+    from whileai_train.demos.tiny import build_tiny_model, build_tiny_tokenizer
     from whileai_train.exporters.inspect import trained_spans
-    from whileai_train.exporters.synthetic import REFUND_TOOLS, refund_rollouts
     from whileai_train.exporters.training import export_dataset
-    from whileai_train.tiny import build_tiny_model, build_tiny_tokenizer
 
     hf_logging.set_verbosity_error()
     logging.getLogger("datasets").setLevel(logging.ERROR)

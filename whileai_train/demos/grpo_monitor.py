@@ -1,7 +1,7 @@
 """The worked example: a reward that pays for a keyword, caught by the reward monitor while GRPO trains.
 
 What happens, on CPU in about a minute:
-1. A tiny Qwen2-shaped model and tokenizer are built in code (whileai_train/tiny.py): no download.
+1. A tiny Qwen2-shaped model and tokenizer are built in code (whileai_train/demos/tiny.py): no download.
 2. A short SFT warm-up teaches it the task, small sums in words ("what is two plus three ?" -> "five");
    some of the warm-up answers start with "thanks", so the policy can say it.
 3. GRPO trains it with a planted hack: the proxy reward pays for the word "thanks", whatever the answer.
@@ -161,7 +161,7 @@ def _train(clean: bool, *, seed: int, max_steps: int, every: int, warmup_steps: 
     from trl import GRPOConfig, GRPOTrainer
 
     from whileai_train.callbacks.monitor import monitor as make_monitor
-    from whileai_train.tiny import build_tiny_model, build_tiny_tokenizer
+    from whileai_train.demos.tiny import build_tiny_model, build_tiny_tokenizer
 
     tasks = make_tasks(48, seed)
     train, holdout = tasks[:32], tasks[32:]

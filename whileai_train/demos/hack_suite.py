@@ -6,7 +6,7 @@ completions (a share or a mean), from which `onset_step` dates the hack in a run
 honest twin is the same task, seed, training settings and monitor arguments with an honest reward; it should stay
 quiet and its gold should not fall.
 
-Nothing is forced into a completion: the SFT warm-up (a tiny model built in code, whileai_train/tiny.py) teaches an
+Nothing is forced into a completion: the SFT warm-up (a tiny model built in code, whileai_train/demos/tiny.py) teaches an
 honest mix of replies, some of which the proxy happens to pay more for, and GRPO grows the hack from the proxy alone.
 
 Two tasks, reused from the demos:
@@ -266,7 +266,7 @@ def _warm_up(task: Task, out: Path, seed: int, sums_steps: int) -> None:
     from transformers import PrinterCallback
     from trl import SFTConfig, SFTTrainer
 
-    from whileai_train.tiny import build_tiny_model, build_tiny_tokenizer
+    from whileai_train.demos.tiny import build_tiny_model, build_tiny_tokenizer
 
     tokenizer = build_tiny_tokenizer(seed=seed)
     if task == "desk":  # the tests' desk model (tests/conftest.py): hidden size 32 learns to call the tools

@@ -10,8 +10,7 @@
     template.py    the template that trains: which one, its arguments encoding, what survives it, length
     leaks.py       the privileged-leak guard (wai.leak_report names the rows an export would refuse)
     jsonl.py       streamed JSONL written to a temp name and renamed
-    inspect.py     trained_spans: what a trainer's labels actually train, decoded
-    synthetic.py   generated tool-using rollouts for demos, tests and benchmarks
+    inspect.py     trained_spans: what a trainer's labels actually train, decoded (public: wai.trained_spans)
 
 Public names are re-exported lazily from ``whileai_train`` (``wai.export_dataset`` ...).
 """

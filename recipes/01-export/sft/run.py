@@ -35,9 +35,8 @@ def train(folder: Path, steps: int, mode: str) -> None:
     from trl import SFTConfig, SFTTrainer
 
     import whileai_train as wai
-    from whileai_train.exporters.inspect import trained_spans
-    from whileai_train.exporters.synthetic import REFUND_TOOLS, refund_rollouts
-    from whileai_train.tiny import build_tiny_model, build_tiny_tokenizer
+    from whileai_train.demos.rollouts import REFUND_TOOLS, refund_rollouts
+    from whileai_train.demos.tiny import build_tiny_model, build_tiny_tokenizer
 
     # 1. rows: generated here; yours come from wai.read_rows("rollouts.jsonl") or a JSONL path
     rows = [row for row in refund_rollouts(48) if row["reward"] >= 1.0]  # SFT imitates what passed
@@ -62,7 +61,7 @@ def train(folder: Path, steps: int, mode: str) -> None:
     trainer.train()
 
     # 4. what trained: the decoded spans that carry loss in one example
-    spans = trained_spans(tokenizer, example["input_ids"], [label != -100 for label in example["labels"]])
+    spans = wai.trained_spans(tokenizer, example["input_ids"], [label != -100 for label in example["labels"]])
     print(f"\ntrained spans of example 0 ({mode}):")
     for span in spans:
         print("  »" + span.replace("\n", "\\n") + "«")

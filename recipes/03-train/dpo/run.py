@@ -39,9 +39,8 @@ def train(folder: Path, steps: int) -> None:
     from trl import DPOConfig, DPOTrainer
 
     import whileai_train as wai
-    from whileai_train.exporters.inspect import trained_spans
-    from whileai_train.exporters.synthetic import REFUND_TOOLS, refund_rollouts
-    from whileai_train.tiny import build_tiny_model, build_tiny_tokenizer
+    from whileai_train.demos.rollouts import REFUND_TOOLS, refund_rollouts
+    from whileai_train.demos.tiny import build_tiny_model, build_tiny_tokenizer
 
     # 1. graded rows: generated here (reward 1 or 0 per rollout); yours come from wai.read_rows("graded.jsonl")
     rows = list(refund_rollouts(64))
@@ -73,7 +72,7 @@ def train(folder: Path, steps: int) -> None:
     ids, mask = batch["input_ids"].tolist(), batch["completion_mask"].tolist()
     half = len(ids) // 2
     for side, row in (("chosen", 0), ("rejected", half)):
-        spans = trained_spans(tokenizer, ids[row], mask[row])
+        spans = wai.trained_spans(tokenizer, ids[row], mask[row])
         print(f"scored on the {side} side of pair 0: " + " | ".join("»" + s.replace("\n", "\\n") + "«" for s in spans))
     last = [entry for entry in trainer.state.log_history if "rewards/margins" in entry][-1]
     run = callback.run

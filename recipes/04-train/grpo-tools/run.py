@@ -45,7 +45,7 @@ def main() -> int:
         refund_called,
         warm_up,
     )
-    from whileai_train.tiny import build_tiny_model, build_tiny_tokenizer
+    from whileai_train.demos.tiny import build_tiny_model, build_tiny_tokenizer
 
     torch.set_num_threads(1)  # a model this small trains faster on one thread
     torch.manual_seed(0)

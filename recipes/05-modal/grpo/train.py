@@ -102,7 +102,7 @@ def train(out: str, *, steps: int = 12, save_steps: int = 4, every: int = 4, nam
     tasks = make_tasks(48, seed=0)
     train_rows, holdout = tasks[:32], tasks[32:]
     if model_name is None:
-        from whileai_train.tiny import build_tiny_model, build_tiny_tokenizer
+        from whileai_train.demos.tiny import build_tiny_model, build_tiny_tokenizer
 
         torch.set_num_threads(1)  # a model this small trains faster on one thread
         tokenizer = build_tiny_tokenizer()
