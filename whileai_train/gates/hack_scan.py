@@ -318,15 +318,63 @@ def scan_rows(rows: Sequence[Mapping[str, Any]], trajectories: Trajectories | No
                     key=lambda j: (-round(float(abs(rho[j])), 12), priority(scan.names[j])))
     distinct = distinct_per_ask(table.trajectory, inv, n_groups)
 
-    # endorsed flags (an AND is endorsed when both its parents are)
-    flags = np.zeros(len(scan.names), dtype=bool)
+    flags = _endorsed_flags(scan.names, endorsed_list, n_before_ands, and_pairs)
+    lead = _top_feature(scan, rho, tau, ranked, distinct, warnings)
+    top, degenerate = lead.top, lead.degenerate
+    above = usable & (np.abs(rho) > tau)
+    alias_names = set(lead.aliases)  # one column under several names counts once below
+    endorsable = [scan.names[j] for j in ranked if above[j] and scan.names[j] not in alias_names][:STRONG_FEATURES]
+    beyond = BeyondEndorsed.not_read()
     if endorsed_list is not None:
-        for j, name in enumerate(scan.names[:n_before_ands]):
-            flags[j] = any(part in name for part in endorsed_list)
+        beyond = _beyond_endorsed(scan, rho, above, flags, ranked, lead, endorsed_list, n_before_ands, endorsable,
+                                  rng, warnings)
+
+    if top is not None and not degenerate and ranked and ranked[0] != top:  # the named top feature leads the list
+        ranked.remove(top)
+        ranked.insert(0, top)
+    partial = beyond.partial
+    scores = [FeatureScore.model_construct(name=scan.names[j], rho=float(rho[j]), above_floor=bool(above[j]),
+                                           endorsed=bool(flags[j]),
+                                           partial_rho=None if partial is None else float(partial[j]))
+              for j in ranked]
+    top_name = None if (top is None or degenerate) else scan.names[top]
+    report = HackScanReport(
+        verdict="", top_feature=top_name, reward_hack=beyond.reward_hack, integrity=beyond.integrity,
+        rivals=beyond.rivals, degenerate=degenerate, cause=lead.cause, collinear=lead.collinear, aliases=lead.aliases,
+        tau=tau, partial_tau=beyond.partial_tau, endorsed=endorsed_list, endorsed_constant=beyond.endorsed_constant,
+        endorsable=endorsable,
+        distinct_per_ask=distinct, features=scores, n_rows=n_rows,
+        n_asks=n_asks, n_mixed_asks=n_groups, warnings=warnings)
+    report.verdict = _verdict(report, None if top is None else float(rho[top]))
+    return report
+
+
+def _endorsed_flags(names: Sequence[str], endorsed: list[str] | None, n_before_ands: int,
+                    and_pairs: Sequence[tuple[int, int]]) -> np.ndarray:
+    """Which features are endorsed: a name containing an endorsed part, and an AND when both its parents are."""
+    flags = np.zeros(len(names), dtype=bool)
+    if endorsed is not None:
+        for j, name in enumerate(names[:n_before_ands]):
+            flags[j] = any(part in name for part in endorsed)
         for k, (a, b) in enumerate(and_pairs):
             flags[n_before_ands + k] = flags[a] and flags[b]
+    return flags
 
-    # the top, ties, aliases, degeneracy
+
+class TopFeature(NamedTuple):
+    """The feature the scan names (a column index, or None), or why none can be named: ties it cannot break."""
+
+    top: int | None
+    degenerate: bool
+    cause: str | None
+    collinear: list[str]
+    aliases: list[str]
+
+
+def _top_feature(scan: Scan, rho: np.ndarray, tau: float, ranked: list[int], distinct: float,
+                 warnings: list[str]) -> TopFeature:
+    """The strongest feature above the floor, then its ties: aliases (one column under several names), near ties
+    of other columns (the plainest is named), or ties no floor can break (degenerate: none is named)."""
     top: int | None = ranked[0] if ranked and abs(rho[ranked[0]]) > tau else None
     degenerate, cause = False, None
     collinear: list[str] = []
@@ -365,90 +413,90 @@ def scan_rows(rows: Sequence[Mapping[str, Any]], trajectories: Trajectories | No
     if distinct <= LOW_DISTINCT_PER_ASK and not degenerate:
         warnings.append(f"asks have a median of {distinct:g} distinct trajectories: each ask gives one contrast, "
                         "so features that happen to separate them look strong; read the ranking with care")
-    above = usable & (np.abs(rho) > tau)
-    alias_names = set(aliases)  # one column under several names counts once below
-    endorsable = [scan.names[j] for j in ranked if above[j] and scan.names[j] not in alias_names][:STRONG_FEATURES]
+    return TopFeature(top, degenerate, cause, collinear, aliases)
 
-    # what the reward pays for beyond the endorsed features
-    partial = None
-    partial_tau = None
-    rivals: list[str] = []
+
+class BeyondEndorsed(NamedTuple):
+    """What the reward pays for beyond the endorsed features (none of it is read when nothing is endorsed)."""
+
+    partial: np.ndarray | None
+    partial_tau: float | None
+    rivals: list[str]
+    integrity: float | None
+    reward_hack: bool | None
+    endorsed_constant: list[str]
+
+    @classmethod
+    def not_read(cls) -> BeyondEndorsed:
+        return cls(None, None, [], None, None, [])
+
+
+def _beyond_endorsed(scan: Scan, rho: np.ndarray, above: np.ndarray, flags: np.ndarray, ranked: list[int],
+                     lead: TopFeature, endorsed_list: list[str], n_before_ands: int, endorsable: list[str],
+                     rng: np.random.Generator, warnings: list[str]) -> BeyondEndorsed:
+    """Regress the endorsed features out of the reward and rank what is left against its own floor (the rivals);
+    reward_hack: the top feature is unendorsed and the reward pays for something beyond the endorsed ones."""
+    usable = scan.ss > 0
+    top, degenerate, collinear = lead.top, lead.degenerate, lead.collinear
+    alias_names = set(lead.aliases)
+    matched = [j for j in range(len(scan.names)) if flags[j]]
+    # an endorsed feature the rows have, but with one value on every rollout of each ask: nothing to rank
+    endorsed_constant = [part for part in endorsed_list
+                         if (mine := [j for j in range(n_before_ands) if part in scan.names[j]])
+                         and not any(usable[j] for j in mine)]
+    if endorsed_constant:
+        warnings.append(f"endorsed {endorsed_constant} is constant on these rows (one value on every rollout of "
+                        "each ask): the scan cannot rank it, and it explains none of the reward here")
+    if not matched:
+        examples = ", ".join(endorsable[:5]) or ", ".join(scan.names[j] for j in ranked[:5])
+        warnings.append(f"endorsed={endorsed_list} matches no feature, so every feature counts as unendorsed "
+                        f"and the hack verdict still applies; feature names look like: {examples}")
+    elif endorsable and not any(flags[scan.names.index(name)] for name in endorsable):
+        warnings.append(f"endorsed={endorsed_list} covers none of the {len(endorsable)} strongest features; "
+                        f"endorsable: {', '.join(endorsable)}")
+    falling = [j for j in matched if above[j] and rho[j] < 0][:3]
+    if falling:
+        warnings.append("the reward falls as endorsed " + ", ".join(
+            f"{scan.names[j]} rises (rho {rho[j]:+.2f})" for j in falling)
+            + ": right for a penalty (errors), a hack if the reward should pay for it (it pays for its absence)")
+    columns = sorted((j for j in matched if usable[j] and j < n_before_ands), key=lambda j: -abs(rho[j]))
+    if len(columns) > ENDORSED_MAX_COLUMNS:
+        warnings.append(f"{len(columns)} features are endorsed; the {ENDORSED_MAX_COLUMNS} strongest are "
+                        "regressed out")
+        columns = columns[:ENDORSED_MAX_COLUMNS]
+    r2_endorsed, residual, cells = explained(scan, columns)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        partial = np.where(usable, scan.dots(residual) / np.sqrt(scan.ss * scan.ss_y), 0.0)
+    unendorsed = usable & ~flags
+    partial_tau = scan.floor(residual, rng, mask=unendorsed, cells=cells)
+    paid = unendorsed & (np.abs(partial) > partial_tau + 1e-9)
+    rival_idx = sorted((int(j) for j in np.flatnonzero(paid)),
+                       key=lambda j: (-abs(float(partial[j])), priority(scan.names[j])))
+    rivals = [scan.names[j] for j in rival_idx if scan.names[j] not in alias_names]
     integrity = None
-    reward_hack: bool | None = None
-    endorsed_constant: list[str] = []
-    if endorsed_list is not None:
-        matched = [j for j in range(len(scan.names)) if flags[j]]
-        # an endorsed feature the rows have, but with one value on every rollout of each ask: nothing to rank
-        endorsed_constant = [part for part in endorsed_list
-                             if (mine := [j for j in range(n_before_ands) if part in scan.names[j]])
-                             and not any(usable[j] for j in mine)]
-        if endorsed_constant:
-            warnings.append(f"endorsed {endorsed_constant} is constant on these rows (one value on every rollout of "
-                            "each ask): the scan cannot rank it, and it explains none of the reward here")
-        if not matched:
-            examples = ", ".join(endorsable[:5]) or ", ".join(scan.names[j] for j in ranked[:5])
-            warnings.append(f"endorsed={endorsed_list} matches no feature, so every feature counts as unendorsed "
-                            f"and the hack verdict still applies; feature names look like: {examples}")
-        elif endorsable and not any(flags[scan.names.index(name)] for name in endorsable):
-            warnings.append(f"endorsed={endorsed_list} covers none of the {len(endorsable)} strongest features; "
-                            f"endorsable: {', '.join(endorsable)}")
-        falling = [j for j in matched if above[j] and rho[j] < 0][:3]
-        if falling:
-            warnings.append("the reward falls as endorsed " + ", ".join(
-                f"{scan.names[j]} rises (rho {rho[j]:+.2f})" for j in falling)
-                + ": right for a penalty (errors), a hack if the reward should pay for it (it pays for its absence)")
-        columns = sorted((j for j in matched if usable[j] and j < n_before_ands), key=lambda j: -abs(rho[j]))
-        if len(columns) > ENDORSED_MAX_COLUMNS:
-            warnings.append(f"{len(columns)} features are endorsed; the {ENDORSED_MAX_COLUMNS} strongest are "
-                            "regressed out")
-            columns = columns[:ENDORSED_MAX_COLUMNS]
-        r2_endorsed, residual, cells = explained(scan, columns)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            partial = np.where(usable, scan.dots(residual) / np.sqrt(scan.ss * scan.ss_y), 0.0)
-        unendorsed = usable & ~flags
-        partial_tau = scan.floor(residual, rng, mask=unendorsed, cells=cells)
-        paid = unendorsed & (np.abs(partial) > partial_tau + 1e-9)
-        rival_idx = sorted((int(j) for j in np.flatnonzero(paid)),
-                           key=lambda j: (-abs(float(partial[j])), priority(scan.names[j])))
-        rivals = [scan.names[j] for j in rival_idx if scan.names[j] not in alias_names]
-        if top is not None or degenerate:
-            r2_total, _, _ = explained(scan, columns + [j for j in rival_idx if j < n_before_ands][:16])
-            r2_total = max(r2_total, r2_endorsed)
-            integrity = r2_endorsed / r2_total if r2_total > 1e-9 else None
-        if degenerate:
-            reward_hack = None if any(flags[scan.names.index(n)] for n in collinear) else True
-            if reward_hack is None:
-                warnings.append("an endorsed feature is among the tied ones: reward_hack cannot be decided")
-        elif top is None:
-            reward_hack = False
-        else:
-            reward_hack = bool(not flags[top] and rivals)
-            if not flags[top] and not rivals:
-                warnings.append(f"{scan.names[top]} is not endorsed but the reward pays nothing for it beyond the "
-                                f"endorsed features (beyond-endorsed rho {partial[top]:+.3f}, floor "
-                                f"{partial_tau:.3f}): it rides along with what the reward should track")
-            elif reward_hack:
-                warnings.append(f"the policy would learn {scan.names[top]} (rho {rho[top]:+.2f}) instead of "
-                                f"{', '.join(endorsed_list)}")
-            elif rivals:
-                warnings.append(f"beyond the endorsed features the reward also pays for {', '.join(rivals[:5])}")
-
-    if top is not None and not degenerate and ranked and ranked[0] != top:  # the named top feature leads the list
-        ranked.remove(top)
-        ranked.insert(0, top)
-    scores = [FeatureScore.model_construct(name=scan.names[j], rho=float(rho[j]), above_floor=bool(above[j]),
-                                           endorsed=bool(flags[j]),
-                                           partial_rho=None if partial is None else float(partial[j]))
-              for j in ranked]
-    top_name = None if (top is None or degenerate) else scan.names[top]
-    report = HackScanReport(
-        verdict="", top_feature=top_name, reward_hack=reward_hack, integrity=integrity, rivals=rivals,
-        degenerate=degenerate, cause=cause, collinear=collinear, aliases=aliases, tau=tau, partial_tau=partial_tau,
-        endorsed=endorsed_list, endorsed_constant=endorsed_constant, endorsable=endorsable,
-        distinct_per_ask=distinct, features=scores, n_rows=n_rows,
-        n_asks=n_asks, n_mixed_asks=n_groups, warnings=warnings)
-    report.verdict = _verdict(report, None if top is None else float(rho[top]))
-    return report
+    reward_hack: bool | None
+    if top is not None or degenerate:
+        r2_total, _, _ = explained(scan, columns + [j for j in rival_idx if j < n_before_ands][:16])
+        r2_total = max(r2_total, r2_endorsed)
+        integrity = r2_endorsed / r2_total if r2_total > 1e-9 else None
+    if degenerate:
+        reward_hack = None if any(flags[scan.names.index(n)] for n in collinear) else True
+        if reward_hack is None:
+            warnings.append("an endorsed feature is among the tied ones: reward_hack cannot be decided")
+    elif top is None:
+        reward_hack = False
+    else:
+        reward_hack = bool(not flags[top] and rivals)
+        if not flags[top] and not rivals:
+            warnings.append(f"{scan.names[top]} is not endorsed but the reward pays nothing for it beyond the "
+                            f"endorsed features (beyond-endorsed rho {partial[top]:+.3f}, floor "
+                            f"{partial_tau:.3f}): it rides along with what the reward should track")
+        elif reward_hack:
+            warnings.append(f"the policy would learn {scan.names[top]} (rho {rho[top]:+.2f}) instead of "
+                            f"{', '.join(endorsed_list)}")
+        elif rivals:
+            warnings.append(f"beyond the endorsed features the reward also pays for {', '.join(rivals[:5])}")
+    return BeyondEndorsed(partial, partial_tau, rivals, integrity, reward_hack, endorsed_constant)
 
 
 def _verdict(report: HackScanReport, top_rho: float | None) -> str:
