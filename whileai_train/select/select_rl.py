@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import statistics
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 import numpy as np
 from pydantic import Field
@@ -254,36 +254,12 @@ def select_for_rl(
     lo, hi = _check_arguments(truncated, order, band, max_rows, max_asks, endorsed)
     rule = failure_rule(failure)
     view = graded_table(rows, what="optimize(mode='rl')", order="first_seen", need_graded=True, deep=False)
-    n, task_of, rows = view.n_rows, view.task_of_row, view.rows
+    n = view.n_rows
     report = RLSelectionReport.model_validate({
         "n": n, "asks": view.n_tasks, "truncated_mode": truncated, "band": (lo, hi), "order": order,
         "max_rows": max_rows, "max_asks": max_asks})
 
-    # 1. junk: a row is counted once, under its first reason
-    errored = np.zeros(n, dtype=bool)
-    empty = np.zeros(n, dtype=bool)
-    cut = np.zeros(n, dtype=bool)
-    for i, row in enumerate(rows):
-        if row.get("error"):
-            errored[i] = True
-        if not (row.get("steps") or row.get("final_text") or row.get("messages") or row.get("completion")):
-            empty[i] = True
-        if row.get("truncated") is True or row.get("finish_reason") == "length":
-            cut[i] = True
-    no_task = np.array([name == "" for name in view.tasks], dtype=bool)[task_of]
-    alive = np.ones(n, dtype=bool)
-    junk_rows: list[int] = []
-    for reason, mask in (("ungraded", ~view.graded), ("no_task", no_task), ("errored", errored), ("empty", empty)):
-        hit = alive & mask
-        if hit.any():
-            report.junk[reason] = int(hit.sum())
-            junk_rows.extend(np.flatnonzero(hit).tolist())
-            alive &= ~mask
-    report.dropped["junk"] = len(junk_rows)
-    if junk_rows:
-        report.warnings.append(f"dropped {len(junk_rows)} junk rows (" + ", ".join(
-            f"{reason} {count}" for reason, count in report.junk.items()) + f"): {name_rows(sorted(junk_rows))}")
-
+    alive, cut = _drop_junk(view, report)  # 1
     graded_rows = alive.copy()  # the band is each ask's measured pass rate: over every graded rollout given
 
     # 2. the same trajectory twice in one ask adds nothing to a group-relative advantage
@@ -291,103 +267,13 @@ def select_for_rl(
     report.dropped["duplicate"] = int(duplicate.sum())
     alive &= ~duplicate
 
-    # 3. truncated rollouts
-    rewards = view.rewards.copy()
-    cut &= alive
-    report.truncated = {"seen": int(cut.sum())}
-    if truncated == "drop":
-        alive &= ~cut
-        report.dropped["truncated"] = report.truncated["dropped"] = int(cut.sum())
-    else:
-        report.dropped["truncated"] = 0
-        if truncated == "penalize":
-            rewards[cut] = 0.0
-            report.truncated["penalized"] = int(cut.sum())
-        else:
-            report.truncated["kept_as_overlong"] = int(cut.sum())
+    rewards = _handle_truncated(view.rewards.copy(), cut, alive, truncated, report)  # 3
+    per_ask = _measure_band(view, alive, graded_rows, rewards, lo, hi, report)  # 4 and 5
+    asks = _take_asks(view, alive, per_ask, order, max_rows, max_asks, report)  # 6
+    penalized = cut if truncated == "penalize" else np.zeros(n, dtype=bool)
+    out = _stamped_copies(view, asks, per_ask, penalized, report)  # 7
 
-    # 4. unanimous asks: all that is left passes, or all fails (zero group-relative advantage)
-    tasks = view.n_tasks
-    live_tasks = task_of[alive]
-    sizes = np.bincount(live_tasks, minlength=tasks)
-    passes = np.bincount(live_tasks, weights=rewards[alive] >= PASS_THRESHOLD, minlength=tasks)
-    present = sizes > 0
-    unanimous = present & ((passes == 0) | (passes == sizes))
-    # 5. asks outside the band: the pass rate over every graded rollout of the ask (what the policy solves),
-    # not over the distinct trajectories left after dedupe, which would measure trajectory variety instead
-    measured_tasks = task_of[graded_rows]
-    measured_sizes = np.bincount(measured_tasks, minlength=tasks)
-    measured_passes = np.bincount(measured_tasks, weights=rewards[graded_rows] >= PASS_THRESHOLD, minlength=tasks)
-    rates = np.divide(measured_passes, measured_sizes, out=np.zeros(tasks), where=measured_sizes > 0)
-    outside = present & ~unanimous & ((rates < lo) | (rates > hi))
-    for reason, mask in (("unanimous", unanimous), ("out_of_band", outside)):
-        report.dropped[reason] = int(sizes[mask].sum())
-        report.dropped_asks[reason] = int(mask.sum())
-    keep = present & ~unanimous & ~outside
-    if present.any():
-        report.rollouts_per_task = float(statistics.median(measured_sizes[present].tolist()))
-        report.low_k = report.rollouts_per_task < LOW_K
-    if report.low_k:
-        k = int(report.rollouts_per_task)
-        low, high = wilson_interval(k / 2, k) if k else (0.0, 1.0)
-        report.warnings.append(
-            f"low k: the band was measured from a median of {report.rollouts_per_task:g} rollouts per ask (fewer "
-            f"than {LOW_K}); at that k a 50% ask's 95% interval is {low:.2f}-{high:.2f}, so its band assignment "
-            f"can be off by about {(high - low) / 2:.1f}. Sample {LOW_K} or more rollouts per ask")
-
-    # 6. whole asks, round robin (or nearest-to-50%), then the budget
-    groups = np.flatnonzero(keep)
-    alive_index = np.flatnonzero(alive)
-    order_index = np.argsort(task_of[alive_index], kind="stable")
-    sorted_rows = alive_index[order_index]
-    starts = np.searchsorted(task_of[sorted_rows], np.arange(tasks + 1))
-    kinds = [fault_kind(rows[int(sorted_rows[starts[g]])]) for g in groups.tolist()]
-    kind_of = dict(zip(groups.tolist(), kinds))
-    taken: list[int] = []
-    kept_rows = 0
-    for group in _order_groups(groups, rates[groups], kinds, order):
-        size = int(sizes[group])
-        if (max_asks is not None and len(taken) >= max_asks) or (
-                max_rows is not None and kept_rows + size > max_rows):
-            break
-        taken.append(group)
-        kept_rows += size
-    cut_by_budget = len(groups) - len(taken)
-    report.dropped["budget"] = int(sizes[groups].sum()) - kept_rows
-    report.dropped_asks["budget"] = cut_by_budget
-
-    # 7. new dicts, stamped
-    stamps = task_stamps(view)
-    carries = view.carries.tolist()
-    penalized = (cut if truncated == "penalize" else np.zeros(n, dtype=bool)).tolist()
-    out: list[dict[str, Any]] = []
-    measured: list[Any] = []  # per kept row: its carried stamp, or the one measured on the rows given
-    carried = 0
-    for group in taken:
-        stamp = stamps[group]
-        for i in sorted_rows[starts[group]:starts[group + 1]].tolist():
-            row = rows[i]
-            new = dict(row)
-            if penalized[i]:
-                new["reward_before_penalty"] = row.get("reward")
-                new["reward"] = 0.0
-            if carries[i]:
-                carried += 1
-                measured.append(carried_stamp(row))
-            else:
-                new["calibration"] = dict(stamp)  # type: ignore[arg-type]
-                measured.append(None)
-            out.append(new)
-        report.fault_kinds[kind_of[group]] = report.fault_kinds.get(kind_of[group], 0) + 1
-        rate = f"{rates[group]:.2f}"
-        report.pass_rates[rate] = report.pass_rates.get(rate, 0) + 1
-    report.pass_rates = dict(sorted(report.pass_rates.items()))
-    if len(out) < n:  # rows were dropped by their outcome: pass_at reads the k-way numbers n/a on this selection
-        for new, stamp in zip(out, measured):
-            mark_selected(new, stamp if stamp is not None else new["calibration"], SELECTED_RL)
-    report.kept, report.asks_kept = len(out), len(taken)
-    report.calibration = {"stamped": len(out) - carried, "carried": carried}
-
+    sorted_rows, starts, taken = asks.sorted_rows, asks.starts, asks.taken
     kept_index = [i for group in taken for i in sorted_rows[starts[group]:starts[group + 1]].tolist()]
     eval_kept = np.asarray(kept_index, dtype=np.int64)[view.eval_sourced[kept_index]].tolist()
     report.eval_sourced, report.eval_sourced_rows = len(eval_kept), sorted(eval_kept)
@@ -405,6 +291,168 @@ def select_for_rl(
     elif endorsed is not None or features is not None:
         report.hygiene_warnings.append("hack_scan not run: nothing was kept to scan")
     return KeptRows(out, report)
+
+
+def _drop_junk(view: Graded, report: RLSelectionReport) -> tuple[np.ndarray, np.ndarray]:
+    """1. junk: a row is counted once, under its first reason. Returns the rows still alive and the truncated
+    ones (read here with the rest of each row's flags)."""
+    n, rows = view.n_rows, view.rows
+    errored = np.zeros(n, dtype=bool)
+    empty = np.zeros(n, dtype=bool)
+    cut = np.zeros(n, dtype=bool)
+    for i, row in enumerate(rows):
+        if row.get("error"):
+            errored[i] = True
+        if not (row.get("steps") or row.get("final_text") or row.get("messages") or row.get("completion")):
+            empty[i] = True
+        if row.get("truncated") is True or row.get("finish_reason") == "length":
+            cut[i] = True
+    no_task = np.array([name == "" for name in view.tasks], dtype=bool)[view.task_of_row]
+    alive = np.ones(n, dtype=bool)
+    junk_rows: list[int] = []
+    for reason, mask in (("ungraded", ~view.graded), ("no_task", no_task), ("errored", errored), ("empty", empty)):
+        hit = alive & mask
+        if hit.any():
+            report.junk[reason] = int(hit.sum())
+            junk_rows.extend(np.flatnonzero(hit).tolist())
+            alive &= ~mask
+    report.dropped["junk"] = len(junk_rows)
+    if junk_rows:
+        report.warnings.append(f"dropped {len(junk_rows)} junk rows (" + ", ".join(
+            f"{reason} {count}" for reason, count in report.junk.items()) + f"): {name_rows(sorted(junk_rows))}")
+    return alive, cut
+
+
+def _handle_truncated(rewards: np.ndarray, cut: np.ndarray, alive: np.ndarray, truncated: str,
+                      report: RLSelectionReport) -> np.ndarray:
+    """3. truncated rollouts, as `truncated=` says: dropped (from `alive`, in place), scored 0, or kept as they
+    are. Returns the rewards the band reads; `cut` keeps only the live truncated rows."""
+    cut &= alive
+    report.truncated = {"seen": int(cut.sum())}
+    if truncated == "drop":
+        alive &= ~cut
+        report.dropped["truncated"] = report.truncated["dropped"] = int(cut.sum())
+    else:
+        report.dropped["truncated"] = 0
+        if truncated == "penalize":
+            rewards[cut] = 0.0
+            report.truncated["penalized"] = int(cut.sum())
+        else:
+            report.truncated["kept_as_overlong"] = int(cut.sum())
+    return rewards
+
+
+class AskBand(NamedTuple):
+    """Per ask: live rollouts left, the pass rate measured over every graded rollout, and whether it is kept."""
+
+    sizes: np.ndarray
+    rates: np.ndarray
+    keep: np.ndarray
+
+
+def _measure_band(view: Graded, alive: np.ndarray, graded_rows: np.ndarray, rewards: np.ndarray, lo: float,
+                  hi: float, report: RLSelectionReport) -> AskBand:
+    """4. unanimous asks: all that is left passes, or all fails (zero group-relative advantage); 5. asks outside
+    the band."""
+    tasks, task_of = view.n_tasks, view.task_of_row
+    live_tasks = task_of[alive]
+    sizes = np.bincount(live_tasks, minlength=tasks)
+    passes = np.bincount(live_tasks, weights=rewards[alive] >= PASS_THRESHOLD, minlength=tasks)
+    present = sizes > 0
+    unanimous = present & ((passes == 0) | (passes == sizes))
+    # the pass rate over every graded rollout of the ask (what the policy solves), not over the distinct
+    # trajectories left after dedupe, which would measure trajectory variety instead
+    measured_tasks = task_of[graded_rows]
+    measured_sizes = np.bincount(measured_tasks, minlength=tasks)
+    measured_passes = np.bincount(measured_tasks, weights=rewards[graded_rows] >= PASS_THRESHOLD, minlength=tasks)
+    rates = np.divide(measured_passes, measured_sizes, out=np.zeros(tasks), where=measured_sizes > 0)
+    outside = present & ~unanimous & ((rates < lo) | (rates > hi))
+    for reason, mask in (("unanimous", unanimous), ("out_of_band", outside)):
+        report.dropped[reason] = int(sizes[mask].sum())
+        report.dropped_asks[reason] = int(mask.sum())
+    if present.any():
+        report.rollouts_per_task = float(statistics.median(measured_sizes[present].tolist()))
+        report.low_k = report.rollouts_per_task < LOW_K
+    if report.low_k:
+        k = int(report.rollouts_per_task)
+        low, high = wilson_interval(k / 2, k) if k else (0.0, 1.0)
+        report.warnings.append(
+            f"low k: the band was measured from a median of {report.rollouts_per_task:g} rollouts per ask (fewer "
+            f"than {LOW_K}); at that k a 50% ask's 95% interval is {low:.2f}-{high:.2f}, so its band assignment "
+            f"can be off by about {(high - low) / 2:.1f}. Sample {LOW_K} or more rollouts per ask")
+    return AskBand(sizes, rates, present & ~unanimous & ~outside)
+
+
+class TakenAsks(NamedTuple):
+    """The asks taken, in order, with the live rows sorted by ask (an ask's rows: sorted_rows[starts[a]:
+    starts[a + 1]]) and each kept ask's fault kind."""
+
+    taken: list[int]
+    sorted_rows: np.ndarray
+    starts: np.ndarray
+    kind_of: dict[int, str]
+
+
+def _take_asks(view: Graded, alive: np.ndarray, band: AskBand, order: str, max_rows: int | None,
+               max_asks: int | None, report: RLSelectionReport) -> TakenAsks:
+    """6. whole asks, round robin (or nearest-to-50%), then the budget."""
+    task_of = view.task_of_row
+    groups = np.flatnonzero(band.keep)
+    alive_index = np.flatnonzero(alive)
+    order_index = np.argsort(task_of[alive_index], kind="stable")
+    sorted_rows = alive_index[order_index]
+    starts = np.searchsorted(task_of[sorted_rows], np.arange(view.n_tasks + 1))
+    kinds = [fault_kind(view.rows[int(sorted_rows[starts[g]])]) for g in groups.tolist()]
+    taken: list[int] = []
+    kept_rows = 0
+    for group in _order_groups(groups, band.rates[groups], kinds, order):
+        size = int(band.sizes[group])
+        if (max_asks is not None and len(taken) >= max_asks) or (
+                max_rows is not None and kept_rows + size > max_rows):
+            break
+        taken.append(group)
+        kept_rows += size
+    report.dropped["budget"] = int(band.sizes[groups].sum()) - kept_rows
+    report.dropped_asks["budget"] = len(groups) - len(taken)
+    return TakenAsks(taken, sorted_rows, starts, dict(zip(groups.tolist(), kinds)))
+
+
+def _stamped_copies(view: Graded, asks: TakenAsks, band: AskBand, penalized: np.ndarray,
+                    report: RLSelectionReport) -> list[dict[str, Any]]:
+    """7. new dicts, stamped: each kept row's carried calibration stamp, or its ask's measured on the rows given."""
+    rows, n = view.rows, view.n_rows
+    stamps = task_stamps(view)
+    carries = view.carries.tolist()
+    penalized_rows = penalized.tolist()
+    out: list[dict[str, Any]] = []
+    measured: list[Any] = []  # per kept row: its carried stamp, or the one measured on the rows given
+    carried = 0
+    for group in asks.taken:
+        stamp = stamps[group]
+        for i in asks.sorted_rows[asks.starts[group]:asks.starts[group + 1]].tolist():
+            row = rows[i]
+            new = dict(row)
+            if penalized_rows[i]:
+                new["reward_before_penalty"] = row.get("reward")
+                new["reward"] = 0.0
+            if carries[i]:
+                carried += 1
+                measured.append(carried_stamp(row))
+            else:
+                new["calibration"] = dict(stamp)  # type: ignore[arg-type]
+                measured.append(None)
+            out.append(new)
+        kind = asks.kind_of[group]
+        report.fault_kinds[kind] = report.fault_kinds.get(kind, 0) + 1
+        rate = f"{band.rates[group]:.2f}"
+        report.pass_rates[rate] = report.pass_rates.get(rate, 0) + 1
+    report.pass_rates = dict(sorted(report.pass_rates.items()))
+    if len(out) < n:  # rows were dropped by their outcome: pass_at reads the k-way numbers n/a on this selection
+        for new, stamp in zip(out, measured):
+            mark_selected(new, stamp if stamp is not None else new["calibration"], SELECTED_RL)
+    report.kept, report.asks_kept = len(out), len(asks.taken)
+    report.calibration = {"stamped": len(out) - carried, "carried": carried}
+    return out
 
 
 def _why_nothing(view: Graded, report: RLSelectionReport) -> str:
