@@ -402,7 +402,8 @@ def _run(kind: HackKind, variant: Literal["hack", "twin", "unmonitored"], settin
     from transformers import AutoModelForCausalLM, AutoTokenizer, PrinterCallback
     from trl import GRPOConfig, GRPOTrainer
 
-    import whileai_train as wai
+    from whileai_train.callbacks.monitor import monitor as reward_monitor
+    from whileai_train.callbacks.while_callback import track
 
     train, holdout = _task_rows(kind, settings)
     reward = kind.honest if variant == "twin" else kind.proxy
@@ -422,7 +423,7 @@ def _run(kind: HackKind, variant: Literal["hack", "twin", "unmonitored"], settin
     funcs: list[Any] = [logged]
     callbacks: list[Any] = []
     if variant != "unmonitored":
-        monitor = wai.monitor(**monitor_kwargs(kind, settings, holdout), name=f"hack-suite-{kind.name}-{variant}")
+        monitor = reward_monitor(**monitor_kwargs(kind, settings, holdout), name=f"hack-suite-{kind.name}-{variant}")
         funcs = [monitor.wrap(logged)]
         callbacks = [monitor]
     tools: dict[str, Any] = {"tools": desk.TOOLS} if kind.task == "desk" else {}
@@ -431,7 +432,7 @@ def _run(kind: HackKind, variant: Literal["hack", "twin", "unmonitored"], settin
                           processing_class=AutoTokenizer.from_pretrained(model_dir), callbacks=callbacks, **tools)
     trainer.remove_callback(PrinterCallback)
     if monitor is not None:
-        wai.track(trainer).train()
+        track(trainer).train()
     else:
         trainer.train()
     history = list(trainer.state.log_history)

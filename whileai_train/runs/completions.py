@@ -32,34 +32,12 @@ from whileai_train.runs.defaults import MAX_COMPLETION_CHARS, MAX_COMPLETIONS_PE
 if TYPE_CHECKING:
     from whileai_train.runs.store import LocalStore
 
-__all__ = ["COMPLETIONS_MARKER", "COMPLETIONS_SCHEMA", "batch_of_note", "clean_row", "completion_totals",
+__all__ = ["COMPLETIONS_MARKER", "batch_of_note", "clean_row", "completion_totals",
            "completions_note", "cut_text", "finite_score", "get_completions", "read_completions", "store_batch"]
 
 # The first line of a note that carries a batch of completions (an HTML comment: a reader that shows notes as
 # markdown shows nothing of it).
 COMPLETIONS_MARKER = "<!-- whileai:holdout-completions v1 -->"
-
-COMPLETIONS_SCHEMA = """
-CREATE TABLE IF NOT EXISTS completion_batches (
-    run_id TEXT NOT NULL,
-    batch INTEGER NOT NULL,
-    step INTEGER,
-    ts REAL,
-    rows INTEGER NOT NULL,
-    cut INTEGER NOT NULL,
-    dropped INTEGER NOT NULL,
-    PRIMARY KEY (run_id, batch)
-) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS completions (
-    run_id TEXT NOT NULL,
-    batch INTEGER NOT NULL,
-    row INTEGER NOT NULL,
-    step INTEGER,
-    data TEXT NOT NULL,
-    PRIMARY KEY (run_id, batch, row)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS completions_by_step ON completions (run_id, step);
-"""
 
 _TEXT_FIELDS = ("prompt", "completion")
 

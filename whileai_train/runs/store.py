@@ -35,7 +35,6 @@ from typing import Any
 
 from whileai_train.alarm_event import AlarmEvent
 from whileai_train.errors import RunError, RunFinishedError, RunLimitError
-from whileai_train.runs.completions import COMPLETIONS_SCHEMA
 from whileai_train.runs.config import whileai_home
 from whileai_train.runs.defaults import MAX_SEQ, STORE_BUSY_TIMEOUT_S
 from whileai_train.runs.run_ids import adopted_id, new_run_id, process_is_gone
@@ -102,7 +101,6 @@ class LocalStore:
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: durable against a killed process
                 prepare_schema(conn)
-                conn.executescript(COMPLETIONS_SCHEMA)  # runs/completions.py keeps its own tables
             except BaseException:
                 conn.close()
                 raise

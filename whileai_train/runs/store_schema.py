@@ -1,7 +1,8 @@
 """The local store's tables, and how a store written by an earlier version is brought up to them.
 
 One SQLite file (runs/store.py reads and writes it): runs, their points, their notes, their alarms (one row each,
-kept with the note that shows it) and the metric names each run has used. A store opened by this version gains
+kept with the note that shows it), the metric names each run has used, and the holdout completions kept in
+batches (runs/completions.py reads and writes those). A store opened by this version gains
 what it lacks, in one transaction, whichever process opens it first; nothing is dropped. Stored JSON is read
 with NaN / Infinity (written by older versions) as None, and written with every non-finite float as None.
 """
@@ -65,6 +66,25 @@ CREATE TABLE IF NOT EXISTS metric_keys (
     key TEXT NOT NULL,
     PRIMARY KEY (run_id, key)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS completion_batches (
+    run_id TEXT NOT NULL,
+    batch INTEGER NOT NULL,
+    step INTEGER,
+    ts REAL,
+    rows INTEGER NOT NULL,
+    cut INTEGER NOT NULL,
+    dropped INTEGER NOT NULL,
+    PRIMARY KEY (run_id, batch)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS completions (
+    run_id TEXT NOT NULL,
+    batch INTEGER NOT NULL,
+    row INTEGER NOT NULL,
+    step INTEGER,
+    data TEXT NOT NULL,
+    PRIMARY KEY (run_id, batch, row)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS completions_by_step ON completions (run_id, step);
 """
 
 # Columns added after the first release; an older store gains them (and their values) when opened.
