@@ -106,10 +106,7 @@ def store_batch(store: LocalStore, run_id: str, batch: int, body: Mapping[str, A
     rows = [r for r in body.get("rows") or [] if isinstance(r, Mapping)]
     cleaned = [clean_row(r, step, limit) for r in rows]
     newly_cut = sum(1 for r, c in zip(rows, cleaned, strict=True) if c["cut"] and not r.get("cut"))
-    with store._writing() as conn:
-        if store._status(conn, run_id) is None:
-            raise RunError(f"no run {run_id} in {store.path}. Fix: `whileai-train runs` lists the ids.")
-        store._refuse_finished(conn, run_id, "adding holdout completions")
+    with store.writing_to_running(run_id, "adding holdout completions") as conn:
         if conn.execute("SELECT 1 FROM completion_batches WHERE run_id = ? AND batch = ?",
                         (run_id, int(batch))).fetchone() is not None:
             return 0  # a re-send: stored once
@@ -127,7 +124,7 @@ def store_batch(store: LocalStore, run_id: str, batch: int, body: Mapping[str, A
 
 def completion_totals(store: LocalStore, run_id: str) -> dict[str, int]:
     """The run's completions: kept (stored), cut (texts cut to the character cap), dropped (past the row cap)."""
-    row = store._connect().execute(
+    row = store.reading().execute(
         "SELECT COALESCE(SUM(rows), 0), COALESCE(SUM(cut), 0), COALESCE(SUM(dropped), 0) FROM completion_batches "
         "WHERE run_id = ?", (run_id,)).fetchone()
     return {"kept": int(row[0]), "cut": int(row[1]), "dropped": int(row[2])}
@@ -136,7 +133,7 @@ def completion_totals(store: LocalStore, run_id: str) -> dict[str, int]:
 def read_completions(store: LocalStore, run_id: str, step: int | None = None) -> dict[str, Any]:
     """The run's stored completions (those of one eval step when `step` is given), in eval and row order, with
     the eval steps that have any and the run's totals."""
-    conn = store._connect()
+    conn = store.reading()
     where, args = ("run_id = ? AND step = ?", (run_id, int(step))) if step is not None else ("run_id = ?", (run_id,))
     rows = [json.loads(data) for (data,) in conn.execute(
         f"SELECT data FROM completions WHERE {where} ORDER BY batch, row", args)]

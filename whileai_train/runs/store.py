@@ -126,6 +126,21 @@ class LocalStore:
                 conn.execute("ROLLBACK")
                 raise
 
+    @contextlib.contextmanager
+    def writing_to_running(self, run_id: str, what: str) -> Iterator[sqlite3.Connection]:
+        """One write transaction on a run that exists and is still running, for a room that keeps tables of its
+        own in this file (runs/completions.py). RunError when there is no such run, RunFinishedError when it is
+        finished (`what` says what was refused)."""
+        with self._writing() as conn:
+            if self._status(conn, run_id) is None:
+                raise RunError(f"no run {run_id} in {self.path}. Fix: `whileai-train runs` lists the ids.")
+            self._refuse_finished(conn, run_id, what)
+            yield conn
+
+    def reading(self) -> sqlite3.Connection:
+        """This thread's connection, for reads (WAL: they never wait on the writer)."""
+        return self._connect()
+
     @staticmethod
     def _status(conn: sqlite3.Connection, run_id: str) -> str | None:
         row = conn.execute("SELECT status FROM runs WHERE id = ?", (run_id,)).fetchone()
