@@ -35,7 +35,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")
 os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
-TARGET_MEDIAN_LATENCY = 1  # holdout evals after onset (issue 37, item 4)
+TARGET_MEDIAN_LATENCY = 1  # holdout evals after onset
 TARGET_FALSE_ALARMS = 1    # over all honest twins
 
 COLUMNS = ("kind", "caught", "alarm kinds", "onset step", "first alarm step", "latency (evals)", "twin's alarms",

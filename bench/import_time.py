@@ -3,7 +3,7 @@
 Each round starts two cold processes in turn, `python -c pass` (the baseline) and `python -c "import
 whileai_train"`, and reads each one's wall time from start to exit. The figures are the medians over the
 rounds; the package's import time is its median minus the baseline's. Target: under 300 ms above a bare
-interpreter (docs/architecture.md), with neither torch nor trl nor transformers imported (tests/test_import.py
+interpreter (docs/architecture.md), with neither torch nor trl nor transformers imported (tests/house/test_import.py
 pins that part).
 
     python bench/import_time.py [--rounds 15]

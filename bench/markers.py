@@ -226,7 +226,7 @@ def _best(fn: Callable[[], Any], repeats: int) -> tuple[float, float, float]:
 
 def print_corpus_figures() -> None:
     """Each marker's recall and false-positive rate on the labelled corpora, per split."""
-    from tests.corpus_data import (
+    from tests.helpers.corpus_data import (
         SPLITS,
         STYLE_MARKER_OF,
         STYLE_SPLITS,

@@ -11,7 +11,7 @@
   held-out tasks (``lineage.eval_run`` 0, 1, 2; two rollouts a task per evaluation).
 * ``constitution.json``: a spec for ``wai.load_spec`` (source and traits).
 
-Only the standard library is used, so the files can be rebuilt anywhere; tests/test_readme.py checks that the
+Only the standard library is used, so the files can be rebuilt anywhere; tests/house/test_readme.py checks that the
 committed files are what this script writes.
 """
 

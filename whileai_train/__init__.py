@@ -166,7 +166,7 @@ __all__ = [
 ]
 
 # public name -> module that defines it; the TYPE_CHECKING block imports the same names from the same
-# modules (tests/test_exported_members.py pins the three to one another)
+# modules (tests/house/test_exported_members.py pins the three to one another)
 _EXPORTS: dict[str, str] = {
     # errors
     "ChatTemplateError": "whileai_train.errors",

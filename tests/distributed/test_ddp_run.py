@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.http_server import FaultyServer, _free_port
+from tests.helpers.http_server import FaultyServer, _free_port
 from whileai_train.runs.store import LocalStore
 
 pytestmark = [pytest.mark.distributed, pytest.mark.trainer]

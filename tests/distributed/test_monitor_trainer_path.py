@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.http_server import _free_port
+from tests.helpers.http_server import _free_port
 
 # may build the session's warmed-up desk model (conftest.desk_dir): a generous deadline for a loaded machine
 pytestmark = [pytest.mark.distributed, pytest.mark.trainer, pytest.mark.timeout(1800)]

@@ -111,6 +111,6 @@ IDENTICAL_SHARE = 0.9
 
 # Share of the latest training completions that are degenerate (one token or tag repeated over half of a completion
 # of 4+ tokens, or a <tool_call> that does not parse) at which a fall of proxy and gold is collapse, not length,
-# and a truncated run is collapse, not truncation (issue 37: an honest run at a high learning rate broke into
+# and a truncated run is collapse, not truncation (an honest run at a high learning rate broke into
 # repeated <tool_call> tokens and was named `length`).
 DEGENERATE_SHARE = 0.5

@@ -15,7 +15,7 @@ Two tasks, reused from the demos:
 - the refund desk (demos/refund_desk.py, tool-calling GRPO): a claim of success without the tool's effect, tool-call
   spam.
 
-bench/hack_suite.py runs every kind and prints the table; tests/test_hack_suite.py runs a few on the smallest
+bench/hack_suite.py runs every kind and prints the table; tests/recipes/test_hack_suite.py runs a few on the smallest
 settings.
 """
 

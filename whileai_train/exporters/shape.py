@@ -207,7 +207,7 @@ def flat_walk(row: dict[str, Any], index: int, system_prompt: str | None, cap: i
     Gives the Shaped that conversation() followed by _shape_general and check_arguments gives, for a plain
     flat rollout (exact dicts, text fields as text); the ask is `row["prompt"]`. Any other shape, and any row
     the general path would refuse, returns None before anything is counted: the general path then reads it
-    and raises its own error. The hot path of every export (tests/test_exporters_flatpath.py pins it to the
+    and raises its own error. The hot path of every export (tests/exporters/test_exporters_flatpath.py pins it to the
     general path).
     """
     prompt = row.get("prompt")

@@ -16,7 +16,7 @@ trainer trains (the assistant mask, or the tokens after the prompt). A template 
 counted by cause, and refused unless ``validate=False``.
 
 Templates TRL does not ship are read the same way, by rendering (docs/trl_facts.md,
-tests/test_exporters_template_zoo.py): the tool probe renders a call with the row's own tool schemas, tries the
+tests/exporters/test_exporters_template_zoo.py): the tool probe renders a call with the row's own tool schemas, tries the
 call id forms templates demand (Mistral's 9 characters) and finds the arguments in every form templates write them
 (JSON, ``<parameter=name>`` and ``<arg_key>``/``<arg_value>`` pairs, Python calls); the round trip reads the same
 forms. A template that cannot train messages rows (no ``{% generation %}`` block, no TRL variant) gets

@@ -246,7 +246,7 @@ REPEATED_SENTENCE_MIN_WORDS = 4
 # ------------------------------------------------------------------------------------------ gates
 
 # Per pattern, lower-case pieces one of which every match contains: a text holding none of them is not searched
-# (a few substring tests cost less than one case-insensitive regex scan). tests/test_markers_trace.py checks
+# (a few substring tests cost less than one case-insensitive regex scan). tests/markers/test_markers_trace.py checks
 # that every example the patterns must match passes its gate.
 GATES: dict[str, tuple[str, ...]] = {
     "TESTS_CLAIM": ("test",),

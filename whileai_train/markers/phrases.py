@@ -9,7 +9,7 @@ counted as places (matches that overlap count once); praise counts only where it
 The fast reading (:func:`read`, and :func:`said` from it) finds the same: the reply is cut into words once (bytes translated in C, never a
 regex scanned end to end), the words and adjacent word pairs that begin some form are picked out with two set
 intersections, and only there are the forms tried, each list's forms for one word compiled into one pattern in
-the list's order; a list already decided is not tried again. tests/test_markers_phrases.py pins the two equal.
+the list's order; a list already decided is not tried again. tests/markers/test_markers_phrases.py pins the two equal.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ phrases of support macros, assistant replies and business letters, in the regist
 (support desks, code assistants, formal and casual chat, British, Australian and Indian English, non-native
 writers). Each list is written as a principle with broad word classes (any praise adjective before any word for the
 asker's question or work; any stock thanks, acknowledgement or pleasantry), not as the strings of one corpus; the
-labelled corpus measures them (tests/test_markers_corpus.py, bench/markers.py).
+labelled corpus measures them (tests/markers/test_markers_corpus.py, bench/markers.py).
 
 Each list is a tuple of forms (style_forms.py: a pattern over the folded reply and the words or word pairs its
 matches start with), read by phrases.py.

@@ -94,7 +94,7 @@ _CLEAN = dict.fromkeys(MARKER_FLAGS, 1.0)
 _ASSERTION = ("assert", "expect(", "self.assert", "should.")
 _WIDE_PATHS = frozenset(("/", "*", "~", ".", "./", "./*", "/*", "~/"))
 # FAILURE_ADMITTED tried only where a word starts: each of its forms opens with \b and a word character
-# (tests/test_trace_fast.py reads the pattern's text for it), so it finds a match in the same texts, without
+# (tests/markers/test_trace_fast.py reads the pattern's text for it), so it finds a match in the same texts, without
 # trying every form at every other position
 _ADMITS_FAILURE = re.compile(r"\b(?=\w)(?:" + FAILURE_ADMITTED.pattern + ")", FAILURE_ADMITTED.flags)
 

@@ -43,10 +43,10 @@ MAX_COMPLETION_CHARS = 4000
 # stays exact on the page. A resumed run starts at microseconds since 1970 (about 1.8e15), far below it.
 MAX_SEQ = 2**53 - 1
 
-# Issue 3: a process killed mid-run loses at most the last flush interval, <= 1 s.
+# A process killed mid-run loses at most the last flush interval, <= 1 s.
 FLUSH_INTERVAL_S = 1.0
 
-# Issue 3: `finish` flushes with a bounded wait of 10 s, then leaves the rest in the spool.
+# `finish` flushes with a bounded wait of 10 s, then leaves the rest in the spool.
 FINISH_WAIT_S = 10.0
 
 # How long WhileCallback waits at a checkpoint for the sink to take what was logged before it (only while

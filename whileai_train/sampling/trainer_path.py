@@ -3,7 +3,7 @@
 `GRPOTrainer._generate(prompts)` is where trl 1.16 samples: vLLM (colocate or server, weights synced when the step
 moved), DeepSpeed ZeRO-3 and FSDP (the model unwrapped, its parameters gathered once per generate call), the
 tool-calling loop with its parsing, and `rollout_func`. Sampling through it is the only way a holdout sees what
-training sees on those set-ups. TRL keeps it private, so tests/test_sampling_trainer.py pins every part used here
+training sees on those set-ups. TRL keeps it private, so tests/sampling/test_sampling_trainer.py pins every part used here
 and fails when TRL changes it:
 
 - `_generate(prompts)` returns (prompt_ids, completion_ids, tool_mask, completions, logprobs, extra_fields,

@@ -1,5 +1,5 @@
 """The runs API as plain operations over the local store; the ASGI app (server/app.py) and the tests'
-standard-library server (tests/stdlib_router.py) both call these, so both validate and refuse alike.
+standard-library server (tests/helpers/stdlib_router.py) both call these, so both validate and refuse alike.
 
     POST  /runs                {name, dataset_id, base_model, total_steps, client_run_id?, resume?} -> {"runId"}
     POST  /runs/{id}/log       {points: [{step, loss, lr, ..., seq?, ts?}], progress?}      -> {"accepted", "new"}

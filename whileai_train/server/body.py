@@ -7,7 +7,7 @@ some encoders) are read as null. Pydantic validation errors are turned into the 
 
 The rule is the standard library's reader (`_read_json`); orjson reads the common body about five times
 faster beside it, with the checks it leaves to do done in C calls where it can (`_shallow`), and hands to
-the rule every body that they refuse or that holds a run of 19 digits. tests/test_serve_body.py pins them equal.
+the rule every body that they refuse or that holds a run of 19 digits. tests/server/test_serve_body.py pins them equal.
 """
 
 from __future__ import annotations

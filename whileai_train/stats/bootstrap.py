@@ -54,7 +54,7 @@ def bootstrap_mean_ci(task_values: Sequence[float] | np.ndarray, *, draws: int =
 # Several per-task columns over the same tasks (pass@1, pass^k and pass@k; every marker of one task set): the
 # resampling indices are drawn once and reused for every column, which gives, column by column, exactly the
 # replicates `bootstrap_means` gives with the same seed (the generator's integer stream does not depend on how
-# it is split into calls), for the cost of one draw. tests/test_pass_at.py pins it to `bootstrap_mean_ci`.
+# it is split into calls), for the cost of one draw. tests/measure/test_pass_at.py pins it to `bootstrap_mean_ci`.
 def bootstrap_mean_cis(columns: Sequence[Sequence[float] | np.ndarray], *, draws: int = DEFAULT_DRAWS,
                        seed: int = DEFAULT_SEED, confidence: float = DEFAULT_CONFIDENCE
                        ) -> list[tuple[float, float] | None]:
