@@ -11,6 +11,7 @@ transformers at module level.
     monitor_state.py    what the monitor carries across a checkpoint resume
     reward_wrap.py      monitor.wrap(reward_fn): the reward TRL calls, recording each completion it scores
     holdout.py          the holdout eval: choose the asks, score completions by proxy and gold, read markers
+    holdout_completions.py  each holdout eval's completions kept on the run (capped), and sent to trackio / wandb
     per_function.py     several reward functions: each one's holdout mean, and the one a divergence names
     alarms.py           divergence, length, drift, feature: pure logic over eval records; the alarm book
     health_alarms.py    the run that learns nothing: truncation, no_signal, collapse from TRL's logs

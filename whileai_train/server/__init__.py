@@ -8,6 +8,7 @@
     connections.py  deadlines for headers and idle connections, and the cap on open connections
     sessions.py     the page's logins: a session token per typed key, wrong-key limits
     dashboard.py    the run page and the key form
+    downloads.py    a run's points as a CSV or JSON download
     defaults.py     every default of serve, with its source
     static/         index.html, app.js, style.css and the vendored uPlot (with its license)
 """

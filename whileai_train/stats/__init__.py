@@ -1,6 +1,14 @@
 """Pure numbers (numpy; scipy only where a quantile needs it). Imports nothing of whileai_train.
 
 Every interval, p-value and kappa in the package comes from here, so each is computed one way.
+
+    intervals.py       Wilson score interval, normal and Student-t quantiles
+    bootstrap.py       the percentile bootstrap over tasks, seeded and vectorised
+    groups.py          per-task means: the unit every report resamples is the task
+    paired.py          paired comparison over shared tasks: bootstrap interval, sign-flip p-value
+    paired_columns.py  many paired comparisons at once, with shared draws and sign-flip patterns
+    welch.py           Welch's unpaired interval, the fallback when too few tasks pair
+    agreement.py       Cohen's kappa between two raters
 """
 
 from whileai_train.stats.agreement import cohen_kappa
