@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import functools
 import math
+import logging
 import threading
-import warnings
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -26,6 +26,8 @@ from whileai_train.callbacks import monitor_defaults as D
 from whileai_train.rows.contract import ask_of_prompt
 from whileai_train.sampling.rewards import callable_name, is_async
 from whileai_train.sampling.samples import trajectory_row
+
+logger = logging.getLogger("whileai_train.callbacks")
 
 __all__ = ["CompletionRecord", "RewardRecorder", "prompt_text", "scan_rows", "wrap_reward"]
 
@@ -78,8 +80,8 @@ class RewardRecorder:
         except Exception as exc:  # noqa: BLE001  (a recording failure costs the scan a batch, never the step)
             if not self._warned:
                 self._warned = True
-                warnings.warn(f"reward monitor: could not record a reward batch ({exc!r}); the feature scan "
-                              "misses it, training goes on.", RuntimeWarning, stacklevel=2)
+                logger.warning("reward monitor: could not record a reward batch (%r); the feature scan misses it, "
+                               "training goes on (said once)", exc)
 
     def drain(self) -> list[CompletionRecord]:
         """The records added since the last drain, converted to plain picklable records."""
