@@ -14,8 +14,8 @@ the new records every step and gathers them to rank 0.
 from __future__ import annotations
 
 import functools
-import math
 import logging
+import math
 import threading
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
