@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.helpers.serve_helpers import ServeProcess, call
 
 import whileai_train as wai
+from tests.helpers.serve_helpers import ServeProcess, call
 from whileai_train.callbacks.holdout_completions import CompletionsKeeper, add_texts
 from whileai_train.runs.completions import COMPLETIONS_MARKER
 from whileai_train.runs.defaults import MAX_COMPLETION_CHARS

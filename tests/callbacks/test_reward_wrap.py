@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import whileai_train as wai
-from whileai_train.callbacks.reward_wrap import RewardRecorder, scan_rows, wrap_reward
+from whileai_train.callbacks.reward_wrap import RewardRecorder, rows_of_records, wrap_reward
 from whileai_train.errors import ConfigError
 
 
@@ -114,7 +114,7 @@ def test_the_prompt_is_the_ask_without_an_id_column_and_chat_completions_stay_tr
     records = m.recorder.drain()
     assert records[0].ask == records[1].ask and "refund A1" in records[0].ask
     assert [r.completion for r in records] == completions
-    rows = scan_rows(records)
+    rows = rows_of_records(records)
     assert rows[0]["messages"] == prompts[0] + completions[0] and rows[0]["final_text"] == "sorry"
     from whileai_train.rows.contract import agent_parts
 
@@ -152,12 +152,12 @@ def test_a_recording_failure_never_breaks_the_reward(caplog: pytest.LogCaptureFi
     assert len(said) == 1 and "training goes on" in said[0]
 
 
-def test_scan_rows_sum_weighted_functions_per_completion() -> None:
+def test_rows_of_records_sum_weighted_functions_per_completion() -> None:
     m = wai.monitor()
     kwargs = _trl_kwargs()
     m.wrap(keyword_reward)(**kwargs)
     m.wrap(ClassReward())(**kwargs)
-    rows = scan_rows(m.recorder.drain(), {"keyword_reward": 2.0, "ClassReward": 1.0})
+    rows = rows_of_records(m.recorder.drain(), {"keyword_reward": 2.0, "ClassReward": 1.0})
     assert [row["reward"] for row in rows] == [2.5, 0.5, 2.5, 0.5]
     assert rows[0] == {"prompt": "p1", "steps": [], "final_text": "yes", "reward": 2.5, "scenario_id": "t1"}
 

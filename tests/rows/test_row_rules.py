@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from threadpoolctl import threadpool_info
 
 import whileai_train as wai
-from whileai_train.callbacks.reward_wrap import prompt_text as monitor_prompt_text
+from whileai_train.callbacks.reward_wrap import RewardRecorder
 from whileai_train.errors import ConfigError, RowError
 from whileai_train.exporters.shape import final_reply_turn
 from whileai_train.gates.hygiene import length_report
@@ -61,7 +61,9 @@ def test_every_gate_reads_the_same_ask_from_a_two_user_turn_prompt() -> None:
     row = _two_user_turns("t1")
     ask = row_rules.prompt_text(row)
     assert ask_texts([row]) == [ask]                                    # near-duplicate gate, publish_gate
-    assert monitor_prompt_text(row["prompt"]) == ask                    # the reward monitor's grouping
+    recorder = RewardRecorder()
+    recorder.record("reward", {"prompts": [row["prompt"]], "completions": ["ok"]}, [1.0])
+    assert recorder.drain()[0].ask == ask                               # the reward monitor's grouping
     assert probe_row("echo_ask", row)["final_text"] == ask              # judge probes
 
     # near-duplicates: two tasks whose last user turns match are one ask, whatever their first turns say

@@ -21,9 +21,9 @@ import numpy as np
 
 from whileai_train.callbacks import monitor_defaults as D
 from whileai_train.callbacks.alarms import EvalRecord
-from whileai_train.callbacks.reward_wrap import prompt_text
 from whileai_train.errors import ConfigError
 from whileai_train.markers.registry import marker_values
+from whileai_train.rows.contract import ask_of_prompt
 from whileai_train.rows.intake import take_tasks
 from whileai_train.sampling.rewards import ScoreSink, call_reward, callable_name, weighted_total
 from whileai_train.sampling.samples import Sampler, Samples, trajectory_row
@@ -63,7 +63,7 @@ def ask_of(row: Mapping[str, Any]) -> str:
         value = row.get(key)
         if value is not None and value != "":
             return str(value)
-    return prompt_text(row.get("prompt"))
+    return ask_of_prompt(row.get("prompt"))
 
 
 def choose_holdout(rows: Sequence[Mapping[str, Any]], n_prompts: int, seed: int = D.HOLDOUT_SEED

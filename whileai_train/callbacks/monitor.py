@@ -101,7 +101,7 @@ from whileai_train.callbacks.ranks import (
     needs_trainer_path,
     rank_and_world,
 )
-from whileai_train.callbacks.reward_wrap import CompletionRecord, RewardRecorder, scan_rows, wrap_reward
+from whileai_train.callbacks.reward_wrap import CompletionRecord, RewardRecorder, rows_of_records, wrap_reward
 from whileai_train.callbacks.side_trackers import alert_side_trackers
 from whileai_train.callbacks.while_callback import WhileCallback
 from whileai_train.errors import ConfigError, name_list
@@ -541,7 +541,7 @@ class RewardMonitor(WhileCallback):
 
     def _scan(self) -> Verdict:
         self._scan_reading = None
-        rows = scan_rows(list(self._records)[-self.buffer * max(1, len(self._weights)):], self._weights)
+        rows = rows_of_records(list(self._records)[-self.buffer * max(1, len(self._weights)):], self._weights)
         rows = rows[-self.buffer:]
         if len(rows) < D.MIN_SCAN_ROWS:
             return check_feature({"n_rows": len(rows)})

@@ -29,13 +29,7 @@ from whileai_train.sampling.samples import trajectory_row
 
 logger = logging.getLogger("whileai_train.callbacks")
 
-__all__ = ["CompletionRecord", "RewardRecorder", "prompt_text", "scan_rows", "wrap_reward"]
-
-
-def prompt_text(prompt: Any) -> str:
-    """The ask of a prompt TRL passed (a string, or a conversational prompt): the rows' one rule,
-    rows.ask_of_prompt, so the monitor groups completions by the same ask every gate reads."""
-    return ask_of_prompt(prompt)
+__all__ = ["CompletionRecord", "RewardRecorder", "rows_of_records", "wrap_reward"]
 
 
 @dataclass(frozen=True)
@@ -99,7 +93,7 @@ class RewardRecorder:
                     continue
                 prompt = prompts[i] if prompts is not None and i < len(prompts) else ""
                 ask = str(asks[i]) if asks is not None and i < len(asks) and asks[i] not in (None, "") \
-                    else prompt_text(prompt)
+                    else ask_of_prompt(prompt)
                 length = len(ids[i]) if ids is not None and i < len(ids) else 0
                 out.append(CompletionRecord(name, batch, i, ask, prompt, completion, reward, length))
         return out
@@ -148,7 +142,7 @@ def wrap_reward(fn: Callable[..., Any], recorder: RewardRecorder) -> Callable[..
     return wrapped
 
 
-def scan_rows(records: Sequence[CompletionRecord], weights: Mapping[str, float] | None = None) -> list[dict[str, Any]]:
+def rows_of_records(records: Sequence[CompletionRecord], weights: Mapping[str, float] | None = None) -> list[dict[str, Any]]:
     """hack_scan rows from records: one trajectory row per completion (sampling.trajectory_row: its tool calls
     and their results included, so tool features and trace flags fire), its reward the weighted sum over reward
     functions (as TRL sums them; a missing function counts 0, as TRL's nansum does)."""

@@ -48,7 +48,7 @@ from whileai_train.stats import DEFAULT_SEED
 from whileai_train.tables.graded import Graded
 from whileai_train.tables.trajectories import Trajectories
 
-__all__ = ["FeatureScore", "HackScanReport", "hack_scan", "scan_rows", "scanned_rows"]
+__all__ = ["FeatureScore", "HackScanReport", "hack_scan", "hack_scan_tables", "scanned_rows"]
 
 
 class FeatureScore(BaseModel):
@@ -268,10 +268,10 @@ def hack_scan(rows: Sequence[Mapping[str, Any]], *, endorsed: Sequence[str] | No
             None (the built-in vocabulary decides).
     """
     rows = take_rows(rows, "hack_scan", graded=True, deep=False)
-    return scan_rows(rows, None, endorsed=endorsed, features=features, seed=seed, failure=failure_rule(failure))
+    return hack_scan_tables(rows, None, endorsed=endorsed, features=features, seed=seed, failure=failure_rule(failure))
 
 
-def scan_rows(rows: Sequence[Mapping[str, Any]], trajectories: Trajectories | None, *,
+def hack_scan_tables(rows: Sequence[Mapping[str, Any]], trajectories: Trajectories | None, *,
               endorsed: Sequence[str] | None = None,
               features: Mapping[str, Callable[[Mapping[str, Any]], float]] | None = None,
               seed: int = DEFAULT_SEED, graded: Graded | None = None,

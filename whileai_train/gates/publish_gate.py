@@ -297,12 +297,12 @@ def publish_gate(rows: Any, *, mode: Literal["rl", "sft"] | None = None, policy:
         hack = None
         if rl_shaped and scan and report.n_mixed:  # one read of every row's trajectory for the scan and the lengths
             from whileai_train.gates.features import read_scan
-            from whileai_train.gates.hack_scan import scan_rows, scanned_rows
+            from whileai_train.gates.hack_scan import hack_scan_tables, scanned_rows
 
             wanted = np.zeros(table.n_rows, dtype=bool)
             wanted[scanned_rows(table)] = True
             trajectories = read_scan(rows, rule, wanted)
-            hack = scan_rows(table.rows, trajectories, endorsed=endorsed, seed=seed, graded=table, failure=rule)
+            hack = hack_scan_tables(table.rows, trajectories, endorsed=endorsed, seed=seed, graded=table, failure=rule)
         else:
             trajectories = read_trajectories(rows)
         if not rl_shaped:

@@ -487,8 +487,8 @@ def _hygiene(out: list[dict[str, Any]], rewards: np.ndarray, report: RLSelection
         report.hygiene_warnings.append(f"correlations: {warning}")
     if not scan:
         return
-    from whileai_train.gates.hack_scan import scan_rows
+    from whileai_train.gates.hack_scan import hack_scan_tables
 
-    report.hack_scan = scan_rows(out, trajectories, endorsed=endorsed, features=features, seed=seed, failure=rule)
+    report.hack_scan = hack_scan_tables(out, trajectories, endorsed=endorsed, features=features, seed=seed, failure=rule)
     for warning in getattr(report.hack_scan, "warnings", None) or ():
         report.hygiene_warnings.append(f"hack_scan: {warning}")
