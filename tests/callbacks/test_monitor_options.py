@@ -13,9 +13,8 @@ import whileai_train as wai
 from whileai_train.callbacks import monitor_defaults as D
 from whileai_train.errors import ConfigError
 
-# RewardMonitor's keywords that are not plain data (callables, rows, a live run) stay keywords of wai.monitor;
-# so does `health` (a dict of the health alarms' thresholds, health_alarms.HealthSettings), not yet a config field
-NOT_CONFIG = {"self", "holdout", "gold", "run", "proxy", "features", "_adopt", "open_kwargs", "health"}
+# RewardMonitor's keywords that are not plain data (callables, rows, a live run) stay keywords of wai.monitor
+NOT_CONFIG = {"self", "holdout", "gold", "run", "proxy", "features", "_adopt", "open_kwargs"}
 
 
 def test_every_plain_option_of_the_monitor_is_a_field_with_help_and_the_same_default() -> None:
@@ -64,3 +63,32 @@ def test_a_config_is_checked_as_the_keywords_are() -> None:
         wai.monitor(config={"every": 5})  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="alert_webhook='x' is not an http"):
         wai.monitor(config=wai.MonitorConfig(monitor_alert_webhook="x"))
+
+
+def test_the_health_thresholds_are_a_field_from_a_dict_yaml_or_the_command_line(tmp_path: Path) -> None:
+    """monitor_health reaches the health alarms' settings however it is given; a keyword beside it overrides it."""
+    from trl import GRPOConfig, TrlParser
+
+    monitor = wai.monitor(config=wai.MonitorConfig(monitor_health={"window": 7, "entropy_floor": 0.05}))
+    assert monitor.health_settings.window == 7 and monitor.health_settings.entropy_floor == 0.05
+    assert wai.monitor(config=wai.MonitorConfig(monitor_health={"window": 7}),
+                       health={"window": 3}).health_settings.window == 3
+    assert wai.monitor(config=wai.MonitorConfig()).health_settings.window == D.HEALTH_WINDOW
+
+    config_file = tmp_path / "run.yaml"
+    config_file.write_text(f"output_dir: {tmp_path / 'out'}\nuse_cpu: true\nmonitor_health: {{window: 4}}\n",
+                           encoding="utf-8")
+    _, from_yaml = TrlParser((GRPOConfig, wai.MonitorConfig)).parse_args_and_config(args=["--config", str(config_file)])
+    assert wai.monitor(config=from_yaml).health_settings.window == 4
+    _, from_line = TrlParser((GRPOConfig, wai.MonitorConfig)).parse_args_and_config(
+        args=["--output_dir", str(tmp_path / "out"), "--use_cpu", "true",
+              "--monitor_health", '{"window": 6, "truncation_share": 0.5}'])
+    assert from_line.monitor_health == {"window": 6, "truncation_share": 0.5}
+    assert wai.monitor(config=from_line).health_settings.truncation_share == 0.5
+
+
+def test_health_thresholds_in_a_config_are_checked_as_the_keyword_is() -> None:
+    with pytest.raises(ConfigError, match="monitor_health='window' is not a JSON object"):
+        wai.MonitorConfig(monitor_health="window")
+    with pytest.raises(ConfigError, match="health= names \\['windows'\\], which are not health thresholds"):
+        wai.monitor(config=wai.MonitorConfig(monitor_health={"windows": 5}))

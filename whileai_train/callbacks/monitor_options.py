@@ -17,6 +17,7 @@ overrides that field when it differs from the default (a keyword left at its def
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -59,6 +60,21 @@ class MonitorConfig:
     monitor_verbose: bool = _option(True, "Print the alarm lines (rank 0).")
     monitor_alert_webhook: str | None = _option(None, "Slack / Discord webhook URL for alarms and stops (else "
                                                       "$WHILEAI_ALERT_WEBHOOK).")
+    # a dict or, from the command line, its JSON text (as TRL's `model_init_kwargs`); read in __post_init__
+    monitor_health: dict[str, float] | str | None = _option(
+        None, "Thresholds of the truncation, no_signal and collapse alarms by name, e.g. '{\"window\": 5, "
+              "\"entropy_floor\": 0.05}' (health_alarms.HealthSettings; defaults in monitor_defaults).")
+
+    def __post_init__(self) -> None:
+        if isinstance(self.monitor_health, str):
+            try:
+                health = json.loads(self.monitor_health)
+            except ValueError:
+                health = None
+            if not isinstance(health, dict):
+                raise ConfigError(f"monitor_health={self.monitor_health!r} is not a JSON object. Fix: pass the "
+                                  'thresholds by name, e.g. --monitor_health \'{"window": 5}\'.')
+            self.monitor_health = health
 
     def to_kwargs(self) -> dict[str, Any]:
         """The options as `wai.monitor` keywords (the prefix dropped; alert_webhook only when set)."""
