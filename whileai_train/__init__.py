@@ -34,6 +34,7 @@ __all__ = [
     "DuplicateGroup",
     "EvalPoint",
     "EvalVarianceReport",
+    "ExportOptions",
     "ExportRefusedError",
     "ExportReport",
     "FeatureScore",
@@ -200,6 +201,7 @@ _EXPORTS: dict[str, str] = {
     # a model and tokenizer to try the library with (built in code, CPU)
     "tiny_model_and_tokenizer": "whileai_train.demos.tiny",
     # exporters
+    "ExportOptions": "whileai_train.exporters.options",
     "trained_spans": "whileai_train.exporters.inspect",
     "ExportReport": "whileai_train.exporters.report",
     "ToolCallRoundtrip": "whileai_train.exporters.report",
@@ -371,6 +373,7 @@ if TYPE_CHECKING:
     from whileai_train.exporters.dataset import to_dataset
     from whileai_train.exporters.inspect import trained_spans
     from whileai_train.exporters.leaks import LeakReport, leak_report
+    from whileai_train.exporters.options import ExportOptions
     from whileai_train.exporters.preference import export_preference
     from whileai_train.exporters.prompts import export_prompts
     from whileai_train.exporters.report import DroppedTasks, ExportReport, ToolCallRoundtrip, TrainStepCheck

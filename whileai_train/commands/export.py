@@ -11,7 +11,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from whileai_train.exporters.options import ExportOptions
 
 __all__ = ["HELP", "add_arguments", "run"]
 
@@ -26,12 +29,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kind", choices=("sft", "preference", "prompts"), default="sft",
                         help="sft: training rows (default); preference: one-turn DPO pairs from graded rows; "
                              "prompts: GRPO prompt-only rows")
-    from whileai_train.exporters.defaults import CHECKS, FORMAT
+    from whileai_train.exporters.defaults import CHECK, CHECKS, FORMAT, MASK_MODE, MASK_MODES
 
     parser.add_argument("--format", choices=("trl", "openai"), default=FORMAT,
                         help=f"{FORMAT} (the default, as in Python): what TRL's trainers read; openai: the API wire "
                              "rows")
-    parser.add_argument("--mask-mode", choices=("assistant", "final"), default="assistant",
+    parser.add_argument("--mask-mode", choices=MASK_MODES, default=MASK_MODE,
                         help="sft: train every agent turn (assistant) or only the last one (final)")
     parser.add_argument("--unroll", action="store_true", help="sft: one sample per agent turn, loss on that turn")
     parser.add_argument("--max-tool-output-chars", type=int, default=None, metavar="N",
@@ -46,7 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--columns", nargs="+", default=None,
                         help="prompts: row keys to carry for the reward (default: every key of the rows but the "
                              "conversation and a past rollout's own values; the report says what was left out)")
-    parser.add_argument("--check", choices=CHECKS, default=CHECKS[0],
+    parser.add_argument("--check", choices=CHECKS, default=CHECK,
                         help="sft: rows with a failing reward are refused (exit 1, nothing written); warn trains "
                              "on them on purpose and says so in the report")
     parser.add_argument("--no-validate", action="store_true",
@@ -70,6 +73,16 @@ def _tools(path: str | None) -> list[Any] | None:
             from None
     except ValueError as exc:
         raise InputError(f"{path}: not JSON ({exc}). Fix: write the tool schemas as one JSON list") from None
+
+
+def _options(args: argparse.Namespace, tools: list[Any] | None, tokenizer: Any) -> ExportOptions:
+    """The export's options from the command line (the SFT ones unread by a preference export)."""
+    from whileai_train.exporters.options import ExportOptions
+
+    return ExportOptions(format=args.format, mask_mode=args.mask_mode, unroll=args.unroll,
+                         max_tool_output_chars=args.max_tool_output_chars, system_prompt=args.system_prompt,
+                         tools=tools, tokenizer=tokenizer, validate=not args.no_validate, max_length=args.max_length,
+                         check=args.check)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -97,18 +110,11 @@ def run(args: argparse.Namespace) -> int:
         if args.kind == "sft":
             from whileai_train.exporters.training import export_dataset
 
-            report = export_dataset(args.rows, args.out, format=args.format, mask_mode=args.mask_mode,
-                                    unroll=args.unroll, max_tool_output_chars=args.max_tool_output_chars,
-                                    system_prompt=args.system_prompt, tools=tools, tokenizer=tokenizer,
-                                    validate=not args.no_validate, max_length=args.max_length,
-                                    check=args.check)
+            report = export_dataset(args.rows, args.out, options=_options(args, tools, tokenizer))
         elif args.kind == "preference":
             from whileai_train.exporters.preference import export_preference
 
-            report = export_preference(args.rows, args.out, format=args.format,
-                                       max_tool_output_chars=args.max_tool_output_chars,
-                                       system_prompt=args.system_prompt, tools=tools, tokenizer=tokenizer,
-                                       validate=not args.no_validate, max_length=args.max_length)
+            report = export_preference(args.rows, args.out, options=_options(args, tools, tokenizer))
         else:
             from whileai_train.exporters.prompts import export_prompts
 

@@ -4,6 +4,7 @@
     preference.py  export_preference: one-turn DPO pairs (shared prefix, the diverging agent turn)
     prompts.py     export_prompts: GRPO prompt-only rows with the columns a reward function reads
     dataset.py     to_dataset: a datasets.Dataset whose Json features keep tool arguments as written
+    options.py     ExportOptions: the keywords the exporters share, checked once; the default path
     report.py      ExportReport, the report every exporter returns (its `selection` block included)
     selection.py   the train-step check: failing SFT rows refused, mixed tasks counted for DPO and GRPO
     shape.py       one row's conversation: one system turn, capped tool output, agent turns found

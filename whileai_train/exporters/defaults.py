@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 __all__ = [
+    "CHECK",
     "CHECKS",
     "FORMAT",
     "FORMATS",
+    "MASK_MODE",
     "MASK_MODES",
     "MIN_MIXED_TASKS",
     "PRIVILEGED_MIN_CHARS",
@@ -46,10 +48,14 @@ FORMATS = ("openai", "trl")
 # trainers; the OpenAI wire rows are there by asking, format="openai").
 FORMAT = "trl"
 MASK_MODES = ("assistant", "final")
+# The SFT mask unless asked: every agent turn trained (TRL's assistant_only_loss), the turns a tool-using agent
+# learns from; "final" trains the last reply only, by asking.
+MASK_MODE = "assistant"
 
 # The train-step check's two answers (SFT on failing rows is refused with TrainingSelectionError unless
 # check="warn", which trains on them on purpose: imitating failures teaches them).
 CHECKS = ("refuse", "warn")
+CHECK = "refuse"
 
 # GRPO, DPO and RM learn only from tasks with both a pass and a fail; fewer mixed tasks than this warns with the
 # count used against the count given (the same floor as measure/defaults.MIN_MIXED_TASKS).

@@ -32,14 +32,9 @@ from whileai_train.exporters.defaults import (
 )
 from whileai_train.exporters.jsonl import atomic_jsonl, dumps
 from whileai_train.exporters.leaks import quotes_privileged
-from whileai_train.exporters.options import check_common, default_path
+from whileai_train.exporters.options import ExportOptions, default_path, export_options
 from whileai_train.exporters.report import ExportReport, shown_rows
-from whileai_train.exporters.selection import (
-    check_selection_options,
-    count_rewards,
-    mixed_selection,
-    task_class,
-)
+from whileai_train.exporters.selection import count_rewards, mixed_selection, task_class
 from whileai_train.exporters.shape import (
     CONSUMED,
     Shaped,
@@ -183,16 +178,26 @@ def _divergence(chosen: Shaped, rejected: Shaped) -> int:
 def preference_rows(pairs_or_rows: Any, *, format: str = FORMAT, max_tool_output_chars: int | None = None,
                     system_prompt: str | None = None, tools: list[Any] | None = None, tokenizer: Any = None,
                     validate: bool = True, max_length: int | None = None, threshold: float = PASS_THRESHOLD,
-                    min_mixed_tasks: int = MIN_MIXED_TASKS) -> tuple[list[dict[str, Any]], ExportReport]:
+                    min_mixed_tasks: int = MIN_MIXED_TASKS, options: ExportOptions | None = None
+                    ) -> tuple[list[dict[str, Any]], ExportReport]:
     """The pairs `export_preference` would write, and its report; writes nothing."""
-    check_common(format=format, max_tool_output_chars=max_tool_output_chars, system_prompt=system_prompt,
-                 tools=tools, max_length=max_length)
-    check_selection_options(min_mixed_tasks=min_mixed_tasks, threshold=threshold)
+    return _preference_rows(pairs_or_rows, export_options(
+        options, format=format, max_tool_output_chars=max_tool_output_chars, system_prompt=system_prompt,
+        tools=tools, tokenizer=tokenizer, validate=validate, max_length=max_length, threshold=threshold,
+        min_mixed_tasks=min_mixed_tasks))
+
+
+def _preference_rows(pairs_or_rows: Any, options: ExportOptions) -> tuple[list[dict[str, Any]], ExportReport]:
+    """preference_rows with the options of its call, built and checked."""
+    format, validate, threshold = options.format, options.validate, options.threshold
+    system_prompt, max_tool_output_chars, tools = options.system_prompt, options.max_tool_output_chars, options.tools
+    tokenizer = options.tokenizer
     # DPOTrainer renders with the tokenizer's own template and trains the tokens after the prompt (template.py)
-    template = (TemplateCheck(tokenizer, max_length or TRL_MAX_LENGTH, "whole" if format == "openai" else "completion")
+    template = (TemplateCheck(tokenizer, options.max_length or TRL_MAX_LENGTH,
+                              "whole" if format == "openai" else "completion")
                 if tokenizer is not None else None)
     encoding = "json_string" if format == "openai" else "dict"  # TRL rows: the template's, once a pair has a call
-    report = ExportReport(kind="preference", format=format)  # type: ignore[arg-type]  # checked above
+    report = ExportReport(kind="preference", format=format)  # type: ignore[arg-type]  # checked by ExportOptions
     report.tool_call_roundtrip.rendered = template is not None
     if template is not None:
         report.max_length = template.max_length
@@ -309,7 +314,7 @@ def preference_rows(pairs_or_rows: Any, *, format: str = FORMAT, max_tool_output
         report.warnings.append(f"row keys TRL reads as data were not carried as columns: {keys}")
     passing, failing, ungraded = count_rewards(rewards, threshold)
     mixed_selection(report, "dpo", classes, passing=passing, failing=failing, ungraded=ungraded,
-                    min_mixed_tasks=min_mixed_tasks, threshold=threshold)
+                    min_mixed_tasks=options.min_mixed_tasks, threshold=threshold)
     if format == "trl" and report.max_length is not None:
         report.trainer_config = {"max_length": report.max_length}
     return out, report
@@ -344,7 +349,8 @@ def export_preference(pairs_or_rows: Any, path: Any = None, *, format: str = FOR
                       max_tool_output_chars: int | None = None, system_prompt: str | None = None,
                       tools: list[Any] | None = None, tokenizer: Any = None, validate: bool = True,
                       max_length: int | None = None, threshold: float = PASS_THRESHOLD,
-                      min_mixed_tasks: int = MIN_MIXED_TASKS, progress: bool | None = None) -> ExportReport:
+                      min_mixed_tasks: int = MIN_MIXED_TASKS, options: ExportOptions | None = None,
+                      progress: bool | None = None) -> ExportReport:
     """Write one-turn preference pairs as JSONL (temp name, then rename) and return the report.
 
     ``format="trl"``: conversational ``prompt``/``chosen``/``rejected`` for DPOTrainer.
@@ -353,16 +359,17 @@ def export_preference(pairs_or_rows: Any, path: Any = None, *, format: str = FOR
     arguments encoding is read off it, and what it drops of the scored turns raises TemplateDropError unless
     `validate=False`. `path` defaults to ``preference-<format>.jsonl`` in the current directory. Fewer tasks with both
     a pass and a fail than `min_mixed_tasks` (32 by default) warns; nothing is refused for it.
+    `options`: the same keywords as one wai.ExportOptions (its SFT fields unread); a keyword beside it overrides it.
     `progress`: a progress bar over the pairs (None: when someone watches and they are many; False: never).
     """
-    pairs_or_rows = take_rows(pairs_or_rows, "export_preference", graded=True)
-    rows, report = preference_rows(pairs_or_rows, format=format, max_tool_output_chars=max_tool_output_chars,
-                                   system_prompt=system_prompt, tools=tools, tokenizer=tokenizer, validate=validate,
-                                   max_length=max_length, threshold=threshold, min_mixed_tasks=min_mixed_tasks)
+    asked = export_options(options, format=format, max_tool_output_chars=max_tool_output_chars,
+                           system_prompt=system_prompt, tools=tools, tokenizer=tokenizer, validate=validate,
+                           max_length=max_length, threshold=threshold, min_mixed_tasks=min_mixed_tasks)
+    rows, report = _preference_rows(take_rows(pairs_or_rows, "export_preference", graded=True), asked)
     if not rows:
         raise ExportRefusedError(f"no preference pair to write (dropped: {report.dropped}); nothing was written. "
                                  f"Fix: {_no_pair_fix(report.dropped)}", rows=[])
-    target = path if path is not None else default_path(f"preference-{format}")
+    target = path if path is not None else default_path(f"preference-{asked.format}")
     with atomic_jsonl(target) as handle:
         handle.write("".join(dumps(row) + "\n" for row in rows))
     report.path = str(target)

@@ -29,9 +29,9 @@ from typing import Any
 from whileai_train.errors import ConfigError, ExportRefusedError
 from whileai_train.exporters.defaults import MIN_MIXED_TASKS, RESERVED_REWARD_COLUMNS
 from whileai_train.exporters.jsonl import atomic_jsonl, dumps
-from whileai_train.exporters.options import check_common, default_path
+from whileai_train.exporters.options import ExportOptions, default_path
 from whileai_train.exporters.report import ExportReport
-from whileai_train.exporters.selection import check_selection_options, mixed_selection, task_class
+from whileai_train.exporters.selection import mixed_selection, task_class
 from whileai_train.exporters.shape import iter_input, shape_row
 from whileai_train.progress import progress_call, rows_progress
 from whileai_train.rows.contract import Calibration, calibration_of, reward_of, reward_range_error, task_key
@@ -99,8 +99,7 @@ def prompt_rows(rows: Any, *, columns: Sequence[str] | None = None, system_promp
                 min_mixed_tasks: int = MIN_MIXED_TASKS) -> tuple[list[dict[str, Any]], ExportReport]:
     """The prompt rows `export_prompts` would write, and its report; writes nothing."""
     rows = take_rows(rows, "prompt_rows")
-    check_common(format="trl", max_tool_output_chars=None, system_prompt=system_prompt, tools=None)
-    check_selection_options(min_mixed_tasks=min_mixed_tasks, threshold=threshold)
+    ExportOptions(system_prompt=system_prompt, threshold=threshold, min_mixed_tasks=min_mixed_tasks)  # checks them
     asked = _columns(columns)
     report = ExportReport(kind="prompts", format="trl")
     first_of: dict[tuple[str, str], int] = {}  # (task, prompt) -> its record in `out`

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from whileai_train.errors import ConfigError, TrainingSelectionError
-from whileai_train.exporters.defaults import CHECKS, MIN_MIXED_TASKS
+from whileai_train.exporters.defaults import CHECK, CHECKS, MIN_MIXED_TASKS
 from whileai_train.exporters.report import DroppedTasks, ExportReport, TrainStepCheck
 from whileai_train.tables.defaults import PASS_THRESHOLD
 
@@ -42,7 +42,7 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
-def check_selection_options(*, check: Any = "refuse", min_mixed_tasks: Any = MIN_MIXED_TASKS,
+def check_selection_options(*, check: Any = CHECK, min_mixed_tasks: Any = MIN_MIXED_TASKS,
                             threshold: Any = PASS_THRESHOLD) -> None:
     if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not math.isfinite(threshold):
         raise ConfigError(f"threshold={threshold!r}: give the reward at or above which a row passes, a finite number "

@@ -30,16 +30,24 @@ chapter "Tool Use"). Turns after the last agent turn (a trailing tool result) ar
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator, Mapping, Sized
 from typing import Any
 
 from whileai_train.errors import ExportRefusedError, PrivilegedLeakError
-from whileai_train.exporters.defaults import FORMAT, STAMP_COLUMNS, TRL_MAX_LENGTH, TRL_READ_COLUMNS
+from whileai_train.exporters.defaults import (
+    CHECK,
+    FORMAT,
+    MASK_MODE,
+    STAMP_COLUMNS,
+    TRL_MAX_LENGTH,
+    TRL_READ_COLUMNS,
+)
 from whileai_train.exporters.jsonl import atomic_jsonl, dumps, write_rows
 from whileai_train.exporters.leaks import quotes_privileged
-from whileai_train.exporters.options import check_common, check_training, default_path
+from whileai_train.exporters.options import ExportOptions, default_path, export_options
 from whileai_train.exporters.report import ExportReport, shown_rows
-from whileai_train.exporters.selection import SftTally, check_selection_options
+from whileai_train.exporters.selection import SftTally
 from whileai_train.exporters.shape import (
     CONSUMED,
     Shaped,
@@ -140,32 +148,26 @@ class _Columns:
 class _Export:
     """One pass over the rows: shapes, checks and counts; yields the rows to write."""
 
-    def __init__(self, *, format: str, mask_mode: str, unroll: bool, max_tool_output_chars: int | None,
-                 system_prompt: str | None, tools: list[Any] | None, tokenizer: Any, max_length: int | None,
-                 validate: bool, check: str, threshold: float) -> None:
-        check_common(format=format, max_tool_output_chars=max_tool_output_chars, system_prompt=system_prompt,
-                     tools=tools, max_length=max_length)
-        check_training(mask_mode=mask_mode, unroll=unroll)
-        check_selection_options(check=check, threshold=threshold)
-        self.format, self.mask_mode, self.unroll = format, mask_mode, unroll
-        self.cap, self.system_prompt, self.tools, self.validate = max_tool_output_chars, system_prompt, tools, validate
-        self.check = check
+    def __init__(self, options: ExportOptions) -> None:
+        tokenizer = options.tokenizer
         # the template that renders the rows for the trainer_config this export recommends (template.py)
         # a template SFTTrainer cannot train messages rows with (no {% generation %} block, no trl training variant):
         # the rows TRL trains exactly are prompt/completion rows, one per agent turn; chosen here, checked by
         # rendering like any export (what they would lose or train of context is refused with its cause)
-        chosen = (assistant_only_refusal(tokenizer) if tokenizer is not None and format == "trl" and
-                  mask_mode == "assistant" and not unroll and getattr(tokenizer, "chat_template", None) is not None
-                  else None)
+        chosen = (assistant_only_refusal(tokenizer) if tokenizer is not None and options.format == "trl" and
+                  options.mask_mode == "assistant" and not options.unroll
+                  and getattr(tokenizer, "chat_template", None) is not None else None)
         if chosen is not None:
-            self.unroll = unroll = True
+            options = dataclasses.replace(options, unroll=True)
+        self.options = options  # as this export reads them (unroll chosen where the template asks for it)
+        format, unroll = options.format, options.unroll
         trained = ("whole" if format == "openai" else
-                   "assistant_only" if mask_mode == "assistant" and not unroll else "completion")
-        self.template = (TemplateCheck(tokenizer, max_length or TRL_MAX_LENGTH, trained)  # type: ignore[arg-type]
+                   "assistant_only" if options.mask_mode == "assistant" and not unroll else "completion")
+        self.template = (TemplateCheck(tokenizer, options.max_length or TRL_MAX_LENGTH, trained)  # type: ignore[arg-type]
                          if tokenizer is not None else None)
         # the encoding the TRL rows carry: dict (Qwen2.5, Llama 3.1, gpt-oss), or the template's once a row has a call
         self.encoding = "json_string" if format == "openai" else "dict"
-        self.report = ExportReport(kind="sft", format=format, mask_mode=mask_mode,  # type: ignore[arg-type]
+        self.report = ExportReport(kind="sft", format=format, mask_mode=options.mask_mode,  # type: ignore[arg-type]
                                    unrolled=unroll)
         self.report.tool_call_roundtrip.rendered = self.template is not None
         if self.template is not None:
@@ -179,7 +181,8 @@ class _Export:
                     "these train every agent turn once and no user, system or tool text")
         self.notes: dict[str, int] = {}
         self.counts = _Counts()
-        self.tally = SftTally(threshold)
+        self.tally = SftTally(options.threshold)
+        tools = options.tools
         self.tools_text = dumps(tools) if tools is not None else None  # the export's own tools, encoded once
 
     def rows(self, source: Any) -> Iterator[dict[str, Any]]:
@@ -189,13 +192,13 @@ class _Export:
     def pairs(self, source: Any) -> Iterator[tuple[dict[str, Any], bool]]:
         """(row to write, whether jsonl.dumps_plain writes it as dumps does: TRL rows whose values not built here
         as text (tool arguments, carried stamps) were found plain)."""
-        report, notes, template, tally = self.report, self.notes, self.template, self.tally
-        trl = self.format == "trl"
-        cuts_trailing = trl or self.unroll
+        report, notes, template, tally, options = self.report, self.notes, self.template, self.tally, self.options
+        trl = options.format == "trl"
+        cuts_trailing = trl or options.unroll
         skip = _TRL_SKIP if trl else _OPENAI_SKIP
         left_out, leaks = report.columns_not_carried, report.privileged_leaks
-        capping = self.cap is not None  # the cap counts are columns of an export that caps tool output
-        system_prompt, cap, tools = self.system_prompt, self.cap, self.tools
+        system_prompt, cap, tools = options.system_prompt, options.max_tool_output_chars, options.tools
+        capping = cap is not None  # the cap counts are columns of an export that caps tool output
         samples, head = self._sampler()
         columns: _Columns | None = None  # fixed by the first row written
         proto: dict[str, Any] = {}  # a row of this export before its values: every key, in order, null
@@ -293,9 +296,9 @@ class _Export:
         start with. It takes `proto`: those keys, then the export's stamp columns, all null; and `stamps`: the
         columns this row has, then the cap counts. Every row has the keys of `proto` in their order, then the
         cap counts (an OpenAI row puts its own keys first)."""
-        if self.format == "openai":
+        if self.options.format == "openai":
             return self._openai_samples, ()
-        if self.mask_mode == "assistant" and not self.unroll:
+        if self.options.mask_mode == "assistant" and not self.options.unroll:
             return self._messages_sample, ("messages", "prompt_text", "task", "tools")
         return self._completion_samples, ("prompt", "completion", "prompt_text", "task", "tools")
 
@@ -310,7 +313,7 @@ class _Export:
         extra["prompt"] = shaped.ask
         if own is not None:
             extra["tools"] = own
-        if self.unroll:
+        if self.options.unroll:
             unrolled = []
             for step, k in enumerate(agent):
                 mask = [0] * (k + 1)
@@ -320,7 +323,7 @@ class _Export:
                 unrolled.append(({"messages": wire[: k + 1], "loss_mask": mask, **extra, "unroll_step": step,
                                   "unroll_turns": len(agent)}, k + 1, k))
             return unrolled
-        if self.mask_mode == "final":
+        if self.options.mask_mode == "final":
             mask = [0] * len(messages)
             mask[last] = 1
         else:
@@ -353,22 +356,22 @@ class _Export:
         common = {**proto, **stamps}  # the keys in proto's order; the values set below
         common["prompt_text"] = shaped.ask
         common["task"] = task
-        common["tools"] = None if own is None else (self.tools_text if own is self.tools else dumps(own))
+        common["tools"] = None if own is None else (self.tools_text if own is self.options.tools else dumps(own))
         return kept, common
 
     def _completion_samples(self, shaped: Shaped, task: str, proto: dict[str, Any],
                             stamps: dict[str, Any]) -> list[_Sample]:
         """TRL prompt/completion rows: the last agent turn (mask_mode="final"), or each agent turn (unroll)."""
-        agent, c = shaped.agent, self.counts
+        agent, c, unroll = shaped.agent, self.counts, self.options.unroll
         kept, common = self._kept_and_common(shaped, task, proto, stamps)
         samples = []
-        for k in (agent if self.unroll else (agent[-1],)):
+        for k in (agent if unroll else (agent[-1],)):
             if k == 0:
                 self.notes["agent_turn_without_context"] = self.notes.get("agent_turn_without_context", 0) + 1
                 continue
             c.trained += 1
             c.masked += k
-            out = common.copy() if self.unroll else common  # one sample without unroll: no copy
+            out = common.copy() if unroll else common  # one sample without unroll: no copy
             out["prompt"] = kept[:k]
             out["completion"] = [kept[k]]
             samples.append((out, k + 1, k))
@@ -376,10 +379,10 @@ class _Export:
 
     def check_selection(self) -> None:
         """The train-step check on what was written: refuse failing rows (check="refuse") or warn."""
-        self.tally.finish(self.report, self.check)
+        self.tally.finish(self.report, self.options.check)
 
     def finish(self, path: str | None) -> ExportReport:
-        report, c = self.report, self.counts
+        report, c, options = self.report, self.counts, self.options
         report.path = path
         report.n, report.n_written = c.n, c.n_written
         report.trained_messages, report.masked_messages = c.trained, c.masked
@@ -409,14 +412,14 @@ class _Export:
                                    "round trip (see tool_call_roundtrip)")
         if self.template is not None:
             report.template_drops = dict(self.template.drops)
-            report.call_ids = self.template.id_form if self.format == "trl" else None  # OpenAI rows keep theirs
-            report.warnings.extend(self.template.warnings(self.validate))
-        if report.privileged_leaks and not self.validate:
+            report.call_ids = self.template.id_form if options.format == "trl" else None  # OpenAI rows keep theirs
+            report.warnings.extend(self.template.warnings(options.validate))
+        if report.privileged_leaks and not options.validate:
             report.warnings.append(f"{len(report.privileged_leaks)} rows quote their own privileged context and "
                                    "were written anyway (validate=False)")
-        if self.format == "trl":
-            report.trainer_config = ({"assistant_only_loss": True} if self.mask_mode == "assistant" and not self.unroll
-                                     else {"completion_only_loss": True})
+        if options.format == "trl":
+            report.trainer_config = ({"assistant_only_loss": True} if options.mask_mode == "assistant"
+                                     and not options.unroll else {"completion_only_loss": True})
             if report.max_length is not None:
                 report.trainer_config["max_length"] = report.max_length
         return report
@@ -425,11 +428,11 @@ class _Export:
         """The refusals on what was read (nothing written): a privileged leak, then what the template loses."""
         self.refuse_leaks()
         if self.template is not None:
-            self.template.refuse_drops(self.validate)
+            self.template.refuse_drops(self.options.validate)
 
     def refuse_leaks(self) -> None:
         leaks = self.report.privileged_leaks
-        if leaks and self.validate:
+        if leaks and self.options.validate:
             raise PrivilegedLeakError(
                 f"privileged_leak: {len(leaks)} rows quote their own privileged context in a reply (rows "
                 f"{shown_rows(leaks)}); nothing was written. Fix: drop the rows that "
@@ -437,28 +440,29 @@ class _Export:
 
 
 @progress_call("training_rows")
-def training_rows(rows: Any, *, format: str = FORMAT, mask_mode: str = "assistant", unroll: bool = False,
+def training_rows(rows: Any, *, format: str = FORMAT, mask_mode: str = MASK_MODE, unroll: bool = False,
                   max_tool_output_chars: int | None = None, system_prompt: str | None = None,
                   tools: list[Any] | None = None, tokenizer: Any = None, validate: bool = True,
-                  max_length: int | None = None, check: str = "refuse", threshold: float = PASS_THRESHOLD,
-                  progress: bool | None = None) -> tuple[list[dict[str, Any]], ExportReport]:
+                  max_length: int | None = None, check: str = CHECK, threshold: float = PASS_THRESHOLD,
+                  options: ExportOptions | None = None, progress: bool | None = None
+                  ) -> tuple[list[dict[str, Any]], ExportReport]:
     """The rows `export_dataset` would write, and its report; writes nothing (and refuses as it would)."""
-    rows = take_rows(rows, "training_rows", graded=True)
-    export = _Export(format=format, mask_mode=mask_mode, unroll=unroll, max_tool_output_chars=max_tool_output_chars,
-                     system_prompt=system_prompt, tools=tools, tokenizer=tokenizer, max_length=max_length,
-                     validate=validate, check=check, threshold=threshold)
-    out = list(export.rows(rows))
+    export = _Export(export_options(options, format=format, mask_mode=mask_mode, unroll=unroll,
+                                    max_tool_output_chars=max_tool_output_chars, system_prompt=system_prompt,
+                                    tools=tools, tokenizer=tokenizer, validate=validate, max_length=max_length,
+                                    check=check, threshold=threshold))
+    out = list(export.rows(take_rows(rows, "training_rows", graded=True)))
     export.refuse()
     export.check_selection()
     return out, export.finish(None)
 
 
 @progress_call("export")
-def export_dataset(rows: Any, path: Any = None, *, format: str = FORMAT, mask_mode: str = "assistant",
+def export_dataset(rows: Any, path: Any = None, *, format: str = FORMAT, mask_mode: str = MASK_MODE,
                    unroll: bool = False, max_tool_output_chars: int | None = None, system_prompt: str | None = None,
                    tools: list[Any] | None = None, tokenizer: Any = None, validate: bool = True,
-                   max_length: int | None = None, check: str = "refuse", threshold: float = PASS_THRESHOLD,
-                   progress: bool | None = None) -> ExportReport:
+                   max_length: int | None = None, check: str = CHECK, threshold: float = PASS_THRESHOLD,
+                   options: ExportOptions | None = None, progress: bool | None = None) -> ExportReport:
     """Write training rows to `path` as JSONL (streamed; temp name, then rename) and return the report.
 
     `rows`: a list or iterator of dicts, a JSONL path, or a `datasets.Dataset`. `path` defaults to
@@ -470,13 +474,16 @@ def export_dataset(rows: Any, path: Any = None, *, format: str = FORMAT, mask_mo
     `validate=False`. Rows quoting their own privileged context raise PrivilegedLeakError (nothing written)
     unless `validate=False`. Rows whose reward is below `threshold`
     raise TrainingSelectionError (nothing written) unless `check="warn"`; rows with no reward pass the check.
+    `options`: the same keywords as one wai.ExportOptions; a keyword beside it overrides it (options.py).
     `progress`: a progress bar over the rows (None: when someone watches and the rows are many; False: never).
     """
+    export = _Export(export_options(options, format=format, mask_mode=mask_mode, unroll=unroll,
+                                    max_tool_output_chars=max_tool_output_chars, system_prompt=system_prompt,
+                                    tools=tools, tokenizer=tokenizer, validate=validate, max_length=max_length,
+                                    check=check, threshold=threshold))
     rows = take_rows(rows, "export_dataset", graded=True)
-    export = _Export(format=format, mask_mode=mask_mode, unroll=unroll, max_tool_output_chars=max_tool_output_chars,
-                     system_prompt=system_prompt, tools=tools, tokenizer=tokenizer, max_length=max_length,
-                     validate=validate, check=check, threshold=threshold)
-    target = path if path is not None else default_path(f"export-{format}-{mask_mode}")
+    asked = export.options
+    target = path if path is not None else default_path(f"export-{asked.format}-{asked.mask_mode}")
     with atomic_jsonl(target, binary=True) as handle:
         write_rows(handle, export.pairs(rows))  # streamed: each row is written and gone, memory stays flat
         export.refuse()
@@ -486,4 +493,3 @@ def export_dataset(rows: Any, path: Any = None, *, format: str = FORMAT, mask_mo
                 "give rows with at least one agent turn", rows=[])
         export.check_selection()
     return export.finish(str(target))
-
