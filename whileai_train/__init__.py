@@ -297,8 +297,8 @@ _EXPORTS: dict[str, str] = {
     "get_run": "whileai_train.runs.records",
     "list_runs": "whileai_train.runs.listing",
     "points_frame": "whileai_train.runs.listing",
-    "attach_holdout": "whileai_train.runs.records",
-    "attach_delta": "whileai_train.runs.records",
+    "attach_holdout": "whileai_train.runs.verdicts",
+    "attach_delta": "whileai_train.runs.verdicts",
     # behaviour markers read from the trajectory
     "mark_grounding": "whileai_train.markers.grounding",
     "ungrounded_arguments": "whileai_train.markers.grounding",
@@ -454,9 +454,10 @@ if TYPE_CHECKING:
     from whileai_train.runs.config import SenderConfig
     from whileai_train.runs.cost import GPU_USD_PER_HOUR
     from whileai_train.runs.listing import list_runs, points_frame
-    from whileai_train.runs.records import attach_delta, attach_holdout, get_run
+    from whileai_train.runs.records import get_run
     from whileai_train.runs.run import Run, run
     from whileai_train.runs.sinks import Sink
+    from whileai_train.runs.verdicts import attach_delta, attach_holdout
     from whileai_train.sampling.evaluate import evaluate
     from whileai_train.select.curriculum import CurriculumReport, TaskDifficulty, curriculum
     from whileai_train.select.optimize import optimize

@@ -20,8 +20,8 @@ import pytest
 
 import whileai_train as wai
 from whileai_train.alarm_event import AlarmEvent
-from whileai_train.runs.records import delta_summary
 from whileai_train.runs.store import LocalStore
+from whileai_train.runs.verdicts import delta_summary
 
 __all__ = ["CHROMIUM", "HACKED_NAME", "STOP_REASON", "WITHOUT_UVLOOP", "ServeProcess", "call", "chromium",
            "file_limit", "seed_store", "start_stream"]

@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _print_measurement(summary: dict[str, object]) -> None:
     """The after-training blocks: the holdout as one line, the delta report as format_delta_report prints it."""
-    from whileai_train.runs.records import holdout_line
+    from whileai_train.runs.verdicts import holdout_line
 
     holdout, delta = summary.get("holdout"), summary.get("delta")
     if isinstance(holdout, dict):

@@ -11,7 +11,9 @@
     store_schema.py  the store's tables (runs, points, notes, alarms, metric names) and its migrations
     sync.py          re-send what the spool still owes (`whileai-train sync`)
     offline_sync.py  send the runs WHILEAI_MODE=offline kept locally to the platform
-    records.py       a run read back (get_run) and the verdicts kept on it (attach_holdout, attach_delta)
+    records.py       a run read back (get_run) from the local store, else the platform; the platform client
+    verdicts.py      the held-out verdict kept on a run (attach_holdout, attach_delta, run.holdout / delta / refresh)
+    completions.py   the holdout completions kept on a run (get_completions), stored apart from its notes
     listing.py       list_runs and points_frame: runs read back from Python
     context.py       what a run was trained with: trainer arguments, model/PEFT configs, versions, tags
     preemption.py    SIGTERM leaves a preempted attempt's run open for the attempt that resumes

@@ -70,13 +70,13 @@ def _platform_runs(credential: Any, url: str | None, status: str | None, name: s
                    limit: int) -> list[dict[str, Any]]:
     import httpx
 
-    from whileai_train.runs.records import _platform, _platform_error
+    from whileai_train.runs.records import platform_client, platform_error
 
     config = SenderConfig.from_env()
     found: list[dict[str, Any]] = []
     offset = 0
     try:
-        with _platform(credential, url, config) as client:
+        with platform_client(credential, url, config) as client:
             while len(found) < limit:
                 params: dict[str, Any] = {"limit": _PAGE, "offset": offset}
                 params.update({k: v for k, v in (("status", status), ("q", name)) if v is not None})
@@ -91,7 +91,7 @@ def _platform_runs(credential: Any, url: str | None, status: str | None, name: s
                     break
                 offset += len(page)
     except httpx.HTTPError as exc:
-        raise _platform_error("GET /runs failed", exc, credential, config, url) from None
+        raise platform_error("GET /runs failed", exc, credential, config, url) from None
     except ValueError as exc:
         raise RunError(f"GET /runs answered something that is not JSON ({exc})") from None
     return found

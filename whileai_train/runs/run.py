@@ -332,7 +332,7 @@ class Run:
         """Merge `patch` (runs/context.py: {"context": {...}, "project", ...}) into the run's context, kept in its
         summary (at once in the local store, with the finish summary on the platform). Never raises for I/O."""
         from whileai_train.runs.context import plain_json
-        from whileai_train.runs.records import keep_on_run
+        from whileai_train.runs.verdicts import keep_on_run
 
         if self._sender is None:
             return
@@ -340,14 +340,14 @@ class Run:
         merged = {**((self._measured or {}).get("context") or {}), **(patch.get("context") or {})}
         keep_on_run(self, {**patch, "context": merged})
 
-    # -- after training: the held-out measurement kept on the run (runs/records.py) ---------------------
+    # -- after training: the held-out measurement kept on the run (runs/verdicts.py) --------------------
     holdout_summary: dict[str, Any] | None = None  # summary["holdout"] once run.holdout / run.delta is called
     _measured: dict[str, Any] | None = None        # what they add to the finish summary
 
     def holdout(self, before: Any, after: Any, *, metric: str = "pass_rate", **delta_options: Any) -> dict[str, Any]:
         """summary["holdout"] from two pass rates (0 to 1; metric="loss": two held-out losses) or two row lists
         (measured with delta_report). Kept on the run's record and its finish summary; returns the block."""
-        from whileai_train.runs.records import holdout_summary, keep_on_run
+        from whileai_train.runs.verdicts import holdout_summary, keep_on_run
 
         block, report = holdout_summary(before, after, metric=metric, **delta_options)  # type: ignore[arg-type]
         patch: dict[str, Any] = {"holdout": block}
@@ -360,14 +360,14 @@ class Run:
         """Read this run's record back from where it went and update `summary` and `holdout_summary` from it
         (a hosted run's two bare numbers come back as the holdout block, its interval fields None, with a note).
         Returns the record (status, summary, ...)."""
-        from whileai_train.runs.records import refresh_run
+        from whileai_train.runs.verdicts import refresh_run
 
         return refresh_run(self)
 
     def delta(self, report: Any, after: Any = None, **delta_options: Any) -> dict[str, Any]:
         """Keep a delta report on the run: `run.delta(report)` or `run.delta(before_rows, after_rows, ...)`.
         Adds summary["holdout"] and summary["delta"]; returns the holdout block."""
-        from whileai_train.runs.records import delta_patch, keep_on_run
+        from whileai_train.runs.verdicts import delta_patch, keep_on_run
 
         patch = delta_patch(report, after, **delta_options)
         keep_on_run(self, patch)
