@@ -158,6 +158,33 @@ def test_the_process_hooks_are_put_back_when_the_last_run_closes() -> None:
     assert sys.excepthook is hook_before
 
 
+def test_an_interrupted_run_puts_the_hooks_back_and_a_hook_set_over_ours_does_not_disarm_the_next_run() -> None:
+    """The last run to close by an interruption puts the hooks back as finish does. A hook the user set over ours
+    while a run was open is theirs and stays; once they put theirs away, the next run records the process's
+    error again (its own hook is installed, and put back when it closes)."""
+    import signal
+    import sys
+
+    hook_before, sigterm_before = sys.excepthook, signal.getsignal(signal.SIGTERM)
+    preempted = wai.run(name="hooks-interrupted", config=FAST)
+    preempted.interrupt("preempted")
+    assert sys.excepthook is hook_before and signal.getsignal(signal.SIGTERM) is sigterm_before
+
+    def theirs(*args: object) -> None:
+        hook_before(*args)  # type: ignore[arg-type]
+
+    replaced = wai.run(name="hooks-replaced", config=FAST)
+    sys.excepthook = theirs
+    try:
+        replaced.finish()
+        assert sys.excepthook is theirs  # not ours to put back
+    finally:
+        sys.excepthook = hook_before
+    with wai.run(name="hooks-again", config=FAST):
+        assert sys.excepthook is not hook_before
+    assert sys.excepthook is hook_before and signal.getsignal(signal.SIGTERM) is sigterm_before
+
+
 def test_log_after_finish_warns_once_and_never_raises(caplog: pytest.LogCaptureFixture) -> None:
     run = wai.run(name="late", config=FAST)
     run.finish("stopped", summary={"stop_reason": "manual"})

@@ -73,12 +73,13 @@ def _install_excepthook() -> None:
 
 def _release_hooks() -> None:
     """The last open run closed: SIGTERM and sys.excepthook go back to what they were (when nothing else
-    replaced ours meanwhile: a hook installed over ours keeps calling ours, which only records the error)."""
+    replaced ours meanwhile: a hook installed over ours is the user's and stays; if it calls ours, ours only
+    records the error). Ours is forgotten either way, so the next run installs its own over what is there then."""
     global _our_excepthook, _previous_excepthook
     release_sigterm()
     if _our_excepthook is not None and sys.excepthook is _our_excepthook and _previous_excepthook is not None:
         sys.excepthook = _previous_excepthook
-        _our_excepthook = _previous_excepthook = None
+    _our_excepthook = _previous_excepthook = None
 
 
 def _interrupt_open_runs(reason: str) -> None:
