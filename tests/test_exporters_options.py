@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 import whileai_train as wai
+from whileai_train.demos.rollouts import REFUND_TOOLS, refund_rollouts
 from whileai_train.errors import ConfigError
 from whileai_train.exporters.preference import preference_rows
-from whileai_train.demos.rollouts import REFUND_TOOLS, refund_rollouts
 
 
 @pytest.fixture()
