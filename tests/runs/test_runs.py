@@ -158,6 +158,28 @@ def test_the_process_hooks_are_put_back_when_the_last_run_closes() -> None:
     assert sys.excepthook is hook_before
 
 
+def test_a_run_let_go_unfinished_puts_the_hooks_back() -> None:
+    """A run its user drops without finishing it (a monitor built and never trained) can no longer be finished at
+    exit: the hooks it installed go back as when it closes, and the next run installs them afresh."""
+    import gc
+    import signal
+    import sys
+
+    hook_before, sigterm_before = sys.excepthook, signal.getsignal(signal.SIGTERM)
+    dropped = wai.run(name="hooks-dropped", config=FAST)
+    sender = dropped._sender
+    assert sys.excepthook is not hook_before and signal.getsignal(signal.SIGTERM) is not sigterm_before
+    del dropped
+    gc.collect()
+    try:
+        assert sys.excepthook is hook_before and signal.getsignal(signal.SIGTERM) is sigterm_before
+    finally:
+        assert sender is not None
+        sender.finish("stopped", {}, None, 5.0)  # the send thread this test started ends here
+    with wai.run(name="hooks-after-drop", config=FAST):
+        assert sys.excepthook is not hook_before
+    assert sys.excepthook is hook_before and signal.getsignal(signal.SIGTERM) is sigterm_before
+
 def test_an_interrupted_run_puts_the_hooks_back_and_a_hook_set_over_ours_does_not_disarm_the_next_run() -> None:
     """The last run to close by an interruption puts the hooks back as finish does. A hook the user set over ours
     while a run was open is theirs and stays; once they put theirs away, the next run records the process's

@@ -3,7 +3,7 @@
 A run left open when the interpreter exits is finished "failed" with the error that ended it (sys.excepthook
 records it; atexit finishes). On SIGTERM each open run is interrupted instead, left open for the attempt that
 resumes (preemption.py). The excepthook and the SIGTERM handler are installed while a run is open and put back
-when the last one closes, so a process with no open run is as it was found.
+when the last one closes (or is let go of unfinished), so a process with no open run is as it was found.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ class OpenRun(Protocol):
 
 
 _OPEN_RUNS: weakref.WeakSet[OpenRun] = weakref.WeakSet()
+_LET_GO: dict[int, weakref.finalize[Any, Any]] = {}  # id(run) -> what closes it if it is collected open
 _atexit_registered = False
 _ExceptHook = Callable[[type[BaseException], BaseException, TracebackType | None], Any]
 _our_excepthook: _ExceptHook | None = None
@@ -36,14 +37,27 @@ _last_error: str | None = None
 
 
 def opened(run: OpenRun) -> None:
-    """`run` is open: the process's exit finishes it (once the hooks are installed)."""
+    """`run` is open: the process's exit finishes it (once the hooks are installed). A run its user lets go of
+    unfinished (a monitor built and never trained) can no longer be finished at exit: it closes as it goes."""
     _OPEN_RUNS.add(run)
+    gone = weakref.finalize(run, _let_go, id(run))
+    gone.atexit = False
+    _LET_GO[id(run)] = gone
 
 
 def closed(run: OpenRun) -> None:
     """`run` is finished or interrupted; after the last open run, the hooks go back to what they were."""
     _OPEN_RUNS.discard(run)
+    gone = _LET_GO.pop(id(run), None)
+    if gone is not None:
+        gone.detach()
     if not _OPEN_RUNS:
+        _release_hooks()
+
+
+def _let_go(key: int) -> None:
+    _LET_GO.pop(key, None)
+    if next(iter(_OPEN_RUNS), None) is None:  # the set may still count the run being collected: ask for a live one
         _release_hooks()
 
 
