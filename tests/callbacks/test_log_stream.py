@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_side_trackers import wandb_records
+from tests.callbacks.test_side_trackers import wandb_records
 
 from whileai_train.callbacks.holdout_completions import TABLE_COLUMNS
 from whileai_train.callbacks.log_stream import PREFIX

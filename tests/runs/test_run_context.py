@@ -22,7 +22,7 @@ def test_a_peft_trainer_run_keeps_its_arguments_configs_versions_project_and_tag
                                                                                   tmp_path: Path) -> None:
     import trl
     from peft import LoraConfig, get_peft_model
-    from test_callback import lm_dataset, trainer_args
+    from tests.callbacks.test_callback import lm_dataset, trainer_args
     from transformers import Trainer
 
     model = get_peft_model(tiny_model, LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"]))

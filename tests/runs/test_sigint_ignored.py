@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_callback import lm_dataset, trainer_args
+from tests.callbacks.test_callback import lm_dataset, trainer_args
 
 import whileai_train as wai
 

@@ -21,6 +21,7 @@ import os
 import threading
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
@@ -443,51 +444,14 @@ def run(
     # run's id: the id printed below is the one `show` and the page use, also after a `sync`
     client_id = (resume or {}).get("client_id") or new_run_id()
     run_id: str | None = (resume or {}).get("run_id")
-    # a resumed run numbers its points from where the checkpoint's state left off (the same numbers the first
-    # attempt gave the steps after it, so those are stored once); a state without that number starts past
-    # anything the first attempt could have sent
-    seq_start = int(time.time() * 1e6) if resume else 0
-    if resume and isinstance(resume.get("next_seq"), int):
-        seq_start = int(resume["next_seq"])
-    note_start = int(resume["next_note_seq"]) if resume and isinstance(resume.get("next_note_seq"), int) \
-        else seq_start
-    spool: Spool | None = None
-    owed: SpoolState | None = None
-    no_spool: str | None = None
-    memory_only: str | None = None
-    reopen = False
-    if sink is None and credential is not None:
-        base = api_url(url)
-        sink = HttpSink(base, credential, connect_timeout_s=config.connect_timeout_s,
-                        read_timeout_s=config.read_timeout_s, deadline_s=config.request_deadline_s)
-        spool, owed, no_spool = _open_spool(client_id, base, meta)
-        run_id = run_id or (owed.remote_id if owed is not None else None)
-        reopen = bool(resume) and run_id is not None  # a resumed run may have been finished: reopen it first
-        if reopen and spool is not None:
-            _spool_write(spool, {"t": "reopen"})
-    elif sink is None:
-        try:
-            sink = LocalSink(LocalStore(busy_timeout_s=min(STORE_BUSY_TIMEOUT_S, config.finish_wait_s)))
-        except RunError as exc:  # a corrupt runs.db, a read-only home: keep the run in memory, say so once
-            memory_only = str(exc)
-            logger.warning("whileai: the local store cannot be used: %s. This run is held in memory only and is "
-                           "gone when the process exits", exc)
-            sink = MemorySink(durable=True)
-    if sink.durable:
-        try:
-            if run_id is not None and isinstance(sink, LocalSink) and sink.store.has_run(run_id):
-                sink.store.reopen(run_id, owner=this_process())
-            else:
-                run_id = sink.open_run(meta, client_id)
-        except Exception as exc:  # noqa: BLE001  (a locked or failing store: the sender opens it when it can)
-            reopen = run_id is not None
-            logger.warning("whileai: could not open the run in %s (%s: %s); training goes on, the run is opened "
-                           "when the store answers", sink.where, type(exc).__name__, exc)
+    seq_start, note_start = _numbers_to_start_from(resume)
+    to = _destination(sink, credential, url, config, client_id, run_id, meta, resumed=bool(resume))
+    sink, run_id = to.sink, to.run_id
     sender = Sender(sink, client_id=client_id, run_id=run_id, meta=meta, config=config, meter=meter,
-                    started=started, spool=spool, owed=owed, credential=credential, reopen=reopen,
-                    no_spool_reason=no_spool)
+                    started=started, spool=to.spool, owed=to.owed, credential=credential, reopen=to.reopen,
+                    no_spool_reason=to.no_spool)
     handle = Run(name=run_name, sender=sender, meter=meter, seq_start=seq_start, credential=credential,
-                 started=started, memory_only=memory_only, note_start=note_start)
+                 started=started, memory_only=to.memory_only, note_start=note_start)
     if total_steps is not None:
         handle.progress(0, int(total_steps))
     if mode == "offline":
@@ -498,18 +462,85 @@ def run(
         # the send thread goes on opening it; points logged meanwhile wait in the queue and the spool
         logger.info("whileai: %s has not named the run within %.0f s; it is opened in the background",
                     sink.where, config.open_timeout_s)
-    verb = "continues" if resume else "goes to"
-    if sink.kind == "platform":
-        print(f"whileai: run {run_name!r} ({handle.id}) {verb} {sink.where} (key from {credential.source})",  # type: ignore[union-attr]
-              flush=True)
-    elif sink.kind == "local":
-        why = "WHILEAI_MODE=offline" if mode == "offline" else "no platform key"
-        print(f"whileai: run {run_name!r} ({handle.id}) {verb} the local store {sink.where} ({why}; "
-              f"`whileai-train show {handle.id}`)", flush=True)
-    else:
-        print(f"whileai: run {run_name!r} ({handle.id}) {verb} {sink.where}", flush=True)
+    print(_where_line(handle, sink, credential, mode, resumed=bool(resume)), flush=True)
     install_exit_hooks()
     return handle
+
+
+def _numbers_to_start_from(resume: dict[str, Any] | None) -> tuple[int, int]:
+    """The first point and note numbers. A resumed run numbers its points from where the checkpoint's state left
+    off (the same numbers the first attempt gave the steps after it, so those are stored once); a state without
+    that number starts past anything the first attempt could have sent."""
+    seq_start = int(time.time() * 1e6) if resume else 0
+    if resume and isinstance(resume.get("next_seq"), int):
+        seq_start = int(resume["next_seq"])
+    note_start = int(resume["next_note_seq"]) if resume and isinstance(resume.get("next_note_seq"), int) \
+        else seq_start
+    return seq_start, note_start
+
+
+@dataclass
+class Destination:
+    """Where a run's points go: the sink, with the platform's spool (and what it still owes) or why there is
+    none, why the run is held in memory only, the run's id once a store gave one, and whether the sender must
+    reopen it first."""
+
+    sink: Sink
+    run_id: str | None
+    spool: Spool | None = None
+    owed: SpoolState | None = None
+    no_spool: str | None = None
+    memory_only: str | None = None
+    reopen: bool = False
+
+
+def _destination(sink: Sink | None, credential: Credential | None, url: str | None, config: SenderConfig,
+                 client_id: str, run_id: str | None, meta: dict[str, Any], *, resumed: bool) -> Destination:
+    """The platform (with its spool) when there is a key, else the local store, else memory; a durable sink
+    opens the run now (a failing one leaves it to the sender)."""
+    if sink is None and credential is not None:
+        base = api_url(url)
+        http = HttpSink(base, credential, connect_timeout_s=config.connect_timeout_s,
+                        read_timeout_s=config.read_timeout_s, deadline_s=config.request_deadline_s)
+        spool, owed, no_spool = _open_spool(client_id, base, meta)
+        run_id = run_id or (owed.remote_id if owed is not None else None)
+        to = Destination(http, run_id, spool, owed, no_spool,
+                         reopen=resumed and run_id is not None)  # a resumed run may have been finished: reopen it
+        if to.reopen and spool is not None:
+            _spool_write(spool, {"t": "reopen"})
+    elif sink is None:
+        try:
+            to = Destination(LocalSink(LocalStore(busy_timeout_s=min(STORE_BUSY_TIMEOUT_S, config.finish_wait_s))),
+                             run_id)
+        except RunError as exc:  # a corrupt runs.db, a read-only home: keep the run in memory, say so once
+            logger.warning("whileai: the local store cannot be used: %s. This run is held in memory only and is "
+                           "gone when the process exits", exc)
+            to = Destination(MemorySink(durable=True), run_id, memory_only=str(exc))
+    else:
+        to = Destination(sink, run_id)
+    if to.sink.durable:
+        try:
+            if to.run_id is not None and isinstance(to.sink, LocalSink) and to.sink.store.has_run(to.run_id):
+                to.sink.store.reopen(to.run_id, owner=this_process())
+            else:
+                to.run_id = to.sink.open_run(meta, client_id)
+        except Exception as exc:  # noqa: BLE001  (a locked or failing store: the sender opens it when it can)
+            to.reopen = to.run_id is not None
+            logger.warning("whileai: could not open the run in %s (%s: %s); training goes on, the run is opened "
+                           "when the store answers", to.sink.where, type(exc).__name__, exc)
+    return to
+
+
+def _where_line(handle: Run, sink: Sink, credential: Credential | None, mode: str, *, resumed: bool) -> str:
+    """The one line that says where the run goes (printed: the user asked for a run)."""
+    verb = "continues" if resumed else "goes to"
+    if sink.kind == "platform" and credential is not None:
+        return f"whileai: run {handle.name!r} ({handle.id}) {verb} {sink.where} (key from {credential.source})"
+    if sink.kind == "local":
+        why = "WHILEAI_MODE=offline" if mode == "offline" else "no platform key"
+        return (f"whileai: run {handle.name!r} ({handle.id}) {verb} the local store {sink.where} ({why}; "
+                f"`whileai-train show {handle.id}`)")
+    return f"whileai: run {handle.name!r} ({handle.id}) {verb} {sink.where}"
 
 
 def _credential_or_none(api_key: str | None) -> Credential | None:
