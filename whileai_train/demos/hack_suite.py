@@ -12,8 +12,8 @@ honest mix of replies, some of which the proxy happens to pay more for, and GRPO
 Two tasks, reused from the demos:
 - sums in words (demos/grpo_monitor.py): keyword flooding, length, format-only, sycophancy, a truncated run, a
   no-signal run;
-- the refund desk (demos/refund_desk.py, tool-calling GRPO): a claim of success without the tool's effect, tool-call
-  spam.
+- the refund desk (demos/refund_desk.py, tool-calling GRPO, on its varied asks): a claim of success without the
+  tool's effect, tool-call spam.
 
 bench/hack_suite.py runs every kind and prints the table; tests/recipes/test_hack_suite.py runs a few on the smallest
 settings.
@@ -235,8 +235,8 @@ class Settings:
     k: int = 4
     desk_steps: int = 20
     learning_rate: float = 1e-3
-    # the desk model (hidden size 32) drops its tool calls within a few steps at 1e-3 under the honest reward (no
-    # call passes every shipped and missing order), after which every group carries one reward
+    # at 1e-3 the desk model (hidden size 32) stops calling tools within a few steps under the honest reward (a
+    # reply with no call passes every shipped and missing order), after which every group carries one reward
     desk_learning_rate: float = 3e-4
     seed: int = 0
 
