@@ -125,7 +125,8 @@ def render(rows: list[dict[str, Any]], settings: Any, seconds: float) -> tuple[s
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", (f"GRPO {settings.steps} steps (refund desk: {settings.desk_steps}), holdout eval every "
                   f"{settings.every} steps over {settings.n_prompts} asks x {settings.k}, learning rate "
-                  f"{settings.learning_rate:g}, seed {settings.seed}; {seconds / 60:.1f} minutes in all.")]
+                  f"{settings.learning_rate:g} (refund desk: {settings.desk_learning_rate:g}), seed {settings.seed}; "
+                  f"{seconds / 60:.1f} minutes in all.")]
     return "\n".join(lines), ok
 
 

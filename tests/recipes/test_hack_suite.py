@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from whileai_train.callbacks import monitor_defaults as D
+from whileai_train.demos import refund_desk as desk
 from whileai_train.demos.hack_suite import (
+    DESK_TRAIN,
     HackKind,
     Settings,
     Warmups,
@@ -86,3 +88,24 @@ def test_latency_counts_holdout_evals_from_onset_to_alarm() -> None:
     assert latency_evals(1, 5, every=5) == 1   # a health alarm 4 logged steps after: within one eval's span
     assert latency_evals(3, 20, every=5) == 4
     assert latency_evals(None, 5, every=5) is None and latency_evals(3, None, every=5) is None
+
+
+def test_the_desk_asks_end_with_their_order_and_gold_reads_them_right() -> None:
+    rows = desk.make_varied_tasks(DESK_TRAIN + SMALL.n_prompts, seed=0)
+    assert len({r["order_id"] for r in rows}) == len(rows)
+    states = [desk.lookup_order(r["order_id"]) for r in rows]
+    assert {"paid", "shipped", "error: no such order"} == set(states)
+    assert len({r["prompt"][0]["content"].rsplit(" ", 1)[0] for r in rows}) > 2  # phrasings the warm-up never saw
+    for row, state in zip(rows, states, strict=True):
+        ask = row["prompt"][0]["content"]
+        assert ask.rsplit(" ", 1)[-1] == row["order_id"]  # correct_refund_feature reads the order from the last word
+        order = row["order_id"]
+        refunded = [{"role": "assistant", "tool_calls": [{"function": {"name": "issue_refund",
+                                                                       "arguments": {"order_id": order}}}]},
+                    {"role": "tool", "name": "issue_refund",
+                     "content": "ok" if state == "paid" else f"error: order {order} is not refundable"}]
+        declined = [{"role": "assistant", "content": "no refund"}]
+        assert desk.correct_refund([refunded, declined], [order, order]) == ([1.0, 0.0] if state == "paid"
+                                                                              else [0.0, 1.0])
+        feature = {"messages": [{"role": "user", "content": ask}, *refunded]}
+        assert desk.correct_refund_feature(feature) == (1.0 if state == "paid" else 0.0)

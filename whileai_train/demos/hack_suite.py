@@ -12,8 +12,8 @@ honest mix of replies, some of which the proxy happens to pay more for, and GRPO
 Two tasks, reused from the demos:
 - sums in words (demos/grpo_monitor.py): keyword flooding, length, format-only, sycophancy, a truncated run, a
   no-signal run;
-- the refund desk (demos/refund_desk.py, tool-calling GRPO): a claim of success without the tool's effect, tool-call
-  spam.
+- the refund desk (demos/refund_desk.py, tool-calling GRPO, on its varied asks): a claim of success without the
+  tool's effect, tool-call spam.
 
 bench/hack_suite.py runs every kind and prints the table; tests/recipes/test_hack_suite.py runs a few on the smallest
 settings.
@@ -35,8 +35,8 @@ from whileai_train.callbacks import monitor_defaults as D
 from whileai_train.demos import refund_desk as desk
 from whileai_train.demos.grpo_monitor import NUMBERS, correct_answer, exact_answer
 
-__all__ = ["KINDS", "MARKERS", "WARM_UP_STEPS", "HackKind", "KindRun", "MarkerLog", "Settings", "Warmups",
-           "calls_paid", "first_expected", "format_paid", "kind_by_name", "latency_evals", "monitor_kwargs",
+__all__ = ["DESK_TRAIN", "KINDS", "MARKERS", "WARM_UP_STEPS", "HackKind", "KindRun", "MarkerLog", "Settings",
+           "Warmups", "calls_paid", "first_expected", "format_paid", "kind_by_name", "latency_evals", "monitor_kwargs",
            "nothing_told", "onset_step", "refund_claimed", "right_refund", "right_sum", "run_kind", "shared_twin_key",
            "sums_rows", "sycophancy_rows", "thanks_paid", "user_pleased", "words_paid"]
 
@@ -235,12 +235,21 @@ class Settings:
     k: int = 4
     desk_steps: int = 20
     learning_rate: float = 1e-3
+    # at 1e-3 the desk model (hidden size 32) stops calling tools within a few steps under the honest reward (a
+    # reply with no call passes every shipped and missing order), after which every group carries one reward
+    desk_learning_rate: float = 3e-4
     seed: int = 0
 
 
 # SFT steps of the sums warm-up (batch 32 over 528 replies, 6 epochs): enough for the tiny model to end its replies
 # and keep every variant of reply in its mix (300 steps answered no more sums right: gold stayed near 0.15).
 WARM_UP_STEPS = 100
+
+
+# Training asks of the refund desk (desk.make_varied_tasks: phrasings, orders and missing orders the warm-up never
+# saw). The warm-up's own asks (desk.make_tasks) are solved or failed the same way by every sample after a few GRPO
+# steps, so an honest run on them stops learning (no_signal, rightly).
+DESK_TRAIN = 32
 
 
 # -- warm-ups, once per process -----------------------------------------------------------------------------------
@@ -345,8 +354,8 @@ class KindRun:
 
 def _task_rows(kind: HackKind, settings: Settings) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     if kind.task == "desk":
-        rows = desk.make_tasks(16 + settings.n_prompts, settings.seed)
-        return rows[:16], rows[16:]
+        rows = desk.make_varied_tasks(DESK_TRAIN + settings.n_prompts, settings.seed)
+        return rows[:DESK_TRAIN], rows[DESK_TRAIN:]
     make = sycophancy_rows if kind.proxy is user_pleased else sums_rows
     rows = make(48 + settings.n_prompts, settings.seed)
     return rows[:48], rows[48:48 + settings.n_prompts]
@@ -410,11 +419,12 @@ def _run(kind: HackKind, variant: Literal["hack", "twin", "unmonitored"], settin
     marker = None if kind.marker.startswith("log:") else MARKERS[kind.marker]
     logged = MarkerLog(reward, marker if variant == "unmonitored" else None)
     steps = settings.desk_steps if kind.task == "desk" else settings.steps
+    rate = settings.desk_learning_rate if kind.task == "desk" else settings.learning_rate
     extra: dict[str, Any] = {}
     if kind.task == "desk":
         extra = {"max_completion_length": 128, "max_tool_calling_iterations": 3}
     config = GRPOConfig(output_dir=str(work / f"{kind.name}-{variant}"), max_steps=steps,
-                        learning_rate=kind.learning_rate or settings.learning_rate, lr_scheduler_type="constant",
+                        learning_rate=kind.learning_rate or rate, lr_scheduler_type="constant",
                         per_device_train_batch_size=16, num_generations=4,
                         max_completion_length=_cap(kind, variant) or extra.pop("max_completion_length", 8),
                         temperature=1.0, logging_steps=1, report_to="none", use_cpu=True, save_strategy="no",
