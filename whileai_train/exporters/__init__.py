@@ -12,6 +12,7 @@
     leaks.py       the privileged-leak guard (wai.leak_report names the rows an export would refuse)
     jsonl.py       streamed JSONL written to a temp name and renamed
     inspect.py     trained_spans: what a trainer's labels actually train, decoded (public: wai.trained_spans)
+    defaults.py    the exporters' defaults (format, mask mode, TRL's max_length ...), each with its source
 
 Public names are re-exported lazily from ``whileai_train`` (``wai.export_dataset`` ...).
 """
