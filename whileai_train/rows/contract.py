@@ -15,7 +15,7 @@ Content is read by one rule, rows/content.py (a string, text parts, call and res
 skipped by readers and refused by exports). :func:`conversation` turns any row into one normalised message list
 (tool arguments as dicts, content as text), the exporters' view; rows/trajectory.py reads a row's trajectory once
 for every check. Unknown keys pass through untouched. Reading rows from files is rows/files.py's; the one step
-walker is rows/steps.py's, the failed-result rule rows/failure.py's, the JSON rules rows/json_text.py's (this
+walker is rows/steps.py's, the failed-result rule rows/failure.py's, the arguments rule rows/json_text.py's (this
 module imports them and keeps their names).
 """
 

@@ -31,9 +31,9 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from whileai_train.errors import RowError, ToolArgumentsError
-from whileai_train.rows.content import content_text, read_content
+from whileai_train.rows.content import as_text, content_text, read_content
 from whileai_train.rows.failure import DEFAULT_FAILURE, FailureFunctionError, FailureRule
-from whileai_train.rows.json_text import as_text, loads, tool_arguments
+from whileai_train.rows.json_text import loads, tool_arguments
 from whileai_train.rows.shapes import FOREIGN_ITEMS, read_shape
 from whileai_train.rows.steps import (
     NO_RESULT,
