@@ -19,13 +19,13 @@ from threadpoolctl import threadpool_info
 import whileai_train as wai
 from whileai_train.callbacks.reward_wrap import RewardRecorder
 from whileai_train.errors import ConfigError, RowError
-from whileai_train.exporters.shape import final_reply_turn
 from whileai_train.gates.hygiene import length_report
 from whileai_train.gates.near_duplicates import ask_texts
 from whileai_train.judge.judge_probes import probe_row
 from whileai_train.markers.trajectory import SAID, read_events
 from whileai_train.rows import contract as row_rules
 from whileai_train.rows.content import as_text
+from whileai_train.rows.steps import final_reply_turn
 from whileai_train.rows.text import mix, ngram_table, window_hashes, word_tokens, words
 from whileai_train.rows.trajectory import read_trajectory
 from whileai_train.tables.band import check_band

@@ -12,8 +12,8 @@ from typing import Any
 from whileai_train.rows.content import content_text
 
 __all__ = ["FINAL_TEXT_DIFFERS", "FINAL_TEXT_REPEATED", "NO_RESULT", "STEP_CALL", "STEP_EMPTY", "STEP_NOT_OBJECT",
-           "STEP_TEXT", "STEP_USER", "WalkedStep", "final_is_own_turn", "final_text_turn", "steps_end_with_reply",
-           "walk_steps"]
+           "STEP_TEXT", "STEP_USER", "WalkedStep", "final_is_own_turn", "final_reply_turn", "final_text_turn",
+           "steps_end_with_reply", "walk_steps"]
 
 # What a step is, by the one step rule: a tool call (`tool` set), else a user turn (`user` set), else an agent turn
 # (`text` set), else a step with none of them; a step that is not an object is its own kind.
@@ -82,6 +82,14 @@ def final_text_turn(last_reply: str | None, final: str) -> str | None:
     if last_reply is None:
         return None
     return FINAL_TEXT_REPEATED if last_reply == final else FINAL_TEXT_DIFFERS
+
+
+def final_reply_turn(written: list[dict[str, Any]], final: str) -> str | None:
+    """:func:`final_text_turn` on the normalised messages an export wrote from the steps (cleaned: empty agent turns
+    removed): the reply they end on is an assistant message without tool calls. Its verdict is an export note."""
+    last = written[-1]
+    ending = last["content"] if last["role"] == "assistant" and not last.get("tool_calls") else None
+    return final_text_turn(ending, final)
 
 
 def final_is_own_turn(steps: Any, final: str) -> bool:
