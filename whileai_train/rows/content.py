@@ -26,10 +26,11 @@ from typing import Any, NamedTuple
 
 from whileai_train.errors import RowError
 
-__all__ = ["TEXT_PARTS", "Blocks", "as_text", "content_text", "is_parts", "non_text_error", "part_type", "plain_text",
-           "read_content"]
+__all__ = ["TEXT_PARTS", "Blocks", "as_text", "content_text", "is_parts", "non_text_error", "part_type",
+           "plain_text", "read_content"]
 
-_TEXT_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)  # built once: json.dumps(default=) builds one a call
+# built once: json.dumps(default=) builds one a call
+_TEXT_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
 
 
 def as_text(value: Any) -> str:

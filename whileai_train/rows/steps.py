@@ -1,7 +1,7 @@
 """A flat rollout's steps: the one step walker (:func:`walk_steps`) every reader of a flat row goes through (the
 trajectory reader, whose parts the tables count, the normalised conversation, the exporters' flat pass), and the
-rule for a `final_text` against the reply the steps end on. Part of the row contract: rows.py imports these and keeps their
-names.
+rule for a `final_text` against the reply the steps end on. Part of the row contract: rows.py imports these and
+keeps their names.
 """
 
 from __future__ import annotations
