@@ -303,6 +303,7 @@ def _read_flat(out: Trajectory, row: Mapping[str, Any], index: int | None, how: 
     append = events.append
     rule, with_events, with_parts = how.rule, how.with_events, how.with_parts
     lazy = not with_parts and rule.function is None  # events only: a failure is decided when a check asks
+    judged = rule is not _UNJUDGED
     get = row.get
     if with_events:  # what the agent was told: the prompt, then the system prompt
         prompt = get("prompt")
@@ -343,7 +344,7 @@ def _read_flat(out: Trajectory, row: Mapping[str, Any], index: int | None, how: 
                 if with_parts:
                     calls.append((name, tuple(raw.items()) if raw.__class__ is dict else raw))
                 if not with_events:
-                    if result is not None and result is not NO_RESULT and (
+                    if judged and result is not None and result is not NO_RESULT and (
                             rule(result) if result.__class__ is dict else _failed(how, result)):
                         errors += 1
                     continue
