@@ -4,7 +4,7 @@ flags_in remembers, per distinct call written as text, what the call is and the 
 CallMemo for the rows of one pass), looks for an admitted failure only where a word starts, and searches a gate's
 pieces in one search: each test reads the same rows without the memo, or the same texts with FAILURE_ADMITTED
 itself or passes_gate, and asserts the two agree. The scan reads the rows it reads for their parts only (rows left
-out, rows carrying their flags) as row_parts reads them.
+out, rows carrying their flags) as read_trajectories reads them.
 """
 
 from __future__ import annotations
@@ -167,7 +167,7 @@ def test_a_gate_searched_at_once_admits_what_its_pieces_admit(name: str, text: s
         assert (_gate_search(name)(low) is not None) == passes_gate(low, GATES[name])
 
 
-def test_rows_read_for_their_parts_only_read_as_row_parts_reads_them() -> None:
+def test_rows_read_for_their_parts_only_read_as_read_trajectories_reads_them() -> None:
     # rows the scan leaves out and rows carrying their flags: parts only, under the scan's memo for messages
     for name in ("flat/markers", "messages/markers"):
         batch = trace_markers(sample(name)[:600])

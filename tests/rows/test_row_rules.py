@@ -1,6 +1,6 @@
 """The row contract's rules, each defined once: the ask every gate reads, the word rule and its bulk path, the
-walker of flat steps and its fast paths, the carried stamp, one reward error, one band validator, and gates that
-leave the process as they found it."""
+walker of flat steps and the tables' counts of it, the carried stamp, one reward error, one band validator, and
+gates that leave the process as they found it."""
 
 from __future__ import annotations
 
@@ -19,13 +19,13 @@ from threadpoolctl import threadpool_info
 import whileai_train as wai
 from whileai_train.callbacks.reward_wrap import RewardRecorder
 from whileai_train.errors import ConfigError, RowError
-from whileai_train.exporters.shape import final_reply_turn
 from whileai_train.gates.hygiene import length_report
 from whileai_train.gates.near_duplicates import ask_texts
 from whileai_train.judge.judge_probes import probe_row
 from whileai_train.markers.trajectory import SAID, read_events
 from whileai_train.rows import contract as row_rules
-from whileai_train.rows.json_text import as_text
+from whileai_train.rows.content import as_text
+from whileai_train.rows.steps import final_reply_turn
 from whileai_train.rows.text import mix, ngram_table, window_hashes, word_tokens, words
 from whileai_train.rows.trajectory import read_trajectory
 from whileai_train.tables.band import check_band
@@ -161,20 +161,17 @@ def _random_step(rng: random.Random) -> Any:
     return rng.choice(["not a step", 5, ["list"]])
 
 
-def test_the_fast_step_walkers_return_exactly_what_the_trajectory_reader_counts() -> None:
+def test_the_tables_count_exactly_what_the_trajectory_reader_reads_of_any_steps() -> None:
     rng = random.Random(5)
-    for _ in range(2000):
-        steps = [_random_step(rng) for _ in range(rng.randint(0, 5))]
-        rule = read_trajectory({"prompt": "p", "steps": steps}).parts
-        if all(type(step) is dict for step in steps):
-            assert row_rules.read_dict_steps(steps) == tuple(rule)
-            assert row_rules.dict_step_sizes(steps) == (sum(map(len, rule.texts)), len(rule.texts), len(rule.calls),
-                                                         rule.turns)
-        else:
-            with pytest.raises(AttributeError):
-                row_rules.read_dict_steps(steps)
-            with pytest.raises(AttributeError):
-                row_rules.dict_step_sizes(steps)
+    rows = [{"prompt": "p", "steps": [_random_step(rng) for _ in range(rng.randint(0, 5))]} for _ in range(2000)]
+    table = read_trajectories(rows)
+    lengths, calls, turns = read_sizes(rows)
+    for i, row in enumerate(rows):
+        rule = read_trajectory(row).parts
+        assert read_trajectory(row, events=False, errors=False).parts == rule._replace(errors=0)
+        assert table.texts[i] == "\n".join(rule.texts)
+        assert (table.n_calls[i], table.turns[i], table.errors[i]) == (len(rule.calls), rule.turns, rule.errors)
+        assert (lengths[i], calls[i], turns[i]) == (len(table.texts[i]), len(rule.calls), rule.turns)
 
 
 @settings(max_examples=300, deadline=None)

@@ -27,7 +27,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from whileai_train.rows.json_text import as_text
+from whileai_train.rows.content import as_text
 from whileai_train.rows.trajectory import CALLED, read_trajectory
 from whileai_train.runs.completions import completions_note, cut_text, finite_score
 from whileai_train.runs.defaults import MAX_COMPLETION_CHARS, MAX_COMPLETIONS_PER_RUN

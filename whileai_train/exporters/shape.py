@@ -2,11 +2,10 @@
 
 Shared by the SFT, preference and prompt exporters. Works on plain dicts (hot path: 100k-1M rows).
 
-A flat rollout's ``final_text`` against the turn its steps end on (rows.final_text_turn, one rule for both walks and
-every reader of a row):
-when the steps already end with the agent's reply and ``final_text`` is that same text, it is one turn
-(written once, counted as ``final_text_repeated``); when the steps end with a different reply, both are kept
-and the row is counted as ``final_text_differs`` (a warning: never a silent pick).
+A flat rollout's ``final_text`` against the turn its steps end on (rows/steps.py final_reply_turn: one rule for
+both walks and every reader of a row): when the steps already end with the agent's reply and ``final_text`` is
+that same text, it is one turn (written once, counted as ``final_text_repeated``); when the steps end with a
+different reply, both are kept and the row is counted as ``final_text_differs`` (a warning: never a silent pick).
 """
 
 from __future__ import annotations
@@ -21,17 +20,12 @@ from whileai_train.exporters.defaults import TOOL_OUTPUT_MARKER
 from whileai_train.exporters.jsonl import plain_float
 from whileai_train.exporters.leaks import agent_words
 from whileai_train.rows.content import plain_text
-from whileai_train.rows.contract import (
-    FINAL_TEXT_REPEATED,
-    conversation,
-    final_text_turn,
-    tool_arguments,
-)
+from whileai_train.rows.contract import FINAL_TEXT_REPEATED, conversation, tool_arguments
 from whileai_train.rows.files import iter_jsonl
-from whileai_train.rows.steps import NO_RESULT, STEP_CALL, STEP_EMPTY, STEP_USER, walk_steps
+from whileai_train.rows.steps import NO_RESULT, STEP_CALL, STEP_EMPTY, STEP_USER, final_reply_turn, walk_steps
 
-__all__ = ["CONSUMED", "Shaped", "carried_plain", "check_arguments", "encode_messages", "final_reply_turn",
-           "flat_walk", "iter_input", "shape_row", "strip_ids"]
+__all__ = ["CONSUMED", "Shaped", "carried_plain", "check_arguments", "encode_messages", "flat_walk", "iter_input",
+           "shape_row", "strip_ids"]
 
 # Row keys the export turns into the conversation (or scrubs: `privileged`); every other key is a stamp.
 CONSUMED = frozenset({"messages", "steps", "final_text", "prompt", "privileged", "tools"})
@@ -76,13 +70,6 @@ class Shaped:
 
 
 _NO_ROWS = "no rows to export. Fix: pass at least one row"
-
-def final_reply_turn(written: list[dict[str, Any]], final: str) -> str | None:
-    """rows.final_text_turn on the messages a walk wrote (cleaned: empty agent turns removed): the reply they end
-    on is an assistant message without tool calls. Its verdict is a Shaped.notes key."""
-    last = written[-1]
-    ending = last["content"] if last["role"] == "assistant" and not last.get("tool_calls") else None
-    return final_text_turn(ending, final)
 
 
 def _input_rows(source: Any) -> Iterable[Any]:

@@ -31,7 +31,7 @@ from whileai_train.progress import rows_progress
 from whileai_train.rows.failure import DEFAULT_FAILURE, FailureRule
 from whileai_train.rows.text import word_tokens
 from whileai_train.rows.trajectory import ReadMemo, read_trajectory
-from whileai_train.tables.trajectories import Parts, RowReader, Trajectories, read_trajectories, row_parts
+from whileai_train.tables.trajectories import Parts, RowReader, Trajectories, read_trajectories
 
 __all__ = ["FeatureTable", "check_user_features", "extract_features", "read_scan", "scan_reader", "vector_dot"]
 
@@ -151,18 +151,16 @@ def _mean_logprob(row: Mapping[str, Any]) -> float:
 
 def scan_reader(failure: FailureRule = DEFAULT_FAILURE, wanted: Sequence[bool] | None = None) -> RowReader:
     """The scan's reader of one row: its parts and its fired trace flags from one reading of its trajectory; flags
-    a row carries (row["trace_flags"], by trace_markers or the caller) as stamped, its parts then by the fast path
-    (with a failure= rule of the caller's own, every row is read by that rule); a row whose events cannot be read
-    raises no flag. `wanted`: a mask of the rows the scan will read (the others: their parts only, no flags)."""
+    a row carries (row["trace_flags"], by trace_markers or the caller) as stamped, its parts then by the parts-only
+    reading (with a failure= rule of the caller's own, every row is read by that rule); a row whose events cannot be
+    read raises no flag. `wanted`: a mask of the rows the scan will read (the others: their parts only, no flags)."""
     own_rule = failure is not DEFAULT_FAILURE
     memo = ReadMemo()  # the rows' repeated argument and result texts, decoded once for all of them
     calls: CallMemo = {}  # and their repeated calls, each found once
-    plain = ReadMemo()  # the same for the rows read for their parts only, by row_parts' rule (the default)
+    plain = ReadMemo()  # the same for the rows read for their parts only, by the default rule
 
     def parts_of(number: int, row: Mapping[str, Any]) -> Parts:
-        """row_parts(row): a flat row by its fast path, messages by the reader under the memo."""
-        if row.get("messages") is None:
-            return row_parts(row)
+        """The row's parts only (read_trajectories' reading), under the memo."""
         trajectory = read_trajectory(row, number, events=False, memo=plain)
         return trajectory.texts, trajectory.calls, trajectory.turns, trajectory.errors
 
@@ -174,7 +172,7 @@ def scan_reader(failure: FailureRule = DEFAULT_FAILURE, wanted: Sequence[bool] |
             if stamped is not None:
                 return parts_of(number, row), tuple(stamped)
         if row.get("messages") is None and row.get("steps") is None:
-            return row_parts(row), ()
+            return parts_of(number, row), ()
         trajectory = read_trajectory(row, number, failure, memo=memo)
         parts = (trajectory.texts, trajectory.calls, trajectory.turns, trajectory.errors)
         if trajectory.problem is not None:

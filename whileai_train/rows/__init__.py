@@ -9,11 +9,12 @@
                    tool turns without ids, thinking blocks) read into the shape every room reads, or refused by name
     files.py       reading rows in: JSONL / JSON paths (a bad line is a typed error naming it), TRL parquet, Datasets
     trajectory.py  the one reader of a row's trajectory (flat steps, OpenAI or Anthropic messages)
-    steps.py       the one walk of a flat row's steps (walk_steps): the trajectory reader, the conversation, the
-                   exporters' flat pass and the tables' counts all read steps through it
-    content.py     the message-text rule: strings, text parts, Anthropic and Responses blocks
+    steps.py       the one walk of a flat row's steps (walk_steps): the trajectory reader (whose parts the tables
+                   count), the conversation and the exporters' flat pass all read steps through it
+    content.py     the message-text rule: strings, text parts, Anthropic and Responses blocks, any other value as
+                   its JSON text
     failure.py     the one rule for a tool result that reports failure
-    json_text.py   the JSON rules: tool-call arguments as an object, any value as its JSON text
+    json_text.py   the JSON rule: tool-call arguments as an object (and the JSON reading it decodes them by)
     text.py        the one word rule and the one n-gram rule (with their bulk numpy paths)
 
 Nothing here imports another room of the package except errors.

@@ -14,20 +14,34 @@
 
   the texts of a message's text parts are joined with nothing between them, as chat templates render a parts
   list (each part's text written in turn);
-* anything else (an object, a number, a list that is not parts): its JSON text (rows.json_text.as_text), the text a
+* anything else (an object, a number, a list that is not parts): its JSON text (:func:`as_text`), the text a
   structured tool result is written as.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from whileai_train.errors import RowError
-from whileai_train.rows.json_text import as_text
 
-__all__ = ["TEXT_PARTS", "Blocks", "content_text", "is_parts", "non_text_error", "part_type", "plain_text",
-           "read_content"]
+__all__ = ["TEXT_PARTS", "Blocks", "as_text", "content_text", "is_parts", "non_text_error", "part_type",
+           "plain_text", "read_content"]
+
+# built once: json.dumps(default=) builds one a call
+_TEXT_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
+
+
+def as_text(value: Any) -> str:
+    """Message content as text: a string as it is, None as "", anything else as its JSON (the rule), as
+    ``json.JSONEncoder(ensure_ascii=False, default=str)`` writes it (one encoder, built once)."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return _TEXT_ENCODER.encode(value)
+
 
 # part type -> the key its text is under
 TEXT_PARTS: dict[str, str] = {"text": "text", "input_text": "text", "output_text": "text", "refusal": "refusal"}

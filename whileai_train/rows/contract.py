@@ -15,7 +15,7 @@ Content is read by one rule, rows/content.py (a string, text parts, call and res
 skipped by readers and refused by exports). :func:`conversation` turns any row into one normalised message list
 (tool arguments as dicts, content as text), the exporters' view; rows/trajectory.py reads a row's trajectory once
 for every check. Unknown keys pass through untouched. Reading rows from files is rows/files.py's; the one step
-walker is rows/steps.py's, the failed-result rule rows/failure.py's, the JSON rules rows/json_text.py's (this
+walker is rows/steps.py's, the failed-result rule rows/failure.py's, the arguments rule rows/json_text.py's (this
 module imports them and keeps their names).
 """
 
@@ -39,10 +39,8 @@ from whileai_train.rows.steps import (
     STEP_NOT_OBJECT,
     STEP_TEXT,
     STEP_USER,
-    dict_step_sizes,
     final_is_own_turn,
     final_text_turn,
-    read_dict_steps,
     steps_end_with_reply,
     walk_steps,
 )
@@ -65,12 +63,10 @@ __all__ = [
     "carried_stamp",
     "content_text",
     "conversation",
-    "dict_step_sizes",
     "final_is_own_turn",
     "final_reply",
     "final_text_turn",
     "prompt_text",
-    "read_dict_steps",
     "reward_error",
     "reward_of",
     "reward_range_error",

@@ -18,8 +18,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from whileai_train.errors import InputError, RowError
+from whileai_train.rows.content import as_text
 from whileai_train.rows.contract import Row, final_reply
-from whileai_train.rows.json_text import as_text
 
 __all__ = ["from_dataset", "iter_jsonl", "read_rows", "refuse_non_rows"]
 

@@ -1,12 +1,11 @@
-"""The row contract's two JSON rules: a tool call's arguments as an object, and any non-text value as its text.
+"""The row contract's JSON rule for a tool call's arguments, and the JSON reading it is decoded by.
 
-rows.py imports both (and keeps their names); they live here so that the contract module stays one idea long.
+rows.py imports them (and keeps their names); they live here so that the contract module stays one idea long.
+(Any non-text value as its text is the message-text rule's: rows/content.py's as_text.)
 
 * :func:`tool_arguments`: arguments given as an object, a JSON string (decoded, twice when encoded twice) or
   nothing, read as a dict; anything else is a typed error naming the row and the field.
-* :func:`loads`: json.loads, reading a bare JSON value by the C scanner directly;
-* :func:`as_text`: message content as text: a string as it is, None as "", anything else as the JSON
-  ``json.JSONEncoder(ensure_ascii=False, default=str)`` writes (one encoder, built once).
+* :func:`loads`: json.loads, reading a bare JSON value by the C scanner directly.
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ from typing import Any
 
 from whileai_train.errors import ToolArgumentsError
 
-__all__ = ["as_text", "loads", "tool_arguments"]
+__all__ = ["loads", "tool_arguments"]
 
 _SCAN = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # the C scanner json.loads ends in, without its two Python layers
 
@@ -54,15 +53,3 @@ def tool_arguments(raw: Any, index: int | None, field: str) -> dict[str, Any]:
         return dict(raw)
     raise ToolArgumentsError(index, field, f"tool arguments are a {type(raw).__name__}, not an object",
                              "write arguments as a JSON object of parameter names to values")
-
-
-_TEXT_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)  # built once: json.dumps(default=) builds one a call
-
-
-def as_text(value: Any) -> str:
-    """Message content as text: a string as it is, None as "", anything else as its JSON (the rule)."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    return _TEXT_ENCODER.encode(value)

@@ -1,7 +1,7 @@
 """A flat rollout's steps: the one step walker (:func:`walk_steps`) every reader of a flat row goes through (the
-trajectory reader, the normalised conversation, the exporters' flat pass, the tables' counts), and the rule for a
-`final_text` against the reply the steps end on. Part of the row contract: rows.py imports these and keeps their
-names.
+trajectory reader, whose parts the tables count, the normalised conversation, the exporters' flat pass), and the
+rule for a `final_text` against the reply the steps end on. Part of the row contract: rows.py imports these and
+keeps their names.
 """
 
 from __future__ import annotations
@@ -10,11 +10,10 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from whileai_train.rows.content import content_text
-from whileai_train.rows.failure import tool_failed
 
 __all__ = ["FINAL_TEXT_DIFFERS", "FINAL_TEXT_REPEATED", "NO_RESULT", "STEP_CALL", "STEP_EMPTY", "STEP_NOT_OBJECT",
-           "STEP_TEXT", "STEP_USER", "WalkedStep", "dict_step_sizes", "final_is_own_turn", "final_text_turn",
-           "read_dict_steps", "steps_end_with_reply", "walk_steps"]
+           "STEP_TEXT", "STEP_USER", "WalkedStep", "final_is_own_turn", "final_reply_turn", "final_text_turn",
+           "steps_end_with_reply", "walk_steps"]
 
 # What a step is, by the one step rule: a tool call (`tool` set), else a user turn (`user` set), else an agent turn
 # (`text` set), else a step with none of them; a step that is not an object is its own kind.
@@ -51,43 +50,6 @@ def walk_steps(steps: list[Any]) -> Iterator[WalkedStep]:
             yield number, STEP_EMPTY if text is None else STEP_TEXT, step, None, None, text, NO_RESULT
 
 
-def read_dict_steps(steps: list[Any]) -> tuple[list[str], list[tuple[str, Any]], int, int]:
-    """What the trajectory reader (rows/trajectory.py) counts of a flat row's steps that are all objects (the
-    common row), read from :func:`walk_steps` without its events: the agent's texts, its calls (name, arguments: a
-    dict as the tuple of its items), the steps (turns) and the failed calls. Raises AttributeError at a step that
-    is not an object (read the row with the reader then). For loops over many rows; a test pins it to the reader."""
-    texts: list[str] = []
-    calls: list[tuple[str, Any]] = []
-    errors = 0
-    for _, kind, _, tool, arguments, text, result in walk_steps(steps):
-        if kind == STEP_NOT_OBJECT:
-            raise AttributeError("a step that is not an object")
-        if kind == STEP_CALL:
-            calls.append((tool if tool.__class__ is str else str(tool),
-                          tuple(arguments.items()) if arguments.__class__ is dict else arguments))
-            if result is not None and result is not NO_RESULT and tool_failed(result):
-                errors += 1
-        if text:
-            texts.append(text if text.__class__ is str else content_text(text))
-    return texts, calls, len(steps), errors
-
-
-def dict_step_sizes(steps: list[Any]) -> tuple[int, int, int, int]:
-    """The sizes of what :func:`read_dict_steps` reads (characters of the agent's texts, how many texts, calls,
-    turns), from :func:`walk_steps`, no call kept; raises AttributeError at a step that is not an object. A test
-    pins it to the reader."""
-    chars = n_texts = calls = 0
-    for _, kind, _, _, _, text, _ in walk_steps(steps):
-        if kind == STEP_NOT_OBJECT:
-            raise AttributeError("a step that is not an object")
-        if kind == STEP_CALL:
-            calls += 1
-        if text:
-            chars += len(text) if text.__class__ is str else len(content_text(text))
-            n_texts += 1
-    return chars, n_texts, calls, len(steps)
-
-
 # A flat rollout's `final_text` against the turn its steps end on: the same reply again, or a different one.
 FINAL_TEXT_REPEATED, FINAL_TEXT_DIFFERS = "final_text_repeated", "final_text_differs"
 
@@ -120,6 +82,14 @@ def final_text_turn(last_reply: str | None, final: str) -> str | None:
     if last_reply is None:
         return None
     return FINAL_TEXT_REPEATED if last_reply == final else FINAL_TEXT_DIFFERS
+
+
+def final_reply_turn(written: list[dict[str, Any]], final: str) -> str | None:
+    """:func:`final_text_turn` on the normalised messages an export wrote from the steps (cleaned: empty agent turns
+    removed): the reply they end on is an assistant message without tool calls. Its verdict is an export note."""
+    last = written[-1]
+    ending = last["content"] if last["role"] == "assistant" and not last.get("tool_calls") else None
+    return final_text_turn(ending, final)
 
 
 def final_is_own_turn(steps: Any, final: str) -> bool:

@@ -31,9 +31,9 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from whileai_train.errors import RowError, ToolArgumentsError
-from whileai_train.rows.content import content_text, read_content
+from whileai_train.rows.content import as_text, content_text, read_content
 from whileai_train.rows.failure import DEFAULT_FAILURE, FailureFunctionError, FailureRule
-from whileai_train.rows.json_text import as_text, loads, tool_arguments
+from whileai_train.rows.json_text import loads, tool_arguments
 from whileai_train.rows.shapes import FOREIGN_ITEMS, read_shape
 from whileai_train.rows.steps import (
     NO_RESULT,
@@ -174,30 +174,44 @@ class _Reading(NamedTuple):
     verdicts: dict[str, bool] | None
 
 
-# the readings without a memo under the default rule, made once: (events, parts) -> how
-_PLAIN = {(events, parts): _Reading(DEFAULT_FAILURE, events, parts, None, None)
-          for events in (True, False) for parts in (True, False)}
+class _Unjudged(FailureRule):
+    """The rule of a reading that counts no failed call (errors=False): no result is judged."""
+
+    __slots__ = ()
+
+    def __call__(self, result: Any, is_error: bool = False) -> bool:
+        return False
+
+
+_UNJUDGED = _Unjudged()
+
+# the readings without a memo, made once: (rule, events, parts) -> how
+_PLAIN = {(rule, events, parts): _Reading(rule, events, parts, None, None)
+          for rule in (DEFAULT_FAILURE, _UNJUDGED) for events in (True, False) for parts in (True, False)}
 
 
 def read_trajectory(row: Any, index: int | None = None, failure: FailureRule = DEFAULT_FAILURE, *,
-                    events: bool = True, parts: bool = True, memo: ReadMemo | None = None) -> Trajectory:
+                    events: bool = True, parts: bool = True, errors: bool = True,
+                    memo: ReadMemo | None = None) -> Trajectory:
     """The row's trajectory, read once (see the module docstring); `failure` decides which results failed.
 
     events=False reads the agent's parts only (no events, no call decoded, no fault kept), parts=False its events
     only (a call's failure decided when a check first asks): the same parts and events, for a check that needs
-    nothing else (tests pin each reading to the full one). `memo`: one ReadMemo for the rows a call reads (each
-    distinct argument and result text decoded once; the same trajectories)."""
+    nothing else (tests pin each reading to the full one). errors=False (with events=False) judges no result:
+    the same parts with no failed call counted, for a check that reads their sizes only. `memo`: one ReadMemo
+    for the rows a call reads (each distinct argument and result text decoded once; the same trajectories)."""
     if row.__class__ is not dict and not isinstance(row, Mapping):
         raise RowError(index, None, f"row is {type(row).__name__}, not an object", "pass rows as dicts")
-    kept = _PLAIN.get((events, parts)) if memo is None and failure is DEFAULT_FAILURE else \
-        None if memo is None else memo.reading
-    if kept is not None and kept.rule is failure and kept.with_events is events and kept.with_parts is parts:
-        how = kept
-    elif memo is None:
-        how = _Reading(failure, events, parts, None, None)
+    rule = failure if errors else _UNJUDGED
+    if memo is None:
+        how = _PLAIN.get((rule, events, parts)) or _Reading(rule, events, parts, None, None)
     else:
-        how = memo.reading = _Reading(failure, events, parts, memo.arguments,
-                                      memo.verdicts if failure.function is None else None)
+        kept = memo.reading
+        if kept is not None and kept.rule is rule and kept.with_events is events and kept.with_parts is parts:
+            how = kept
+        else:
+            how = memo.reading = _Reading(rule, events, parts, memo.arguments,
+                                          memo.verdicts if failure.function is None and errors else None)
     out = Trajectory()
     messages = row.get("messages")
     if messages is None:
@@ -289,19 +303,22 @@ def _read_flat(out: Trajectory, row: Mapping[str, Any], index: int | None, how: 
     append = events.append
     rule, with_events, with_parts = how.rule, how.with_events, how.with_parts
     lazy = not with_parts and rule.function is None  # events only: a failure is decided when a check asks
-    prompt = row.get("prompt")
-    if prompt.__class__ is str:
-        append((HEARD, prompt))
-    elif isinstance(prompt, list):  # a conversational prompt (TRL): its system and user turns
-        for message in prompt:
-            if isinstance(message, Mapping) and message.get("role") in ("system", "user"):
-                append((HEARD, text_of(message.get("content"))))
-    elif prompt is not None:
-        append((HEARD, text_of(prompt)))
-    system = row.get("system_prompt") or row.get("system")
-    if system.__class__ is str:
-        append((HEARD, system))
-    steps = row.get("steps")
+    judged = rule is not _UNJUDGED
+    get = row.get
+    if with_events:  # what the agent was told: the prompt, then the system prompt
+        prompt = get("prompt")
+        if prompt.__class__ is str:
+            append((HEARD, prompt))
+        elif isinstance(prompt, list):  # a conversational prompt (TRL): its system and user turns
+            for message in prompt:
+                if isinstance(message, Mapping) and message.get("role") in ("system", "user"):
+                    append((HEARD, text_of(message.get("content"))))
+        elif prompt is not None:
+            append((HEARD, text_of(prompt)))
+        system = get("system_prompt") or get("system")
+        if system.__class__ is str:
+            append((HEARD, system))
+    steps = get("steps")
     if steps.__class__ is list:
         walked: list[Any] = steps
     else:
@@ -327,7 +344,7 @@ def _read_flat(out: Trajectory, row: Mapping[str, Any], index: int | None, how: 
                 if with_parts:
                     calls.append((name, tuple(raw.items()) if raw.__class__ is dict else raw))
                 if not with_events:
-                    if result is not None and result is not NO_RESULT and (
+                    if judged and result is not None and result is not NO_RESULT and (
                             rule(result) if result.__class__ is dict else _failed(how, result)):
                         errors += 1
                     continue
@@ -353,12 +370,13 @@ def _read_flat(out: Trajectory, row: Mapping[str, Any], index: int | None, how: 
                 append((SAID, said if text else text_of(text)))
     except FailureFunctionError as error:
         raise _function_error(index, f"steps[{number}].result", error) from error.__cause__
-    final = row.get("final_text")
+    final = get("final_text")
     if final is None:
-        final = row.get("completion")
+        final = get("completion")
     if final.__class__ is str:
         if final_is_own_turn(steps, final):
-            append((SAID, final))
+            if with_events:
+                append((SAID, final))
             if with_parts:
                 texts.append(final)
             turns += 1

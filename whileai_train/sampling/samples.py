@@ -17,8 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from whileai_train.rows.content import as_text
 from whileai_train.rows.contract import final_reply
-from whileai_train.rows.json_text import as_text
 
 __all__ = ["FINISH_LENGTH", "FINISH_STOP", "FINISH_TOOL_CALLS", "GenerationSettings", "Sample", "Sampler", "Samples",
            "finish_reason", "settings_from_config", "tool_messages", "trajectory_row"]

@@ -16,14 +16,10 @@ from typing import Any
 import numpy as np
 
 from whileai_train.progress import rows_progress
-from whileai_train.rows.contract import (
-    agent_parts,
-    dict_step_sizes,
-    final_is_own_turn,
-    read_dict_steps,
-)
+from whileai_train.rows.contract import agent_parts
+from whileai_train.rows.trajectory import read_trajectory
 
-__all__ = ["Parts", "RowReader", "Trajectories", "read_sizes", "read_trajectories", "row_parts", "trajectory_key",
+__all__ = ["Parts", "RowReader", "Trajectories", "read_sizes", "read_trajectories", "trajectory_key",
            "trajectory_parts"]
 
 trajectory_parts = agent_parts  # what the agent did in one row: the rows module's reader, under the tables' name
@@ -35,8 +31,8 @@ def trajectory_key(row: Mapping[str, Any]) -> Any:
     Tool results are the environment's, not the policy's: two rollouts that said and called the same things are
     one trajectory even if a tool answered differently (dedupe_groups and optimize's duplicates compare this).
     """
-    texts, calls, _, _ = row_parts(row)
-    key = (tuple(texts), tuple(calls))
+    read = read_trajectory(row, events=False, errors=False)
+    key = (tuple(read.texts), tuple(read.calls))
     try:
         hash(key)
     except TypeError:  # arguments holding lists or dicts
@@ -86,25 +82,7 @@ class Trajectories:
                             flags=None if flags is None else [flags[i] for i in picked])
 
 
-Parts = tuple[list[str], list[tuple[str, Any]], int, int]  # AgentParts' fields, as a plain tuple on the fast path
-
-
-def row_parts(row: Mapping[str, Any]) -> Parts:
-    """trajectory_parts of one row (texts, calls, turns, errors), the common flat row read by the rows module's fast
-    path for dict steps (what the trajectory reader counts, without its events); any other shape by the reader."""
-    get = row.get
-    final = get("final_text")
-    steps = get("steps")
-    if final.__class__ is str and (steps is None or steps.__class__ is list) and get("messages") is None:
-        try:
-            texts, calls, turns, errors = read_dict_steps(steps) if steps else ([], [], 0, 0)
-        except AttributeError:  # a step that is not an object: the rule
-            return agent_parts(row)
-        if final_is_own_turn(steps, final):
-            turns += 1
-            texts.append(final)
-        return texts, calls, turns, errors
-    return agent_parts(row)
+Parts = tuple[list[str], list[tuple[str, Any]], int, int]  # AgentParts' fields, as a plain tuple
 
 
 RowReader = Callable[[int, Mapping[str, Any]], tuple[Parts, tuple[str, ...]]]
@@ -113,8 +91,8 @@ of its trajectory (gates.features.scan_reader)."""
 
 
 def read_trajectories(rows: Sequence[Mapping[str, Any]], read: RowReader | None = None) -> Trajectories:
-    """trajectory_parts of every row, in one loop (:func:`row_parts`); with `read`, each row's parts and trace flags
-    by that reader instead (`flags` is then filled).
+    """trajectory_parts of every row, in one loop (the trajectory reader's parts only); with `read`, each row's
+    parts and trace flags by that reader instead (`flags` is then filled).
 
     Rows must be mappings (the callers check that first).
     """
@@ -128,7 +106,8 @@ def read_trajectories(rows: Sequence[Mapping[str, Any]], read: RowReader | None 
         get = row.get
         truncated.append(get("finish_reason") == "length" or get("truncated") is True)
         if read is None:
-            row_texts, calls, turns, errors = row_parts(row)
+            parts = read_trajectory(row, events=False)
+            row_texts, calls, turns, errors = parts.texts, parts.calls, parts.turns, parts.errors
         else:
             (row_texts, calls, turns, errors), row_flags = read(i, row)
             flags.append(row_flags)  # type: ignore[union-attr]
@@ -150,26 +129,11 @@ def read_trajectories(rows: Sequence[Mapping[str, Any]], read: RowReader | None 
 
 def read_sizes(rows: Sequence[Mapping[str, Any]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per row: characters of the agent text, tool calls and turns (float64 each), as read_trajectories counts
-    them, for checks that need only the sizes: a flat row's steps are asked for their tool and text only."""
+    them, for checks that need only the sizes: the trajectory reader's parts with no result judged."""
     sizes = array("d")  # length, calls, turns per row
     for row in rows:
-        get = row.get
-        final = get("final_text")
-        steps = get("steps")
-        if final.__class__ is str and (steps is None or steps.__class__ is list) and get("messages") is None:
-            try:  # the rows module's fast path for dict steps; any other step: its rule, agent_parts
-                chars, n_texts, calls, turns = dict_step_sizes(steps) if steps else (0, 0, 0, 0)
-            except AttributeError:
-                texts, call_list, turns, _ = agent_parts(row)
-                sizes.extend((sum(map(len, texts)) + max(0, len(texts) - 1), len(call_list), turns))
-                continue
-            if final_is_own_turn(steps, final):
-                chars += len(final)
-                n_texts += 1
-                turns += 1
-            sizes.extend((chars + max(0, n_texts - 1), calls, turns))
-        else:
-            texts, call_list, turns, _ = agent_parts(row)
-            sizes.extend((sum(map(len, texts)) + max(0, len(texts) - 1), len(call_list), turns))
+        parts = read_trajectory(row, events=False, errors=False)
+        texts = parts.texts
+        sizes.extend((sum(map(len, texts)) + len(texts) - 1 if texts else 0, len(parts.calls), parts.turns))
     table = np.frombuffer(sizes, dtype=np.float64).reshape(-1, 3) if len(sizes) else np.zeros((0, 3))
     return table[:, 0].copy(), table[:, 1].copy(), table[:, 2].copy()
