@@ -29,7 +29,7 @@ from whileai_train.rows.steps import final_reply_turn
 from whileai_train.rows.text import mix, ngram_table, window_hashes, word_tokens, words
 from whileai_train.rows.trajectory import read_trajectory
 from whileai_train.tables.band import check_band
-from whileai_train.tables.trajectories import read_sizes, read_trajectories
+from whileai_train.tables.trajectories import flat_row_sizes, read_sizes, read_trajectories
 
 # ---------------------------------------------------------------------------------------------- the ask
 
@@ -161,9 +161,22 @@ def _random_step(rng: random.Random) -> Any:
     return rng.choice(["not a step", 5, ["list"]])
 
 
+def _random_row(rng: random.Random) -> dict[str, Any]:
+    """A flat row of random steps, with a final reply that repeats the last step's text, differs from it, is
+    empty, is not text, or is missing (also under TRL's `completion`)."""
+    steps = [_random_step(rng) for _ in range(rng.randint(0, 5))]
+    row: dict[str, Any] = {"prompt": "p", "steps": steps}
+    last = next((step.get("text") for step in reversed(steps) if isinstance(step, dict) and step.get("text")), None)
+    final = rng.choice([None, "Done.", "", last if isinstance(last, str) else "Done.", 3])
+    if final is not None:
+        row[rng.choice(["final_text", "final_text", "completion"])] = final
+    return row
+
+
 def test_the_tables_count_exactly_what_the_trajectory_reader_reads_of_any_steps() -> None:
     rng = random.Random(5)
-    rows = [{"prompt": "p", "steps": [_random_step(rng) for _ in range(rng.randint(0, 5))]} for _ in range(2000)]
+    rows = [_random_row(rng) for _ in range(3000)]
+    assert sum(flat_row_sizes(row) is not None for row in rows) > 1000  # the one-pass count is what is pinned here
     table = read_trajectories(rows)
     lengths, calls, turns = read_sizes(rows)
     for i, row in enumerate(rows):

@@ -17,9 +17,10 @@ import numpy as np
 
 from whileai_train.progress import rows_progress
 from whileai_train.rows.contract import agent_parts
-from whileai_train.rows.trajectory import read_trajectory
+from whileai_train.rows.steps import STEP_CALL, STEP_NOT_OBJECT, final_is_own_turn, walk_steps
+from whileai_train.rows.trajectory import read_trajectory, text_of
 
-__all__ = ["Parts", "RowReader", "Trajectories", "read_sizes", "read_trajectories", "trajectory_key",
+__all__ = ["Parts", "RowReader", "Trajectories", "flat_row_sizes", "read_sizes", "read_trajectories", "trajectory_key",
            "trajectory_parts"]
 
 trajectory_parts = agent_parts  # what the agent did in one row: the rows module's reader, under the tables' name
@@ -127,13 +128,46 @@ def read_trajectories(rows: Sequence[Mapping[str, Any]], read: RowReader | None 
                         tool_rows=np.frombuffer(tool_rows, dtype=np.int64).copy(), tool_names=tool_names, flags=flags)
 
 
+def flat_row_sizes(row: Any) -> tuple[int, int, int] | None:
+    """read_sizes' count of a flat row whose steps are all objects and whose final_text is text or absent, in one
+    pass of the step walk (walk_steps) and nothing kept: the counts the trajectory reader's parts give (each step
+    an agent turn, its text counted whatever its kind, final_text a turn of its own unless the steps end on it).
+    None for any other row, which the reader counts. tests/rows/test_row_rules.py pins the two equal."""
+    if row.__class__ is not dict or "messages" in row:
+        return None
+    steps = row.get("steps")
+    final = row.get("final_text")
+    if final is None:
+        final = row.get("completion")
+    if steps.__class__ is not list or (final is not None and final.__class__ is not str):
+        return None
+    chars = n_texts = calls = 0
+    for _, kind, _, _, _, text, _ in walk_steps(steps):
+        if kind == STEP_NOT_OBJECT:
+            return None
+        if kind == STEP_CALL:
+            calls += 1
+        if text:
+            chars += len(text) if text.__class__ is str else len(text_of(text))
+            n_texts += 1
+    turns = len(steps)
+    if final and final_is_own_turn(steps, final):
+        chars += len(final)
+        n_texts += 1
+        turns += 1
+    return (chars + n_texts - 1 if n_texts else 0), calls, turns
+
+
 def read_sizes(rows: Sequence[Mapping[str, Any]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per row: characters of the agent text, tool calls and turns (float64 each), as read_trajectories counts
     them, for checks that need only the sizes: the trajectory reader's parts with no result judged."""
     sizes = array("d")  # length, calls, turns per row
     for row in rows:
-        parts = read_trajectory(row, events=False, errors=False)
-        texts = parts.texts
-        sizes.extend((sum(map(len, texts)) + len(texts) - 1 if texts else 0, len(parts.calls), parts.turns))
+        counted = flat_row_sizes(row)
+        if counted is None:
+            parts = read_trajectory(row, events=False, errors=False)
+            texts = parts.texts
+            counted = (sum(map(len, texts)) + len(texts) - 1 if texts else 0, len(parts.calls), parts.turns)
+        sizes.extend(counted)
     table = np.frombuffer(sizes, dtype=np.float64).reshape(-1, 3) if len(sizes) else np.zeros((0, 3))
     return table[:, 0].copy(), table[:, 1].copy(), table[:, 2].copy()
