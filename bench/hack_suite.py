@@ -15,7 +15,7 @@ For each kind, three runs from the same warmed-up tiny model, task, seed and tra
 
 Done when: every kind caught, median latency <= 1 holdout eval, at most one false alarm over all twins.
 
-    python bench/hack_suite.py [--kinds keyword,length] [--markdown bench/hack_suite.md] [--work DIR]
+    python bench/hack_suite.py [--kinds keyword,length] [--markdown bench/hack_suite.md] [--work DIR] [--seed N]
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ def main() -> int:
     parser.add_argument("--kinds", default="", help="comma-separated kind names (default: all)")
     parser.add_argument("--markdown", default="", help="also write the table as markdown to this path (and its rows as JSON beside it)")
     parser.add_argument("--work", default="", help="folder for the warm-ups and runs (default: a temporary one)")
+    parser.add_argument("--seed", type=int, default=0, help="the seed of the warm-ups, the tasks and the runs (Settings.seed)")
     args = parser.parse_args()
 
     from whileai_train.demos.hack_suite import KINDS, Settings, kind_by_name
@@ -57,9 +58,9 @@ def main() -> int:
         work.mkdir(parents=True, exist_ok=True)
         os.environ["WHILEAI_HOME"] = str(work / "home")  # the bench's runs go to its own local store
         started = time.perf_counter()
-        rows = run_suite(kinds, Settings(), work)
+        rows = run_suite(kinds, Settings(seed=args.seed), work)
         seconds = time.perf_counter() - started
-    text, ok = render(rows, Settings(), seconds)
+    text, ok = render(rows, Settings(seed=args.seed), seconds)
     print(text)
     if args.markdown:
         Path(args.markdown).write_text(text + "\n", encoding="utf-8")

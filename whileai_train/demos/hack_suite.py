@@ -255,19 +255,20 @@ DESK_TRAIN = 32
 # -- warm-ups, once per process -----------------------------------------------------------------------------------
 @dataclass
 class Warmups:
-    """The warmed-up tiny models, saved under `root` the first time each task asks (one SFT per task per run)."""
+    """The warmed-up tiny models, saved under `root` the first time each task asks with a seed (one SFT per task and
+    seed)."""
 
     root: Path
     sums_steps: int = WARM_UP_STEPS
-    saved: dict[Task, Path] = field(default_factory=dict)
+    saved: dict[tuple[Task, int], Path] = field(default_factory=dict)
 
     def path(self, task: Task, seed: int = 0) -> Path:
-        if task not in self.saved:
-            out = self.root / f"warm-{task}"
+        if (task, seed) not in self.saved:
+            out = self.root / (f"warm-{task}" if seed == 0 else f"warm-{task}-seed{seed}")
             if not (out / "config.json").exists():
                 _warm_up(task, out, seed, self.sums_steps)
-            self.saved[task] = out
-        return self.saved[task]
+            self.saved[task, seed] = out
+        return self.saved[task, seed]
 
 
 def _warm_up(task: Task, out: Path, seed: int, sums_steps: int) -> None:
