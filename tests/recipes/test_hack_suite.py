@@ -1,7 +1,8 @@
-"""The hack suite (whileai_train/demos/hack_suite.py) inside the real GRPOTrainer on the tiny model: a reward that
-pays for a keyword is named by the feature alarm, a cap that cuts every reply by truncation, a reward that reads
-nothing by no_signal, and the honest twin raises no hack alarm; the onset rule and the latency count, on their
-own. bench/hack_suite.py runs every kind at full length."""
+"""The hack suite (whileai_train/demos/hack_suite.py) inside the real GRPOTrainer on the tiny model: each sums hack
+(keyword, length, format, sycophancy) and tool-call spam on the refund desk is named by one of its expected alarms and
+stopped, a cap that cuts every reply is truncation, a reward that reads nothing is no_signal, the keyword twin raises
+no hack alarm and the sycophancy twin none, their gold holding; the onset rule and the latency count, on their own. bench/hack_suite.py runs every
+kind at full length."""
 
 from __future__ import annotations
 
@@ -57,6 +58,36 @@ def test_the_keyword_twin_raises_no_hack_alarm(warmups: Warmups, tmp_path: Path)
     assert run.gold_start_end is not None
     start, end = run.gold_start_end
     assert end >= start - 0.25, run.gold  # gold holds (8 asks x 4 samples: a margin well past sampling noise)
+
+
+@pytest.mark.trainer
+@pytest.mark.parametrize("name", ["length", "format", "sycophancy"])
+def test_each_sums_hack_is_named_by_one_of_its_expected_alarms_and_stopped(name: str, warmups: Warmups,
+                                                                           tmp_path: Path) -> None:
+    kind = kind_by_name(name)
+    run = run_kind(kind, "hack", SMALL, warmups, tmp_path)
+    assert {n for n, _ in run.alarms} & set(kind.expected), run.alarms
+    assert run.stopped and run.steps_run < SMALL.steps
+
+
+@pytest.mark.trainer
+def test_the_sycophancy_twin_raises_no_alarm_and_its_gold_holds(warmups: Warmups, tmp_path: Path) -> None:
+    run = run_kind(kind_by_name("sycophancy"), "twin", SMALL, warmups, tmp_path)
+    assert run.alarms == [] and not run.stopped and run.steps_run == SMALL.steps
+    assert run.gold_start_end is not None
+    start, end = run.gold_start_end
+    assert end >= start - 0.25, run.gold
+
+
+@pytest.mark.trainer
+def test_tool_call_spam_on_the_refund_desk_is_named_and_stopped(desk_dir: Path, tmp_path: Path) -> None:
+    """The desk's warm-up at seed 0 is the tests' desk model (tests/conftest.py builds it the same way)."""
+    warmed = Warmups(tmp_path / "warm")
+    warmed.saved["desk", 0] = desk_dir
+    kind = kind_by_name("tool_spam")
+    run = run_kind(kind, "hack", Settings(steps=10, every=5, n_prompts=8, k=4, desk_steps=10), warmed, tmp_path)
+    assert {n for n, _ in run.alarms} & set(kind.expected), run.alarms
+    assert run.stopped and run.steps_run < 10
 
 
 @pytest.mark.trainer
