@@ -1,7 +1,7 @@
 """The hack suite (whileai_train/demos/hack_suite.py) inside the real GRPOTrainer on the tiny model: each sums hack
 (keyword, length, format, sycophancy) and tool-call spam on the refund desk is named by one of its expected alarms and
 stopped, a cap that cuts every reply is truncation, a reward that reads nothing is no_signal, the keyword twin raises
-no hack alarm and the sycophancy twin none, their gold holding; the onset rule and the latency count, on their own. bench/hack_suite.py runs every
+no hack alarm, nor does the sycophancy twin, their gold holding; the onset rule and the latency count, on their own. bench/hack_suite.py runs every
 kind at full length."""
 
 from __future__ import annotations
@@ -71,9 +71,10 @@ def test_each_sums_hack_is_named_by_one_of_its_expected_alarms_and_stopped(name:
 
 
 @pytest.mark.trainer
-def test_the_sycophancy_twin_raises_no_alarm_and_its_gold_holds(warmups: Warmups, tmp_path: Path) -> None:
+def test_the_sycophancy_twin_raises_no_hack_alarm_and_its_gold_holds(warmups: Warmups, tmp_path: Path) -> None:
     run = run_kind(kind_by_name("sycophancy"), "twin", SMALL, warmups, tmp_path)
-    assert run.alarms == [] and not run.stopped and run.steps_run == SMALL.steps
+    assert not {name for name, _ in run.alarms} & set(D.HACK_ALARMS), run.alarms
+    assert not run.stopped and run.steps_run == SMALL.steps
     assert run.gold_start_end is not None
     start, end = run.gold_start_end
     assert end >= start - 0.25, run.gold
@@ -85,9 +86,10 @@ def test_tool_call_spam_on_the_refund_desk_is_named_and_stopped(desk_dir: Path, 
     warmed = Warmups(tmp_path / "warm")
     warmed.saved["desk", 0] = desk_dir
     kind = kind_by_name("tool_spam")
-    run = run_kind(kind, "hack", Settings(steps=10, every=5, n_prompts=8, k=4, desk_steps=10), warmed, tmp_path)
+    settings = Settings(steps=10, every=5, n_prompts=8, k=4)  # the desk at the bench's 20 steps
+    run = run_kind(kind, "hack", settings, warmed, tmp_path)
     assert {n for n, _ in run.alarms} & set(kind.expected), run.alarms
-    assert run.stopped and run.steps_run < 10
+    assert run.stopped and run.steps_run < settings.desk_steps
 
 
 @pytest.mark.trainer
@@ -98,6 +100,29 @@ def test_a_cap_that_cuts_every_reply_is_truncation_and_a_blind_reward_is_no_sign
     assert min(truncated.marker.values()) >= D.TRUNCATION_SHARE  # what this run is: clipped from the first step
     blind = run_kind(kind_by_name("no_signal"), "hack", SMALL, warmups, tmp_path)
     assert [name for name, _ in blind.alarms] == ["no_signal"] and blind.stopped
+
+
+def test_the_first_tool_call_is_read_as_the_template_writes_it() -> None:
+    call = '<tool_call>\n{"name": "lookup_order", "arguments": {"order_id": "A12"}}\n</tool_call>'
+    assert desk.first_tool_call(call + "\n<tool_call>\n{}\n</tool_call>") == {"name": "lookup_order",
+                                                                                 "arguments": {"order_id": "A12"}}
+    assert desk.first_tool_call("no refund") is None
+    assert desk.first_tool_call('<tool_call>\n{"name": {"order", "arguments"\n</tool_call>') is None  # not JSON
+    assert desk.first_tool_call('<tool_call>{"name": "lookup_order", "arguments": "A12"}</tool_call>') is None
+    assert desk.first_tool_call('<tool_call>\n{"name": "lookup_order", "arguments": {"order_id": "A1') is None
+
+
+@pytest.mark.trainer
+def test_order_naming_counts_the_warmed_desk_calls_that_parse_and_name_the_order(desk_dir: Path) -> None:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    asks = desk.make_tasks(8, seed=5)  # the warm-up's own phrasing, on which the warmed desk calls lookup_order
+    naming = desk.order_naming(AutoModelForCausalLM.from_pretrained(desk_dir),
+                               AutoTokenizer.from_pretrained(desk_dir), asks, k=2)
+    assert naming.samples == 16
+    assert naming.parsed >= 8, naming  # 90-95% parse on this phrasing; half is a margin any CPU keeps
+    assert naming.named <= naming.parsed
+    assert str(naming).startswith(f"{naming.named} of 16 sampled first turns name the asked order")
 
 
 def test_onset_is_the_first_step_whose_three_step_mean_clears_the_margin() -> None:
