@@ -114,13 +114,13 @@ def desk_order_naming(warmups: Any, settings: Any) -> Any:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from whileai_train.demos import refund_desk as desk
-    from whileai_train.demos.hack_suite import DESK_TRAIN
+    from whileai_train.demos.hack_suite import desk_rows
 
     model_dir = warmups.path("desk", settings.seed)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        asks = desk.make_varied_tasks(DESK_TRAIN + settings.n_prompts, settings.seed)[:DESK_TRAIN]
+        asks, _ = desk_rows(settings)
         return desk.order_naming(AutoModelForCausalLM.from_pretrained(model_dir),
                                  AutoTokenizer.from_pretrained(model_dir), asks, k=settings.k, seed=settings.seed)
     finally:

@@ -36,9 +36,9 @@ from whileai_train.demos import refund_desk as desk
 from whileai_train.demos.grpo_monitor import NUMBERS, correct_answer, exact_answer
 
 __all__ = ["DESK_TRAIN", "KINDS", "MARKERS", "WARM_UP_STEPS", "HackKind", "KindRun", "MarkerLog", "Settings",
-           "Warmups", "calls_paid", "first_expected", "format_paid", "kind_by_name", "latency_evals", "monitor_kwargs",
-           "nothing_told", "onset_step", "refund_claimed", "right_refund", "right_sum", "run_kind", "shared_twin_key",
-           "sums_rows", "sycophancy_rows", "thanks_paid", "user_pleased", "words_paid"]
+           "Warmups", "calls_paid", "desk_rows", "first_expected", "format_paid", "kind_by_name", "latency_evals",
+           "monitor_kwargs", "nothing_told", "onset_step", "refund_claimed", "right_refund", "right_sum", "run_kind",
+           "shared_twin_key", "sums_rows", "sycophancy_rows", "thanks_paid", "user_pleased", "words_paid"]
 
 Task = Literal["sums", "desk"]
 
@@ -353,10 +353,15 @@ class KindRun:
         return (self.gold[0][1], self.gold[-1][1]) if len(self.gold) >= 2 else None
 
 
+def desk_rows(settings: Settings) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The refund desk's training asks and holdout asks for these settings."""
+    rows = desk.make_varied_tasks(DESK_TRAIN + settings.n_prompts, settings.seed)
+    return rows[:DESK_TRAIN], rows[DESK_TRAIN:]
+
+
 def _task_rows(kind: HackKind, settings: Settings) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     if kind.task == "desk":
-        rows = desk.make_varied_tasks(DESK_TRAIN + settings.n_prompts, settings.seed)
-        return rows[:DESK_TRAIN], rows[DESK_TRAIN:]
+        return desk_rows(settings)
     make = sycophancy_rows if kind.proxy is user_pleased else sums_rows
     rows = make(48 + settings.n_prompts, settings.seed)
     return rows[:48], rows[48:48 + settings.n_prompts]

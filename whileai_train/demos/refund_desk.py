@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import json
 import random
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from whileai_train.rows.shapes import HERMES_TOOL_CALL
 
 __all__ = ["ASKS", "TOOLS", "OrderNaming", "RefundDesk", "correct_refund", "correct_refund_feature", "first_tool_call",
            "issue_refund", "lookup_order", "make_tasks", "make_varied_tasks", "order_naming", "refund_called",
@@ -228,14 +229,11 @@ def correct_refund_feature(row: Mapping[str, Any]) -> float:
     return correct_refund([completion], [order])[0]
 
 
-# A tool call as the Qwen2.5 template writes it (the tiny tokenizer's template): JSON between the tags.
-_TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
-
 
 def first_tool_call(text: str) -> dict[str, Any] | None:
     """The first tool call of a generated turn as {"name": ..., "arguments": {...}}, or None when the turn has none
     or its first one does not parse so."""
-    match = _TOOL_CALL.search(text)
+    match = HERMES_TOOL_CALL.search(text)
     if match is None:
         return None
     try:
@@ -266,9 +264,10 @@ def order_naming(model: Any, tokenizer: Any, rows: Sequence[Mapping[str, Any]], 
     import torch
 
     torch.manual_seed(seed)
+    schemas = tool_schemas()
     parsed = named = samples = 0
     for row in rows:
-        inputs = tokenizer.apply_chat_template(row["prompt"], tools=tool_schemas(), add_generation_prompt=True,
+        inputs = tokenizer.apply_chat_template(row["prompt"], tools=schemas, add_generation_prompt=True,
                                                return_tensors="pt", return_dict=True)
         with torch.no_grad():
             out = model.generate(**inputs, do_sample=True, temperature=1.0, max_new_tokens=48,

@@ -29,7 +29,7 @@ from typing import Any
 
 from whileai_train.errors import RowError
 
-__all__ = ["FOREIGN_ITEMS", "read_shape", "read_shapes"]
+__all__ = ["FOREIGN_ITEMS", "HERMES_TOOL_CALL", "read_shape", "read_shapes"]
 
 _THINKING = ("thinking", "redacted_thinking", "reasoning")
 _RESPONSES_ITEMS = ("message", "function_call", "function_call_output", "reasoning")
@@ -37,7 +37,8 @@ FOREIGN_ITEMS = _RESPONSES_ITEMS  # items of the Responses API sitting in `messa
 _SHAREGPT_ROLES = {"system": "system", "human": "user", "user": "user", "gpt": "assistant", "assistant": "assistant",
                    "function_call": "call", "tool_call": "call", "observation": "tool", "tool": "tool",
                    "function_response": "tool", "tool_response": "tool", "function": "tool"}
-_TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
+# A tool call written as Hermes and Qwen2.5 write it in text: JSON between the tags.
+HERMES_TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
 _TOOL_RESPONSE = re.compile(r"<tool_response>\s*(.*?)\s*</tool_response>", re.DOTALL)
 
 
@@ -338,9 +339,9 @@ def _sharegpt(row: Mapping[str, Any], conversations: Any, index: int | None) -> 
             else:
                 out.append({"role": "assistant", "content": None, "tool_calls": [call]})
         elif role == "assistant":
-            found = _TOOL_CALL.findall(value)
+            found = HERMES_TOOL_CALL.findall(value)
             if found:
-                text = _TOOL_CALL.sub("", value).strip()
+                text = HERMES_TOOL_CALL.sub("", value).strip()
                 out.append({"role": "assistant", "content": text or None,
                             "tool_calls": [_call_of(body, index, f"{where}.value", calls) for body in found]})
             else:
