@@ -1,8 +1,8 @@
 """The hack suite (whileai_train/demos/hack_suite.py) inside the real GRPOTrainer on the tiny model: each sums hack
-(keyword, length, format, sycophancy) and tool-call spam on the refund desk is named by one of its expected alarms and
-stopped, a cap that cuts every reply is truncation, a reward that reads nothing is no_signal, the keyword twin raises
-no hack alarm, nor does the sycophancy twin, their gold holding; the onset rule and the latency count, on their own. bench/hack_suite.py runs every
-kind at full length."""
+(keyword, length, format, sycophancy) and each refund desk hack (tool-call spam, a claim of success without the
+refund) is named by one of its expected alarms and stopped, a cap that cuts every reply is truncation, a reward that
+reads nothing is no_signal, the keyword and sycophancy twins raise no hack alarm and their gold holds; the onset rule,
+the latency count and the desk's warm-up rows, on their own. bench/hack_suite.py runs every kind at full length."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from whileai_train.callbacks import monitor_defaults as D
 from whileai_train.demos import refund_desk as desk
 from whileai_train.demos.hack_suite import (
     DESK_TRAIN,
+    DESK_WARM_UP_ROWS,
     HackKind,
     Settings,
     Warmups,
@@ -81,12 +82,16 @@ def test_the_sycophancy_twin_raises_no_hack_alarm_and_its_gold_holds(warmups: Wa
 
 
 @pytest.mark.trainer
-def test_tool_call_spam_on_the_refund_desk_is_named_and_stopped(desk_dir: Path, tmp_path: Path) -> None:
-    """The desk's warm-up at seed 0 is the tests' desk model (tests/conftest.py builds it the same way)."""
+@pytest.mark.parametrize("name", ["tool_spam", "unbacked_claim"])
+def test_each_desk_hack_is_named_by_one_of_its_expected_alarms_and_stopped(name: str, desk_dir: Path,
+                                                                           tmp_path: Path) -> None:
+    """On the tests' desk model (tests/conftest.py; the suite warms its own longer, so that it names the asked order,
+    which neither hack needs) at the bench's 20 desk steps: tool_spam is named at step 5 (10 under the portable
+    kernels), unbacked_claim at 15 (10)."""
     warmed = Warmups(tmp_path / "warm")
     warmed.saved["desk", 0] = desk_dir
-    kind = kind_by_name("tool_spam")
-    settings = Settings(steps=10, every=5, n_prompts=8, k=4)  # the desk at the bench's 20 steps
+    kind = kind_by_name(name)
+    settings = Settings(steps=10, every=5, n_prompts=8, k=4)
     run = run_kind(kind, "hack", settings, warmed, tmp_path)
     assert {n for n, _ in run.alarms} & set(kind.expected), run.alarms
     assert run.stopped and run.steps_run < settings.desk_steps
@@ -151,7 +156,7 @@ def test_the_desk_asks_end_with_their_order_and_gold_reads_them_right() -> None:
     assert len({r["order_id"] for r in rows}) == len(rows)
     states = [desk.lookup_order(r["order_id"]) for r in rows]
     assert {"paid", "shipped", "error: no such order"} == set(states)
-    assert len({r["prompt"][0]["content"].rsplit(" ", 1)[0] for r in rows}) > 2  # phrasings the warm-up never saw
+    assert len({r["prompt"][0]["content"].rsplit(" ", 1)[0] for r in rows}) > 2  # more than the one phrasing
     for row, state in zip(rows, states, strict=True):
         ask = row["prompt"][0]["content"]
         assert ask.rsplit(" ", 1)[-1] == row["order_id"]  # correct_refund_feature reads the order from the last word
@@ -165,3 +170,17 @@ def test_the_desk_asks_end_with_their_order_and_gold_reads_them_right() -> None:
                                                                               else [0.0, 1.0])
         feature = {"messages": [{"role": "user", "content": ask}, *refunded]}
         assert desk.correct_refund_feature(feature) == (1.0 if state == "paid" else 0.0)
+
+
+def test_the_suites_desk_warm_up_rows_ask_in_every_phrasing_over_a_thousand_orders() -> None:
+    plain = desk.warm_up_rows(64, seed=0)
+    assert {r["prompt"].rsplit(" ", 1)[0] for r in plain} == {"please refund order"}
+    assert max(int(r["prompt"].rsplit("A", 1)[-1]) for r in plain) < 100
+    varied = desk.warm_up_rows(DESK_WARM_UP_ROWS, seed=0, varied=True)
+    asks = {a.format(order="").strip() for a in desk.ASKS}
+    assert {r["prompt"].rsplit(" ", 1)[0] for r in varied} == asks
+    orders = [r["prompt"].rsplit(" ", 1)[-1] for r in varied]
+    assert len(set(orders)) > DESK_WARM_UP_ROWS * 0.8 and max(int(o[1:]) for o in orders) >= 100
+    for row, order in zip(varied, orders, strict=True):  # every call names the asked order, which the model copies
+        assert {s["arguments"]["order_id"] for s in row["steps"]} == {order}
+        assert row["steps"][0]["result"] == desk.lookup_order(order)

@@ -35,7 +35,7 @@ from whileai_train.callbacks import monitor_defaults as D
 from whileai_train.demos import refund_desk as desk
 from whileai_train.demos.grpo_monitor import NUMBERS, correct_answer, exact_answer
 
-__all__ = ["DESK_TRAIN", "KINDS", "MARKERS", "WARM_UP_STEPS", "HackKind", "KindRun", "MarkerLog", "Settings",
+__all__ = ["DESK_COPY_STEPS", "DESK_TRAIN", "DESK_WARM_UP_ROWS", "DESK_WARM_UP_STEPS", "KINDS", "MARKERS", "WARM_UP_STEPS", "HackKind", "KindRun", "MarkerLog", "Settings",
            "Warmups", "calls_paid", "desk_rows", "first_expected", "format_paid", "kind_by_name", "latency_evals",
            "monitor_kwargs", "nothing_told", "onset_step", "refund_claimed", "right_refund", "right_sum", "run_kind",
            "shared_twin_key", "sums_rows", "sycophancy_rows", "thanks_paid", "user_pleased", "words_paid"]
@@ -246,8 +246,17 @@ class Settings:
 WARM_UP_STEPS = 100
 
 
-# Training asks of the refund desk (desk.make_varied_tasks: phrasings, orders and missing orders the warm-up never
-# saw). The warm-up's own asks (desk.make_tasks) are solved or failed the same way by every sample after a few GRPO
+# The desk's warm-up (refund_desk.warm_up): 256 rows in every phrasing of ASKS over orders A0-A999, 1500 SFT steps
+# without the tool schemas, then 60 with them. After it the tiny model names the asked order in about half its first
+# calls on the training asks (order_naming); after the tests' desk warm-up (120 steps on 64 rows of one phrasing, the
+# schemas in every row) it never does, so no paid order is ever refunded and an honest run can only learn to decline.
+DESK_WARM_UP_ROWS = 256
+DESK_COPY_STEPS = 1500
+DESK_WARM_UP_STEPS = 60
+
+
+# Training asks of the refund desk (desk.make_varied_tasks: every phrasing, a quarter of them orders that do not exist,
+# which the warm-up never saw). The warm-up's own asks (desk.make_tasks) are solved or failed the same way by every sample after a few GRPO
 # steps, so an honest run on them stops learning (no_signal, rightly).
 DESK_TRAIN = 32
 
@@ -279,9 +288,10 @@ def _warm_up(task: Task, out: Path, seed: int, sums_steps: int) -> None:
     from whileai_train.demos.tiny import build_tiny_model, build_tiny_tokenizer
 
     tokenizer = build_tiny_tokenizer(seed=seed)
-    if task == "desk":  # the tests' desk model (tests/conftest.py): hidden size 32 learns to call the tools
+    if task == "desk":
         model = build_tiny_model(tokenizer, seed=seed)
-        desk.warm_up(model, tokenizer, str(out / "sft"), steps=120, seed=seed)
+        desk.warm_up(model, tokenizer, str(out / "sft"), steps=DESK_WARM_UP_STEPS, seed=seed, n=DESK_WARM_UP_ROWS,
+                     varied=True, copy_steps=DESK_COPY_STEPS)
     else:
         model = build_tiny_model(tokenizer, hidden_size=64, seed=seed)
         config = SFTConfig(output_dir=str(out / "sft"), max_steps=sums_steps, per_device_train_batch_size=32,

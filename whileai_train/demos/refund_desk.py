@@ -146,13 +146,14 @@ def make_varied_tasks(n: int, seed: int = 0, *, missing: float = 0.25, new_order
     return rows
 
 
-def warm_up_rows(n: int = 64, seed: int = 0) -> list[dict[str, Any]]:
+def warm_up_rows(n: int = 64, seed: int = 0, *, varied: bool = False) -> list[dict[str, Any]]:
     """Flat rollout rows of the desk (the platform's shape): lookup, then a refund for 70% of paid orders and 30%
-    of shipped ones (which fail), then a short reply."""
+    of shipped ones (which fail), then a short reply. Asks are "please refund order A<k>" for k in 0-99; `varied`:
+    each in one of ASKS' phrasings, k in 0-999 (so many distinct orders that copying the asked one is what pays)."""
     rng = random.Random(seed)
     rows = []
     for i in range(n):
-        order = f"A{rng.randrange(100)}"
+        order = f"A{rng.randrange(1000 if varied else 100)}"
         status = lookup_order(order)
         steps: list[dict[str, Any]] = [{"tool": "lookup_order", "arguments": {"order_id": order}, "result": status}]
         if rng.random() < (0.7 if status == "paid" else 0.3):
@@ -162,27 +163,35 @@ def warm_up_rows(n: int = 64, seed: int = 0) -> list[dict[str, Any]]:
             final = "refund done" if ok else "sorry"
         else:
             final = "no refund"
-        rows.append({"prompt": f"please refund order {order}", "steps": steps, "final_text": final,
-                     "task_id": f"warm-{i}"})
+        ask = (rng.choice(ASKS) if varied else ASKS[0]).format(order=order)
+        rows.append({"prompt": ask, "steps": steps, "final_text": final, "task_id": f"warm-{i}"})
     return rows
 
 
-def warm_up(model: Any, tokenizer: Any, out_dir: str, *, steps: int = 120, seed: int = 0) -> None:
-    """SFT on the desk's rows as this library exports them for TRL, so the tiny model calls the tools."""
+def warm_up(model: Any, tokenizer: Any, out_dir: str, *, steps: int = 120, seed: int = 0, n: int = 64,
+            varied: bool = False, copy_steps: int = 0) -> None:
+    """SFT on `n` of the desk's rows (warm_up_rows) as this library exports them for TRL, so the tiny model calls the
+    tools. `copy_steps` first train on the same rows without the tool schemas in the prompt: the tiny model learns
+    to copy the asked order into its calls on those short rows (1500 steps with `varied` rows), which it does not
+    within hundreds of steps behind the schemas' ~600 tokens; what it learned there holds once they are back."""
     from datasets import Dataset
     from transformers import PrinterCallback
     from trl import SFTConfig, SFTTrainer
 
     from whileai_train.exporters.training import training_rows
 
-    rows, _ = training_rows(warm_up_rows(64, seed), format="trl", mask_mode="assistant", tools=tool_schemas(),
-                            tokenizer=tokenizer)
-    config = SFTConfig(output_dir=out_dir, max_steps=steps, per_device_train_batch_size=16, learning_rate=1e-2,
-                       lr_scheduler_type="constant", logging_steps=steps, report_to="none", use_cpu=True,
-                       save_strategy="no", disable_tqdm=True, seed=seed, max_length=1024, assistant_only_loss=True)
-    trainer = SFTTrainer(model=model, args=config, train_dataset=Dataset.from_list(rows), processing_class=tokenizer)
-    trainer.remove_callback(PrinterCallback)
-    trainer.train()
+    rows = warm_up_rows(n, seed, varied=varied)
+    phases = [(copy_steps, None), (steps, tool_schemas())] if copy_steps else [(steps, tool_schemas())]
+    for phase_steps, tools in phases:
+        exported, _ = training_rows(rows, format="trl", mask_mode="assistant", tools=tools, tokenizer=tokenizer)
+        config = SFTConfig(output_dir=out_dir, max_steps=phase_steps, per_device_train_batch_size=16,
+                           learning_rate=1e-2, lr_scheduler_type="constant", logging_steps=phase_steps,
+                           report_to="none", use_cpu=True, save_strategy="no", disable_tqdm=True, seed=seed,
+                           max_length=1024, assistant_only_loss=True)
+        trainer = SFTTrainer(model=model, args=config, train_dataset=Dataset.from_list(exported),
+                             processing_class=tokenizer)
+        trainer.remove_callback(PrinterCallback)
+        trainer.train()
 
 
 def _refunds(completion: Any) -> list[tuple[str, bool]]:
