@@ -111,6 +111,24 @@ def test_entropy_floor_is_collapse() -> None:
     assert "entropy" in fired[0][2] and "lower the learning rate" in fired[0][2]
 
 
+def test_a_policy_that_starts_under_the_entropy_floor_with_groups_that_differ_is_not_collapse() -> None:
+    """A model SFT'd to a rigid format (the hack suite's refund desk: 0.025-0.066 from its first step, its groups
+    differing in reward) is healthy there; it collapses when it falls to half of where it started, or when its
+    groups stop differing."""
+    confident = [0.048, 0.063, 0.054, 0.025, 0.033, 0.042, 0.051, 0.049, 0.027, 0.041, 0.045, 0.030, 0.045, 0.045]
+    shares = [0.5, 0.75, 0.0, 0.75, 0.75, 0.5, 0.25, 0.25, 0.5, 0.5, 0.25, 0.5, 0.25, 0.5]
+    assert _feed(HealthWatch(), [_log(entropy=e, zero_std=z) for e, z in zip(confident, shares, strict=True)]) == []
+
+    falling = [0.4] * WINDOW + [0.04, 0.02, 0.01, 0.01, 0.01]
+    fired = _feed(HealthWatch(), [_log(entropy=e, zero_std=0.5) for e in falling])
+    assert [(step, name) for step, name, _ in fired] == [(2 * WINDOW, "collapse")]
+    assert "fallen from 0.4 over the first 5" in fired[0][2]
+
+    stuck = _feed(HealthWatch(), [_log(entropy=0.03, zero_std=z) for z in [0.5] * WINDOW + [1.0] * WINDOW])
+    assert [(step, name) for step, name, _ in stuck] == [(2 * WINDOW, "collapse")]
+    assert "groups carried one reward" in stuck[0][2]
+
+
 def test_identical_rollouts_that_fail_are_collapse_and_identical_rollouts_that_pass_are_no_signal() -> None:
     watch = HealthWatch()
     watch.add_records(_records(0, [[("five", 1.0), ("six", 0.0)]]), {})
@@ -216,6 +234,9 @@ def test_health_thresholds_are_checked_at_construction() -> None:
         wai.monitor(health={"windw": 3})
     with pytest.raises(wai.ConfigError, match="positive integer"):
         wai.monitor(health={"window": 0})
+    assert wai.monitor(health={"entropy_fall": 0.25}, verbose=False).health_settings.entropy_fall == 0.25
+    with pytest.raises(wai.ConfigError, match="entropy_fall.*0 or more"):
+        wai.monitor(health={"entropy_fall": -1})
     with pytest.raises(wai.ConfigError, match="not alarms.*collapse"):
         wai.monitor(stop_on=["colapse"])
 

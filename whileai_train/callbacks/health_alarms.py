@@ -7,7 +7,8 @@ wrapped rewards' records; no torch, no trainer (tests feed it synthetic streams)
 - no_signal: frac_reward_zero_std at or above `no_signal_share` on each of the window's steps: GRPO's advantage
   is 0 in a group whose completions all got one reward, so nothing is learned. The wrapped rewards say whether
   those groups all pass (the prompts are too easy), all fail (too hard), or whether the reward never varied.
-- collapse: entropy at or under `entropy_floor` on each of the window's steps; or the rollouts of (nearly) every
+- collapse: entropy at or under `entropy_floor` on each of the window's steps, having fallen there (to
+  `entropy_fall` of the first window's) or with (nearly) every group at one reward; or the rollouts of (nearly) every
   group identical on each of them (groups that all pass are a solved task, said by no_signal); or, at a holdout
   eval, proxy and gold falling together while the latest training completions degenerate (one token repeated,
   a <tool_call> that does not parse). Such a run is collapse, and the length alarm does not claim it; a proxy that
@@ -66,6 +67,7 @@ class HealthSettings:
     truncation_share: float = D.TRUNCATION_SHARE
     no_signal_share: float = D.NO_SIGNAL_SHARE
     entropy_floor: float = D.ENTROPY_FLOOR
+    entropy_fall: float = D.ENTROPY_FALL
     identical_share: float = D.IDENTICAL_SHARE
     degenerate_share: float = D.DEGENERATE_SHARE
 
@@ -205,6 +207,7 @@ class HealthWatch:
     low: float = math.inf
     high: float = -math.inf
     eval_collapse: Verdict | None = None
+    first_entropy: list[float] = field(default_factory=list)  # of the first `window` logged steps
 
     def add_records(self, records: Sequence[Any], weights: Mapping[str, float]) -> None:
         for stats in group_stats(records, weights):
@@ -220,6 +223,9 @@ class HealthWatch:
                                          _number(logs, "completions/mean_terminated_length"),
                                          _number(logs, "entropy"), _number(logs, "grad_norm"),
                                          _number(logs, "reward"), self.latest_groups))
+        entropy = _number(logs, "entropy")
+        if entropy is not None and len(self.first_entropy) < self.settings.window:
+            self.first_entropy.append(entropy)
         while len(self.readings) > self.settings.window:
             self.readings.popleft()
         truncation = self.truncation()
@@ -321,8 +327,12 @@ class HealthWatch:
         entropy = [r.entropy for r in self.readings]
         low = [e for e in entropy if e is not None and e <= s.entropy_floor]
         if len(low) == len(entropy):
-            return f"entropy {max(low):.3g} or less on each of the last {len(low)} logged steps (floor " \
-                   f"{s.entropy_floor})"
+            said = f"entropy {max(low):.3g} or less on each of the last {len(low)} logged steps (floor {s.entropy_floor})"
+            start = sum(self.first_entropy) / len(self.first_entropy)
+            if len(self.first_entropy) == s.window and sum(low) / len(low) <= s.entropy_fall * start:
+                return f"{said}, fallen from {start:.3g} over the first {s.window}"
+            if all(r.zero_std is not None and r.zero_std >= s.no_signal_share for r in self.readings):
+                return f"{said}, while {s.no_signal_share:.0%} or more of the groups carried one reward"
         stats = [r.groups for r in self.readings]
         if all(g is not None for g in stats):
             shares = [sum(1 for v in g.identical if v < self.high - 1e-9 or self.high <= self.low + 1e-9) / g.groups

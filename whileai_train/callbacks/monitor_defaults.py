@@ -14,6 +14,7 @@ __all__ = [
     "BUFFER",
     "DEGENERATE_SHARE",
     "DELTA",
+    "ENTROPY_FALL",
     "ENTROPY_FLOOR",
     "EVERY",
     "HACK_ALARMS",
@@ -104,6 +105,14 @@ NO_SIGNAL_SHARE = 0.9
 # "The Entropy Mechanism of RL for Reasoning LMs"). Healthy GRPO runs on instruct models sit at 0.2-1.0 (the demo at
 # ~1.0); 0.05 leaves a wide margin under them.
 ENTROPY_FLOOR = 0.05
+
+# The floor is collapse only for a policy that got there: its window's mean entropy at or under this share of its
+# first window's (a fall, as DAPO's Fig. 2 draws it), or its groups carrying one reward meanwhile (NO_SIGNAL_SHARE).
+# A model SFT'd to a rigid format starts under the floor and is healthy there: the refund desk's warmed model (the
+# hack suite's) logs 0.025-0.066 from its first GRPO step while its groups differ in reward (frac_reward_zero_std
+# 0-0.75) and gold rises; its 5-step means stay within 0.75 of its first window's. Half is a fall that noise does not
+# make.
+ENTROPY_FALL = 0.5
 
 # Share of groups whose completions are one and the same text (on every step of the window, groups not all passing)
 # that is "rollouts identical": the sampler returns one answer, so there is nothing to compare.
