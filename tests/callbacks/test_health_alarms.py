@@ -117,7 +117,10 @@ def test_a_policy_that_starts_under_the_entropy_floor_with_groups_that_differ_is
     groups stop differing."""
     confident = [0.048, 0.063, 0.054, 0.025, 0.033, 0.042, 0.051, 0.049, 0.027, 0.041, 0.045, 0.030, 0.045, 0.045]
     shares = [0.5, 0.75, 0.0, 0.75, 0.75, 0.5, 0.25, 0.25, 0.5, 0.5, 0.25, 0.5, 0.25, 0.5]
-    assert _feed(HealthWatch(), [_log(entropy=e, zero_std=z) for e, z in zip(confident, shares, strict=True)]) == []
+    watch = HealthWatch()
+    assert _feed(watch, [_log(entropy=e, zero_std=z) for e, z in zip(confident, shares, strict=True)]) == []
+    (collapse,) = [v for v in watch.read_log(len(confident) + 1, _log(entropy=0.04)) if v.name == "collapse"]
+    assert collapse.status == "clear" and collapse.reason.startswith("entropy under the floor as it was from the start")
 
     falling = [0.4] * WINDOW + [0.04, 0.02, 0.01, 0.01, 0.01]
     fired = _feed(HealthWatch(), [_log(entropy=e, zero_std=0.5) for e in falling])

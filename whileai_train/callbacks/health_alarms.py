@@ -350,8 +350,12 @@ class HealthWatch:
         if self.eval_collapse is not None:
             return self.eval_collapse
         short = self._full("collapse")
-        return short or Verdict("collapse", "clear", "entropy above the floor, rollouts differ",
-                                {"entropy": self._mean("entropy")})
+        if short is not None:
+            return short
+        entropy = self._mean("entropy")
+        said = ("entropy under the floor as it was from the start, groups differing in reward"
+                if entropy is not None and entropy <= self.settings.entropy_floor else "entropy above the floor")
+        return Verdict("collapse", "clear", f"{said}, rollouts differ", {"entropy": entropy})
 
     # -- at a holdout eval ---------------------------------------------------------------------------------
     def judge_eval(self, verdicts: list[Verdict], evals: Sequence[EvalRecord]) -> list[Verdict]:
