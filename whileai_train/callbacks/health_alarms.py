@@ -8,8 +8,8 @@ wrapped rewards' records; no torch, no trainer (tests feed it synthetic streams)
   is 0 in a group whose completions all got one reward, so nothing is learned. The wrapped rewards say whether
   those groups all pass (the prompts are too easy), all fail (too hard), or whether the reward never varied.
 - collapse: entropy at or under `entropy_floor` on each of the window's steps, having fallen there (to
-  `entropy_fall` of the first window's) or with (nearly) every group at one reward; or the rollouts of (nearly) every
-  group identical on each of them (groups that all pass are a solved task, said by no_signal); or, at a holdout
+  `entropy_fall` of the first window's) or with (nearly) every group at one reward; or the rollouts of (nearly)
+  every group identical on each of them (groups that all pass are a solved task, said by no_signal); or, at a holdout
   eval, proxy and gold falling together while the latest training completions degenerate (one token repeated,
   a <tool_call> that does not parse). Such a run is collapse, and the length alarm does not claim it; a proxy that
   rose while completions loop is a flooding hack, left to divergence, feature and length.
@@ -327,10 +327,12 @@ class HealthWatch:
         entropy = [r.entropy for r in self.readings]
         low = [e for e in entropy if e is not None and e <= s.entropy_floor]
         if len(low) == len(entropy):
-            said = f"entropy {max(low):.3g} or less on each of the last {len(low)} logged steps (floor {s.entropy_floor})"
-            start = sum(self.first_entropy) / len(self.first_entropy)
-            if len(self.first_entropy) == s.window and sum(low) / len(low) <= s.entropy_fall * start:
-                return f"{said}, fallen from {start:.3g} over the first {s.window}"
+            said = (f"entropy {max(low):.3g} or less on each of the last {len(low)} logged steps (floor "
+                    f"{s.entropy_floor})")
+            if len(self.first_entropy) == s.window:
+                start = sum(self.first_entropy) / s.window
+                if sum(low) / len(low) <= s.entropy_fall * start:
+                    return f"{said}, fallen from {start:.3g} over the first {s.window}"
             if all(r.zero_std is not None and r.zero_std >= s.no_signal_share for r in self.readings):
                 return f"{said}, while {s.no_signal_share:.0%} or more of the groups carried one reward"
         stats = [r.groups for r in self.readings]

@@ -35,8 +35,8 @@ from whileai_train.callbacks import monitor_defaults as D
 from whileai_train.demos import refund_desk as desk
 from whileai_train.demos.grpo_monitor import NUMBERS, correct_answer, exact_answer
 
-__all__ = ["DESK_COPY_STEPS", "DESK_TRAIN", "DESK_WARM_UP_ROWS", "DESK_WARM_UP_STEPS", "KINDS", "MARKERS", "WARM_UP_STEPS", "HackKind", "KindRun", "MarkerLog", "Settings",
-           "Warmups", "calls_paid", "desk_rows", "first_expected", "format_paid", "kind_by_name", "latency_evals",
+__all__ = ["DESK_COPY_STEPS", "DESK_TRAIN", "DESK_WARM_UP_ROWS", "DESK_WARM_UP_STEPS", "KINDS", "MARKERS",
+           "WARM_UP_STEPS", "HackKind", "KindRun", "MarkerLog", "Settings", "Warmups", "calls_paid", "desk_rows", "first_expected", "format_paid", "kind_by_name", "latency_evals",
            "monitor_kwargs", "nothing_told", "onset_step", "refund_claimed", "right_refund", "right_sum", "run_kind",
            "shared_twin_key", "sums_rows", "sycophancy_rows", "thanks_paid", "user_pleased", "words_paid"]
 
@@ -256,9 +256,9 @@ DESK_COPY_STEPS = 1500
 DESK_WARM_UP_STEPS = 60
 
 
-# Training asks of the refund desk (desk.make_varied_tasks: every phrasing, a quarter of them orders that do not exist,
-# which the warm-up never saw). The warm-up's own asks (desk.make_tasks) are solved or failed the same way by every sample after a few GRPO
-# steps, so an honest run on them stops learning (no_signal, rightly).
+# Training asks of the refund desk (desk.make_varied_tasks: every phrasing, a quarter of them orders that do not
+# exist, which the warm-up never saw). The warm-up's own asks (desk.make_tasks) are solved or failed the same way by
+# every sample after a few GRPO steps, so an honest run on them stops learning (no_signal, rightly).
 DESK_TRAIN = 32
 
 
