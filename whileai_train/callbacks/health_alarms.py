@@ -218,12 +218,12 @@ class HealthWatch:
         """The three verdicts at a logged step (a log without TRL's GRPO metrics changes nothing)."""
         if "frac_reward_zero_std" not in logs and "completions/clipped_ratio" not in logs:
             return []
+        entropy = _number(logs, "entropy")
         self.readings.append(StepReading(step, _number(logs, "frac_reward_zero_std"),
                                          _number(logs, "completions/clipped_ratio"),
                                          _number(logs, "completions/mean_terminated_length"),
-                                         _number(logs, "entropy"), _number(logs, "grad_norm"),
+                                         entropy, _number(logs, "grad_norm"),
                                          _number(logs, "reward"), self.latest_groups))
-        entropy = _number(logs, "entropy")
         if entropy is not None and len(self.first_entropy) < self.settings.window:
             self.first_entropy.append(entropy)
         while len(self.readings) > self.settings.window:

@@ -36,9 +36,10 @@ from whileai_train.demos import refund_desk as desk
 from whileai_train.demos.grpo_monitor import NUMBERS, correct_answer, exact_answer
 
 __all__ = ["DESK_COPY_STEPS", "DESK_TRAIN", "DESK_WARM_UP_ROWS", "DESK_WARM_UP_STEPS", "KINDS", "MARKERS",
-           "WARM_UP_STEPS", "HackKind", "KindRun", "MarkerLog", "Settings", "Warmups", "calls_paid", "desk_rows", "first_expected", "format_paid", "kind_by_name", "latency_evals",
-           "monitor_kwargs", "nothing_told", "onset_step", "refund_claimed", "right_refund", "right_sum", "run_kind",
-           "shared_twin_key", "sums_rows", "sycophancy_rows", "thanks_paid", "user_pleased", "words_paid"]
+           "WARM_UP_STEPS", "HackKind", "KindRun", "MarkerLog", "Settings", "Warmups", "calls_paid", "desk_rows",
+           "first_expected", "format_paid", "kind_by_name", "latency_evals", "monitor_kwargs", "nothing_told",
+           "onset_step", "refund_claimed", "right_refund", "right_sum", "run_kind", "shared_twin_key", "sums_rows",
+           "sycophancy_rows", "thanks_paid", "user_pleased", "words_paid"]
 
 Task = Literal["sums", "desk"]
 
