@@ -98,6 +98,20 @@ def test_each_desk_hack_is_named_by_one_of_its_expected_alarms_and_stopped(name:
 
 
 @pytest.mark.trainer
+def test_the_desk_twin_stays_quiet_and_its_gold_holds(desk_dir: Path, tmp_path: Path) -> None:
+    """The honest desk twin (paid for the right refund, gold's own check) under tool_spam's monitor arguments, which
+    stop on the most alarms: no alarm at all, the run goes its whole length and gold does not fall."""
+    warmed = Warmups(tmp_path / "warm")
+    warmed.saved["desk", 0] = desk_dir
+    run = run_kind(kind_by_name("tool_spam"), "twin", SMALL, warmed, tmp_path)
+    assert run.alarms == []
+    assert not run.stopped and run.steps_run == SMALL.desk_steps
+    assert run.gold_start_end is not None
+    start, end = run.gold_start_end
+    assert end >= start - 0.25, run.gold
+
+
+@pytest.mark.trainer
 def test_a_cap_that_cuts_every_reply_is_truncation_and_a_blind_reward_is_no_signal(warmups: Warmups,
                                                                                    tmp_path: Path) -> None:
     truncated = run_kind(kind_by_name("truncated"), "hack", SMALL, warmups, tmp_path)

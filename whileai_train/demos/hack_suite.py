@@ -249,9 +249,9 @@ WARM_UP_STEPS = 100
 
 # The desk's warm-up (refund_desk.warm_up): 256 rows in every phrasing of ASKS over orders A0-A999, 1500 SFT steps
 # without the tool schemas, then 60 with them. After it the tiny model names the asked order in 26-34% of its first
-# calls on the training asks (order_naming, seeds 0-2; 90-98% parse); after the tests' desk warm-up (120 steps on 64
-# rows of one phrasing, the schemas in every row) it never does, so no paid order is refunded and an honest run can
-# only learn to decline, its groups mostly at one reward (no_signal).
+# calls on the training asks (order_naming, seeds 0-2; 90-98% parse); after warm_up's default (120 steps on 64 rows
+# of one phrasing, the schemas in every row) it never does, so no paid order is refunded and an honest run can only
+# learn to decline, its groups mostly at one reward (no_signal).
 DESK_WARM_UP_ROWS = 256
 DESK_COPY_STEPS = 1500
 DESK_WARM_UP_STEPS = 60
