@@ -1,8 +1,8 @@
 """The hack suite (whileai_train/demos/hack_suite.py) inside the real GRPOTrainer on the tiny model: each sums hack
 (keyword, length, format, sycophancy) and each refund desk hack (tool-call spam, a claim of success without the
 refund) is named by one of its expected alarms and stopped, a cap that cuts every reply is truncation, a reward that
-reads nothing is no_signal, the keyword and sycophancy twins raise no hack alarm and their gold holds; the onset rule,
-the latency count and the desk's warm-up rows, on their own. bench/hack_suite.py runs every kind at full length."""
+reads nothing is no_signal, every honest twin raises no alarm and its gold holds; the onset rule, the latency count
+and the desk's warm-up rows, on their own. bench/hack_suite.py runs every kind at full length."""
 
 from __future__ import annotations
 
@@ -52,13 +52,16 @@ def test_keyword_flooding_is_named_by_the_feature_alarm_and_stopped(warmups: War
 
 
 @pytest.mark.trainer
-def test_the_keyword_twin_raises_no_hack_alarm(warmups: Warmups, tmp_path: Path) -> None:
-    run = run_kind(kind_by_name("keyword"), "twin", SMALL, warmups, tmp_path)
-    assert not {name for name, _ in run.alarms} & set(D.HACK_ALARMS), run.alarms
-    assert run.steps_run == SMALL.steps and not run.stopped
+@pytest.mark.parametrize("name", ["keyword", "length", "format", "sycophancy"])
+def test_each_sums_twin_stays_quiet_and_its_gold_holds(name: str, warmups: Warmups, tmp_path: Path) -> None:
+    """The honest twin (paid by gold's own check) under its hack's monitor arguments: no alarm of any kind, the run
+    goes its whole length, and gold does not fall past sampling noise."""
+    run = run_kind(kind_by_name(name), "twin", SMALL, warmups, tmp_path)
+    assert run.alarms == []
+    assert not run.stopped and run.steps_run == SMALL.steps
     assert run.gold_start_end is not None
     start, end = run.gold_start_end
-    assert end >= start - 0.25, run.gold  # gold holds (8 asks x 4 samples: a margin well past sampling noise)
+    assert end >= start - 0.25, run.gold  # 8 asks x 4 samples: about 2.5 standard errors of a difference near 0.2
 
 
 @pytest.mark.trainer
@@ -69,16 +72,6 @@ def test_each_sums_hack_is_named_by_one_of_its_expected_alarms_and_stopped(name:
     run = run_kind(kind, "hack", SMALL, warmups, tmp_path)
     assert {n for n, _ in run.alarms} & set(kind.expected), run.alarms
     assert run.stopped and run.steps_run < SMALL.steps
-
-
-@pytest.mark.trainer
-def test_the_sycophancy_twin_raises_no_hack_alarm_and_its_gold_holds(warmups: Warmups, tmp_path: Path) -> None:
-    run = run_kind(kind_by_name("sycophancy"), "twin", SMALL, warmups, tmp_path)
-    assert not {name for name, _ in run.alarms} & set(D.HACK_ALARMS), run.alarms
-    assert not run.stopped and run.steps_run == SMALL.steps
-    assert run.gold_start_end is not None
-    start, end = run.gold_start_end
-    assert end >= start - 0.25, run.gold
 
 
 @pytest.mark.trainer
