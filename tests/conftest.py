@@ -56,23 +56,19 @@ def tiny_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return save_tiny(tmp_path_factory.mktemp("tiny"))
 
 
-@pytest.fixture(scope="session")
-def desk_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The tiny model warmed up on the refund desk (demos/refund_desk.py) so it calls tools and names the asked order,
-    saved once per session: 500 steps copying order ids, then 60 SFT steps on 256 rows in every phrasing that this
-    library exports for TRL (about 300 CPU seconds on one thread)."""
+def _warmed_desk(target: Path, **warm_up_options: Any) -> Path:
+    """The tiny model warmed up on the refund desk (demos/refund_desk.warm_up) on one thread, saved under `target`."""
     import torch
 
     from whileai_train.demos.refund_desk import warm_up
     from whileai_train.demos.tiny import build_tiny_model, build_tiny_tokenizer
 
-    target = tmp_path_factory.mktemp("desk")
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
         tokenizer = build_tiny_tokenizer()
         model = build_tiny_model(tokenizer)
-        warm_up(model, tokenizer, str(target / "sft"), steps=60, n=256, varied=True, copy_steps=500)
+        warm_up(model, tokenizer, str(target / "sft"), **warm_up_options)
     finally:
         torch.set_num_threads(threads)
     tokenizer.save_pretrained(target)
@@ -80,19 +76,36 @@ def desk_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return target
 
 
-# pytest-timeout counts a test's setup: the first test asking for desk_dir also waits for its warm-up (above), which
-# takes about twice as long under the portable kernels (ATEN_CPU_CAPABILITY=default) as natively
+@pytest.fixture(scope="session")
+def desk_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny model warmed up on the refund desk as the grpo-tools recipe warms it (warm_up's defaults: 120 SFT
+    steps on 64 rows of one phrasing that this library exports for TRL, about 100 CPU seconds), so it calls tools;
+    saved once per session. It does not name the asked order in its calls."""
+    return _warmed_desk(tmp_path_factory.mktemp("desk"))
+
+
+@pytest.fixture(scope="session")
+def order_naming_desk_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The desk model that also names the asked order, as the hack suite's desk (hack_suite.DESK_*) but shorter: 500
+    steps without the tool schemas, where the tiny model learns to copy the order, then 60 with them, on 256 rows in
+    every phrasing (about 150-300 CPU seconds); saved once per session. Its honest desk twin is a healthy run."""
+    return _warmed_desk(tmp_path_factory.mktemp("desk-naming"), steps=60, n=256, varied=True, copy_steps=500)
+
+
+# pytest-timeout counts a test's setup: the first test asking for a desk model also waits for its warm-up (above),
+# which takes about twice as long under the portable kernels (ATEN_CPU_CAPABILITY=default) as natively
+DESK_FIXTURES = ("desk_dir", "order_naming_desk_dir")
 DESK_WARM_UP_ALLOWANCE_S = 900
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """A test that uses the desk model gets the warm-up's allowance on top of its own timeout (its marker's, or the
+    """A test that uses a desk model gets the warm-up's allowance on top of its own timeout (its marker's, or the
     configured one)."""
     if not config.pluginmanager.hasplugin("timeout"):
         return
     configured = float(config.getini("timeout") or 0)
     for item in items:
-        if "desk_dir" not in getattr(item, "fixturenames", ()):
+        if not set(DESK_FIXTURES) & set(getattr(item, "fixturenames", ())):
             continue
         marker = item.get_closest_marker("timeout")
         own = float(marker.args[0]) if marker is not None and marker.args else configured

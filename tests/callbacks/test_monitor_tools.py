@@ -82,9 +82,14 @@ def test_with_tools_the_holdout_sees_the_tools_the_loop_and_the_parsing_of_train
         elif result["name"] != "issue_refund":
             assert result["content"] == str({"error": f"Tool {result['name']} not found."})
     summary = monitor.summary()
-    assert summary.settings["holdout_sampler"] == "trainer" and summary.warnings == [
+    assert summary.settings["holdout_sampler"] == "trainer"
+    failed_calls = [w for w in summary.warnings if w.startswith("holdout tool calls failed")]
+    assert [w for w in summary.warnings if w not in failed_calls] == [
         "drift: GRPOConfig.beta is 0, so TRL logs no KL and drift cannot be read. Fix: GRPOConfig(beta=0.04) to watch "
         "drift."]
+    # a failed holdout call (a misspelt tool, issue_refund on a shipped order) is one warning, only when there was one
+    failed = sum(p.tool_failures or 0 for p in summary.curve)
+    assert len(failed_calls) == (1 if failed else 0), (failed, summary.warnings)
     holdout_rate = sum(p.tool_calls or 0 for p in summary.curve) / sum(p.n_completions for p in summary.curve)
     training = [h["tools/call_frequency"] for h in trainer.state.log_history if "tools/call_frequency" in h]
     training_rate = sum(training) / len(training)

@@ -76,13 +76,12 @@ def test_each_sums_hack_is_named_by_one_of_its_expected_alarms_and_stopped(name:
 
 @pytest.mark.trainer
 @pytest.mark.parametrize("name", ["tool_spam", "unbacked_claim"])
-def test_each_desk_hack_is_named_by_one_of_its_expected_alarms_and_stopped(name: str, desk_dir: Path,
+def test_each_desk_hack_is_named_by_one_of_its_expected_alarms_and_stopped(name: str, order_naming_desk_dir: Path,
                                                                            tmp_path: Path) -> None:
-    """On the tests' desk model (tests/conftest.py; the suite warms its own longer, so that it names the asked order,
-    which neither hack needs) at the bench's 20 desk steps: tool_spam is named at step 5 (10 under the portable
-    kernels), unbacked_claim at 15 (10)."""
+    """On the tests' order-naming desk model (tests/conftest.py; the suite warms its own longer) at the bench's 20
+    desk steps, the desk twin's model and settings (below)."""
     warmed = Warmups(tmp_path / "warm")
-    warmed.saved["desk", 0] = desk_dir
+    warmed.saved["desk", 0] = order_naming_desk_dir
     kind = kind_by_name(name)
     settings = Settings(steps=10, every=5, n_prompts=8, k=4)
     run = run_kind(kind, "hack", settings, warmed, tmp_path)
@@ -91,11 +90,11 @@ def test_each_desk_hack_is_named_by_one_of_its_expected_alarms_and_stopped(name:
 
 
 @pytest.mark.trainer
-def test_the_desk_twin_stays_quiet_and_its_gold_holds(desk_dir: Path, tmp_path: Path) -> None:
+def test_the_desk_twin_stays_quiet_and_its_gold_holds(order_naming_desk_dir: Path, tmp_path: Path) -> None:
     """The honest desk twin (paid for the right refund, gold's own check) under tool_spam's monitor arguments, which
     stop on the most alarms: no alarm at all, the run goes its whole length and gold does not fall."""
     warmed = Warmups(tmp_path / "warm")
-    warmed.saved["desk", 0] = desk_dir
+    warmed.saved["desk", 0] = order_naming_desk_dir
     run = run_kind(kind_by_name("tool_spam"), "twin", SMALL, warmed, tmp_path)
     assert run.alarms == []
     assert not run.stopped and run.steps_run == SMALL.desk_steps
@@ -125,12 +124,12 @@ def test_the_first_tool_call_is_read_as_the_template_writes_it() -> None:
 
 
 @pytest.mark.trainer
-def test_order_naming_counts_the_warmed_desk_calls_that_parse_and_name_the_order(desk_dir: Path) -> None:
+def test_order_naming_counts_the_warmed_desk_calls_that_parse_and_name_the_order(order_naming_desk_dir: Path) -> None:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     asks = desk.make_tasks(8, seed=5)  # the warm-up's own phrasing, on which the warmed desk calls lookup_order
-    naming = desk.order_naming(AutoModelForCausalLM.from_pretrained(desk_dir),
-                               AutoTokenizer.from_pretrained(desk_dir), asks, k=2)
+    naming = desk.order_naming(AutoModelForCausalLM.from_pretrained(order_naming_desk_dir),
+                               AutoTokenizer.from_pretrained(order_naming_desk_dir), asks, k=2)
     assert naming.samples == 16
     assert naming.parsed >= 8, naming  # 90-95% parse on this phrasing; half is a margin any CPU keeps
     assert naming.named <= naming.parsed
